@@ -1,0 +1,74 @@
+# ktune: `make` builds out/bin/kt and out/lib/libkt.a; `make test` runs every CPU test;
+# `make run` runs the main job on the embedded default recipe; `make deps` installs Debian packages.
+# Knobs: CC, JOBS (compile parallelism for kt gen), KT_TARGETS (targets `make run` builds).
+
+CC       ?= cc
+CLANG    ?= clang-19
+CFLAGS   ?= -O2 -g
+KT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror=implicit-function-declaration \
+            -Wno-unused-parameter -I. -Ibuild -Igen -Idb -Iruntime -Itemplates \
+            $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/include/luajit-2.1)
+LIBS      = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1) -lsqlite3 -lcjson -lm -ldl -lpthread
+
+LIB_SRCS  = $(wildcard gen/*.c build/*.c db/*.c)
+LIB_OBJS  = $(patsubst %.c,out/obj/%.o,$(LIB_SRCS)) out/obj/db/schema_sql.o
+CLI_SRCS  = $(wildcard cli/*.c)
+CLI_OBJS  = $(patsubst %.c,out/obj/%.o,$(CLI_SRCS))
+TEST_SRCS = $(wildcard tests/unit/test_*.c)
+TEST_BINS = $(patsubst tests/unit/%.c,out/tests/%,$(TEST_SRCS))
+FUZZ_SRCS = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS = $(patsubst tests/fuzz/%.c,out/fuzz/%,$(FUZZ_SRCS))
+DEPS_OK   = out/.deps-ok
+
+.PHONY: all deps test test-unit test-fuzz test-compile run clean device-check
+all: out/bin/kt out/lib/libkt.a
+
+deps: $(DEPS_OK)
+$(DEPS_OK): build/deps.sh
+	@sh build/deps.sh
+	@mkdir -p out && touch $@
+
+out/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# schema.sql is embedded so `kt` needs no file beside it at run time.
+out/obj/db/schema_sql.c: db/schema.sql
+	@mkdir -p $(dir $@)
+	sh build/embed.sh kt_schema_sql $< > $@
+out/obj/db/schema_sql.o: out/obj/db/schema_sql.c
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -c $< -o $@
+
+out/lib/libkt.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) out/lib/libkt.a $(LIBS)
+
+out/tests/%: tests/unit/%.c out/lib/libkt.a tests/unit/kt_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
+
+# Fuzz targets: libFuzzer + ASan/UBSan from clang-19, over the library sources they name.
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+out/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(KT_CFLAGS) $(FUZZ_FLAGS) -o $@ $< $(shell sed -n 's,^/\* fuzz-sources: \(.*\) \*/$$,\1,p' $<) $(LIBS)
+
+test: test-unit test-fuzz test-compile
+test-unit: $(TEST_BINS) out/bin/kt
+	@sh tests/run_unit.sh $(TEST_BINS)
+test-fuzz: $(FUZZ_BINS)
+	@sh tests/run_fuzz.sh $(FUZZ_BINS)
+test-compile: out/bin/kt
+	@sh tests/run_compile.sh
+
+run: out/bin/kt
+	out/bin/kt gen --recipe templates/gemm/dense.lua --target $${KT_TARGETS:-gfx1201} --db out/ktune.ktdb
+
+clean:
+	rm -rf out
+
+-include $(shell find out/obj -name '*.d' 2>/dev/null)
