@@ -10,7 +10,7 @@ static const kt_target kt_targets[] = {
     {"gfx1100", KT_VENDOR_AMD,    "arch/gfx11.h",  "wmma-gfx11",  32, 65536, 131072, 4,   1536, 24,  16,   256, 0,   512,  0,    0},
     {"gfx942",  KT_VENDOR_AMD,    "arch/cdna.h",   "mfma-cdna3",  64, 65536, 65536,  4,   512,  8,   8,    512, 0,   512,  0,    1},
     {"gfx90a",  KT_VENDOR_AMD,    "arch/cdna.h",   "mfma-cdna2",  64, 65536, 65536,  4,   512,  8,   8,    512, 0,   512,  0,    1},
-    {"sm_90a",  KT_VENDOR_NVIDIA, "arch/sm90.h",   "mma-sync",    32, 232448, 233472, 1,  65536, 256, 64,   255, 32,  128,  1024, 0},
+    {"sm_90a",  KT_VENDOR_NVIDIA, "arch/sm90.h",   "mma-sync",    32, 49152,  233472, 1,  65536, 256, 64,   255, 32,  128,  1024, 0},
 };
 
 int kt_target_count(void) { return (int)(sizeof kt_targets / sizeof kt_targets[0]); }

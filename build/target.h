@@ -31,3 +31,5 @@ int kt_target_count(void);
 const kt_target *kt_target_at(int i);
 
 #endif
+/* Note on sm_90a lds_per_workgroup: 48 KiB is the static __shared__ limit; templates use static
+ * shared memory, so that is the budget a recipe may spend (227 KiB needs dynamic opt-in). */

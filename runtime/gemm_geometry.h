@@ -1,0 +1,55 @@
+/* gemm_geometry.h: launch geometry of a dense GEMM variant, written once and used by the tuner,
+ * the runtime and the device checks. A variant is (dtype, BM, BN, BK, WM, WN, SK); see
+ * templates/abi/gemm.h for the argument struct and the split-K contract. */
+#ifndef KT_GEMM_GEOMETRY_H
+#define KT_GEMM_GEOMETRY_H
+
+#include "../templates/abi/gemm.h"
+
+typedef struct kt_gemm_variant {
+    int bm, bn, bk;      /* workgroup tile */
+    int wm, wn;          /* waves along M and N */
+    int splitk;          /* K segments (grid.z); 1 = no partials, no reduce */
+} kt_gemm_variant;
+
+typedef struct kt_launch_dims {
+    unsigned grid[3];
+    unsigned block[3];
+} kt_launch_dims;
+
+/* Main kernel: one workgroup per BM x BN output tile per K segment. */
+static inline kt_launch_dims kt_gemm_main_dims(const kt_gemm_variant *v, int m, int n, int wave_size)
+{
+    kt_launch_dims d;
+    d.grid[0] = (unsigned)((n + v->bn - 1) / v->bn);
+    d.grid[1] = (unsigned)((m + v->bm - 1) / v->bm);
+    d.grid[2] = (unsigned)v->splitk;
+    d.block[0] = (unsigned)(v->wm * v->wn * wave_size);
+    d.block[1] = 1;
+    d.block[2] = 1;
+    return d;
+}
+
+/* Reduce kernel (<name>_reduce, only when splitk > 1): one thread per output element,
+ * KT_GEMM_REDUCE_THREADS per block. */
+#define KT_GEMM_REDUCE_THREADS 256
+static inline kt_launch_dims kt_gemm_reduce_dims(int m, int n)
+{
+    long long total = (long long)m * n;
+    kt_launch_dims d;
+    d.grid[0] = (unsigned)((total + KT_GEMM_REDUCE_THREADS - 1) / KT_GEMM_REDUCE_THREADS);
+    d.grid[1] = 1;
+    d.grid[2] = 1;
+    d.block[0] = KT_GEMM_REDUCE_THREADS;
+    d.block[1] = 1;
+    d.block[2] = 1;
+    return d;
+}
+
+/* fp32 elements of split-K workspace a launch needs. */
+static inline long long kt_gemm_partials_needed(const kt_gemm_variant *v, int m, int n)
+{
+    return v->splitk > 1 ? (long long)v->splitk * m * n : 0;
+}
+
+#endif
