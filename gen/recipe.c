@@ -1,0 +1,417 @@
+/* recipe.c: the recipe evaluator. Recipes run in a sandbox (base, math, string, table; no io, os
+ * or require): a recipe describes a space, it does not touch the machine. */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include "recipe.h"
+
+#define GEN_MAX_AXES 16
+#define GEN_MAX_VALUES 64
+#define GEN_MAX_PRODUCT 1000000
+
+typedef struct gen_axis {
+    char name[32];
+    int nvalues;
+    int is_string[GEN_MAX_VALUES];
+    long long num[GEN_MAX_VALUES];
+    char str[GEN_MAX_VALUES][32];
+} gen_axis;
+
+static const char *const gen_known_fields[] = {
+    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", NULL,
+};
+
+static void gen_open_sandbox(lua_State *L)
+{
+    static const luaL_Reg libs[] = {
+        {"", luaopen_base}, {LUA_MATHLIBNAME, luaopen_math},
+        {LUA_STRLIBNAME, luaopen_string}, {LUA_TABLIBNAME, luaopen_table}, {NULL, NULL},
+    };
+    for (const luaL_Reg *lib = libs; lib->func; lib++) {
+        lua_pushcfunction(L, lib->func);
+        lua_pushstring(L, lib->name);
+        lua_call(L, 1, 0);
+    }
+    /* base exposes file loaders; a recipe has no business reading files */
+    static const char *const unsafe[] = {"dofile", "loadfile", "load", "loadstring", "require", NULL};
+    for (int i = 0; unsafe[i]; i++) { lua_pushnil(L); lua_setglobal(L, unsafe[i]); }
+}
+
+/* __index of a parameter or target table: a misspelt name is an error at the recipe's line. */
+static int gen_strict_index(lua_State *L)
+{
+    const char *what = lua_tostring(L, lua_upvalueindex(1));
+    return luaL_error(L, "unknown %s '%s'", what, luaL_optstring(L, 2, "?"));
+}
+
+static int gen_readonly_newindex(lua_State *L)
+{
+    const char *what = lua_tostring(L, lua_upvalueindex(1));
+    return luaL_error(L, "%s table is read-only (assigning '%s')", what, luaL_optstring(L, 2, "?"));
+}
+
+/* Leaves a metatable on the stack that makes a table strict about reads and read-only. */
+static void gen_push_strict_meta(lua_State *L, const char *what)
+{
+    lua_newtable(L);
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, gen_strict_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, what);
+    lua_pushcclosure(L, gen_readonly_newindex, 1);
+    lua_setfield(L, -2, "__newindex");
+}
+
+static void gen_push_target(lua_State *L, const kt_target *t)
+{
+    lua_newtable(L);
+    lua_pushstring(L, t->name); lua_setfield(L, -2, "name");
+    lua_pushstring(L, t->vendor == KT_VENDOR_AMD ? "amd" : "nvidia"); lua_setfield(L, -2, "vendor");
+    lua_pushstring(L, t->mma); lua_setfield(L, -2, "mma");
+    lua_pushinteger(L, t->wave_size); lua_setfield(L, -2, "wave_size");
+    lua_pushinteger(L, t->lds_per_workgroup); lua_setfield(L, -2, "lds_per_workgroup");
+    lua_pushinteger(L, t->regs_per_simd); lua_setfield(L, -2, "regs_per_simd");
+    lua_pushinteger(L, t->max_regs_per_thread); lua_setfield(L, -2, "max_regs_per_thread");
+    lua_pushinteger(L, t->max_waves_per_simd); lua_setfield(L, -2, "max_waves_per_simd");
+    gen_push_strict_meta(L, "target field");
+    lua_setmetatable(L, -2);
+}
+
+static int gen_fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+    snprintf(err, errlen, fmt, a, b);
+    return 1;
+}
+
+/* Copy a string field of the recipe table (at index -1) into dst; missing or not a string is an error. */
+static int gen_string_field(lua_State *L, const char *path, const char *field, char *dst, size_t n,
+                            char *err, size_t errlen)
+{
+    lua_getfield(L, -1, field);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        return gen_fail(err, errlen, "%s: recipe field '%s' must be a string", path, field);
+    }
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    if (len == 0 || len >= n) {
+        lua_pop(L, 1);
+        return gen_fail(err, errlen, "%s: recipe field '%s' is empty or too long", path, field);
+    }
+    memcpy(dst, s, len + 1);
+    lua_pop(L, 1);
+    return 0;
+}
+
+static int gen_is_identifier(const char *s)
+{
+    if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+    return 1;
+}
+
+static int gen_read_axes(lua_State *L, const char *path, gen_axis *axes, int *naxes, char *err, size_t errlen)
+{
+    char msg[256];
+    lua_getfield(L, -1, "axes");
+    if (!lua_istable(L, -1)) { lua_pop(L, 1); return gen_fail(err, errlen, "%s: recipe field 'axes' must be a list%s", path, ""); }
+    int n = (int)lua_objlen(L, -1);
+    if (n == 0 || n > GEN_MAX_AXES) {
+        lua_pop(L, 1);
+        snprintf(msg, sizeof msg, "has %d entries (1..%d allowed)", n, GEN_MAX_AXES);
+        return gen_fail(err, errlen, "%s: recipe 'axes' %s", path, msg);
+    }
+    for (int i = 0; i < n; i++) {
+        gen_axis *ax = &axes[i];
+        memset(ax, 0, sizeof *ax);
+        lua_rawgeti(L, -1, i + 1);
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        if (!name || !gen_is_identifier(name) || strlen(name) >= sizeof ax->name || !lua_istable(L, -1)) {
+            lua_pop(L, 4);
+            snprintf(msg, sizeof msg, "axes[%d] must be { \"name\", { values... } } with an identifier name", i + 1);
+            return gen_fail(err, errlen, "%s: %s", path, msg);
+        }
+        strcpy(ax->name, name);
+        for (int j = 0; j < i; j++)
+            if (strcmp(axes[j].name, name) == 0) {
+                lua_pop(L, 4);
+                return gen_fail(err, errlen, "%s: axis '%s' is declared twice", path, name);
+            }
+        ax->nvalues = (int)lua_objlen(L, -1);
+        if (ax->nvalues == 0 || ax->nvalues > GEN_MAX_VALUES) {
+            lua_pop(L, 4);
+            return gen_fail(err, errlen, "%s: axis '%s' needs 1..64 values", path, name);
+        }
+        for (int v = 0; v < ax->nvalues; v++) {
+            lua_rawgeti(L, -1, v + 1);
+            if (lua_type(L, -1) == LUA_TNUMBER) {
+                lua_Number x = lua_tonumber(L, -1);
+                if (x != (lua_Number)(long long)x) {
+                    lua_pop(L, 5);
+                    return gen_fail(err, errlen, "%s: axis '%s' has a non-integer value", path, name);
+                }
+                ax->num[v] = (long long)x;
+            } else if (lua_type(L, -1) == LUA_TSTRING && gen_is_identifier(lua_tostring(L, -1)) &&
+                       strlen(lua_tostring(L, -1)) < sizeof ax->str[v]) {
+                ax->is_string[v] = 1;
+                strcpy(ax->str[v], lua_tostring(L, -1));
+            } else {
+                lua_pop(L, 5);
+                return gen_fail(err, errlen, "%s: axis '%s' values must be integers or identifier strings", path, name);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 3);
+    }
+    lua_pop(L, 1);
+    *naxes = n;
+    return 0;
+}
+
+static void gen_push_params(lua_State *L, const gen_axis *axes, int naxes, const int *idx)
+{
+    lua_newtable(L);
+    for (int a = 0; a < naxes; a++) {
+        if (axes[a].is_string[idx[a]]) lua_pushstring(L, axes[a].str[idx[a]]);
+        else lua_pushnumber(L, (lua_Number)axes[a].num[idx[a]]);
+        lua_setfield(L, -2, axes[a].name);
+    }
+    gen_push_strict_meta(L, "axis");
+    lua_setmetatable(L, -2);
+}
+
+/* Call recipe function `field` (at recipe index ri) with (p, t); leaves nresults on the stack. */
+static int gen_call(lua_State *L, int ri, const char *field, int pi, int ti, int nresults, char *err, size_t errlen)
+{
+    lua_getfield(L, ri, field);
+    lua_pushvalue(L, pi);
+    lua_pushvalue(L, ti);
+    if (lua_pcall(L, 2, nresults, 0) != 0) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)");
+        lua_pop(L, 1);
+        return 1;
+    }
+    return 0;
+}
+
+static void gen_count_reason(gen_space *s, const char *reason)
+{
+    for (int i = 0; i < s->nrejected; i++)
+        if (strcmp(s->rejected[i].reason, reason) == 0) { s->rejected[i].count++; return; }
+    gen_reason_count *r = realloc(s->rejected, (size_t)(s->nrejected + 1) * sizeof *r);
+    if (!r) return;
+    s->rejected = r;
+    snprintf(r[s->nrejected].reason, sizeof r[s->nrejected].reason, "%s", reason);
+    r[s->nrejected].count = 1;
+    s->nrejected++;
+}
+
+static void gen_emit_variant(gen_space *s, const kt_target *t, const gen_axis *axes, int naxes,
+                             const int *idx, gen_variant *v)
+{
+    size_t off = (size_t)snprintf(v->name, sizeof v->name, "%s", s->kernel);
+    size_t po = (size_t)snprintf(v->params_json, sizeof v->params_json, "{");
+    char defines[1024];
+    size_t dofs = 0;
+    defines[0] = 0;
+    for (int a = 0; a < naxes; a++) {
+        const gen_axis *ax = &axes[a];
+        char upper[32], lower[32], value[40];
+        for (int i = 0; i < 32; i++) {
+            upper[i] = (char)toupper((unsigned char)ax->name[i]);
+            lower[i] = (char)tolower((unsigned char)ax->name[i]);
+        }
+        if (ax->is_string[idx[a]]) snprintf(value, sizeof value, "%s", ax->str[idx[a]]);
+        else snprintf(value, sizeof value, "%lld", ax->num[idx[a]]);
+        if (ax->is_string[idx[a]]) {
+            off += (size_t)snprintf(v->name + off, sizeof v->name - off, "_%s", value);
+            po += (size_t)snprintf(v->params_json + po, sizeof v->params_json - po, "%s\"%s\":\"%s\"", a ? "," : "", ax->name, value);
+        } else {
+            off += (size_t)snprintf(v->name + off, sizeof v->name - off, "_%s%s", lower, value);
+            po += (size_t)snprintf(v->params_json + po, sizeof v->params_json - po, "%s\"%s\":%s", a ? "," : "", ax->name, value);
+        }
+        dofs += (size_t)snprintf(defines + dofs, sizeof defines - dofs, "#define KT_%s %s\n", upper, value);
+    }
+    snprintf(v->params_json + po, sizeof v->params_json - po, "}");
+    const char *fmt = "/* generated by kt gen from %s for %s; do not edit */\n"
+                      "#include \"%s\"\n#define KT_KERNEL_NAME %s\n%s#include \"%s\"\n";
+    int len = snprintf(NULL, 0, fmt, s->recipe_path, t->name, t->prelude, v->name, defines, s->template_rel);
+    v->source = malloc((size_t)len + 1);
+    if (v->source) snprintf(v->source, (size_t)len + 1, fmt, s->recipe_path, t->name, t->prelude, v->name, defines, s->template_rel);
+}
+
+static int gen_check_fields(lua_State *L, const char *path, char *err, size_t errlen)
+{
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        int known = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (int i = 0; gen_known_fields[i]; i++)
+                if (strcmp(lua_tostring(L, -1), gen_known_fields[i]) == 0) known = 1;
+        if (!known) {
+            const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(non-string key)";
+            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint)", path, k);
+            lua_pop(L, 1);
+            return 1;
+        }
+    }
+    static const char *const fns[] = {"threads", "constraint", NULL};
+    for (int i = 0; fns[i]; i++) {
+        lua_getfield(L, -1, fns[i]);
+        int ok = lua_isfunction(L, -1);
+        lua_pop(L, 1);
+        if (!ok) return gen_fail(err, errlen, "%s: recipe field '%s' must be a function", path, fns[i]);
+    }
+    return 0;
+}
+
+static void gen_dirname(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash) *slash = 0;
+    else snprintf(out, n, ".");
+}
+
+static int gen_locate_template(gen_space *s, const char *tmpl, char *err, size_t errlen)
+{
+    char dir[512], root[512];
+    struct stat st;
+    gen_dirname(s->recipe_path, dir, sizeof dir);
+    gen_dirname(dir, root, sizeof root);
+    const char *family_dir = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    if (strcmp(dir, ".") == 0 || strcmp(root, dir) == 0)
+        return gen_fail(err, errlen, "%s: a recipe must live in templates/<family>/ (beside its template)%s", s->recipe_path, "");
+    snprintf(s->templates_root, sizeof s->templates_root, "%s", root);
+    if (strchr(tmpl, '/') || strlen(dir) + strlen(tmpl) + 2 > sizeof s->template_path ||
+        strlen(family_dir) + strlen(tmpl) + 2 > sizeof s->template_rel)
+        return gen_fail(err, errlen, "%s: template '%s' must be a plain file name beside the recipe", s->recipe_path, tmpl);
+    snprintf(s->template_path, sizeof s->template_path, "%.255s/%.200s", dir, tmpl);
+    snprintf(s->template_rel, sizeof s->template_rel, "%.60s/%.60s", family_dir, tmpl);
+    if (stat(s->template_path, &st) != 0 || !S_ISREG(st.st_mode))
+        return gen_fail(err, errlen, "%s: template '%s' not found beside the recipe", s->recipe_path, s->template_path);
+    return 0;
+}
+
+int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, char *err, size_t errlen)
+{
+    gen_axis axes[GEN_MAX_AXES];
+    int naxes = 0, rc = 1;
+    memset(s, 0, sizeof *s);
+    snprintf(s->recipe_path, sizeof s->recipe_path, "%s", recipe_path);
+    lua_State *L = luaL_newstate();
+    if (!L) return gen_fail(err, errlen, "%s: cannot create a Lua state (out of memory)%s", recipe_path, "");
+    gen_open_sandbox(L);
+
+    if (luaL_loadfile(L, recipe_path) != 0 || lua_pcall(L, 0, 1, 0) != 0) {
+        const char *m = lua_tostring(L, -1);
+        /* loadfile's "cannot open" message lacks the reason's context; both carry the path */
+        snprintf(err, errlen, "%s", m ? m : "recipe failed to load");
+        goto done;
+    }
+    if (!lua_istable(L, -1)) { gen_fail(err, errlen, "%s: recipe must return a table, got %s", recipe_path, luaL_typename(L, -1)); goto done; }
+    int ri = lua_gettop(L);
+    char tmpl[128];
+    if (gen_check_fields(L, recipe_path, err, errlen) ||
+        gen_string_field(L, recipe_path, "family", s->family, sizeof s->family, err, errlen) ||
+        gen_string_field(L, recipe_path, "template", tmpl, sizeof tmpl, err, errlen) ||
+        gen_string_field(L, recipe_path, "kernel", s->kernel, sizeof s->kernel, err, errlen) ||
+        gen_read_axes(L, recipe_path, axes, &naxes, err, errlen))
+        goto done;
+    if (!gen_is_identifier(s->kernel)) { gen_fail(err, errlen, "%s: kernel prefix '%s' is not a C identifier", recipe_path, s->kernel); goto done; }
+    if (gen_locate_template(s, tmpl, err, errlen)) goto done;
+    lua_getfield(L, ri, "ops");
+    for (int i = 1; lua_istable(L, -1) && i <= (int)lua_objlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        size_t used = strlen(s->ops);
+        if (lua_type(L, -1) == LUA_TSTRING)
+            snprintf(s->ops + used, sizeof s->ops - used, "%s%s", used ? "," : "", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+
+    long long total = 1;
+    for (int a = 0; a < naxes; a++) total *= axes[a].nvalues;
+    if (total > GEN_MAX_PRODUCT) { gen_fail(err, errlen, "%s: axes product too large (%s variants)", recipe_path, "> 1000000"); goto done; }
+    s->total = (int)total;
+    s->variants = calloc((size_t)total, sizeof *s->variants);
+    if (!s->variants) { gen_fail(err, errlen, "%s: out of memory for %s variants", recipe_path, "all"); goto done; }
+
+    gen_push_target(L, t);
+    int ti = lua_gettop(L);
+    lua_getfield(L, ri, "lds_bytes");
+    int has_lds = lua_isfunction(L, -1);
+    lua_pop(L, 1);
+    int idx[GEN_MAX_AXES] = {0};
+    for (long long n = 0; n < total; n++) {
+        gen_push_params(L, axes, naxes, idx);
+        int pi = lua_gettop(L);
+        if (gen_call(L, ri, "constraint", pi, ti, 2, err, errlen)) goto done;
+        int pass = lua_toboolean(L, -2);
+        if (!pass) {
+            gen_count_reason(s, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "rejected by constraint");
+        } else {
+            gen_variant *v = &s->variants[s->nvariants];
+            if (gen_call(L, ri, "threads", pi, ti, 1, err, errlen)) goto done;
+            v->threads = (int)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+            if (v->threads <= 0 || v->threads > 1024) {
+                snprintf(err, errlen, "%s: threads() returned %d for an admitted variant (1..1024)", recipe_path, v->threads);
+                goto done;
+            }
+            v->lds_estimate = -1;
+            if (has_lds) {
+                if (gen_call(L, ri, "lds_bytes", pi, ti, 1, err, errlen)) goto done;
+                v->lds_estimate = (int)lua_tointeger(L, -1);
+                lua_pop(L, 1);
+            }
+            gen_emit_variant(s, t, axes, naxes, idx, v);
+            if (!v->source) { gen_fail(err, errlen, "%s: out of memory emitting %s", recipe_path, v->name); goto done; }
+            s->nvariants++;
+        }
+        lua_settop(L, ti);
+        for (int a = naxes - 1; a >= 0; a--) {   /* odometer: the last axis turns fastest */
+            if (++idx[a] < axes[a].nvalues) break;
+            idx[a] = 0;
+        }
+    }
+    if (s->nvariants == 0) {
+        lua_Debug ar;
+        char reasons[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < s->nrejected && used < sizeof reasons; i++)
+            used += (size_t)snprintf(reasons + used, sizeof reasons - used, "%s%s x%d", i ? ", " : "",
+                                     s->rejected[i].reason, s->rejected[i].count);
+        lua_getfield(L, ri, "constraint");
+        lua_getinfo(L, ">S", &ar);
+        snprintf(err, errlen, "%s:%d: recipe admits no variant for %s (all %d rejected: %s)",
+                 recipe_path, ar.linedefined, t->name, s->total, reasons);
+        goto done;
+    }
+    rc = 0;
+done:
+    lua_close(L);
+    if (rc) gen_space_free(s);
+    return rc;
+}
+
+void gen_space_free(gen_space *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->nvariants; i++) free(s->variants[i].source);
+    free(s->variants);
+    free(s->rejected);
+    s->variants = NULL;
+    s->rejected = NULL;
+    s->nvariants = s->nrejected = 0;
+}

@@ -1,0 +1,46 @@
+/* recipe.h: evaluate a Lua recipe (templates/<family>/<name>.lua) for one target and enumerate the
+ * variants that pass its constraint, each with its deterministic kernel name and the instantiation
+ * source the toolchain compiles. C never holds a variant list; the recipe does.
+ *
+ * Recipe table fields: family, template, kernel (name prefix), ops, axes = { {name, {values}}, ... },
+ * threads(p, t), lds_bytes(p, t) (optional), constraint(p, t) -> true | false, "reason".
+ * `p` refuses unknown axis names and `t` unknown target fields, so a typo is an error with a line. */
+#ifndef KT_RECIPE_H
+#define KT_RECIPE_H
+#include <stddef.h>
+#include "build/target.h"
+
+typedef struct gen_variant {
+    char name[192];          /* extern "C" kernel name, e.g. kt_gemm_dense_bf16_bm64_bn64_bk32_wm2_wn2_sk1 */
+    char params_json[512];   /* {"dtype":"bf16","BM":64,...} in axis order */
+    char *source;            /* instantiation source (owned) */
+    int threads;             /* workgroup size the recipe declares */
+    int lds_estimate;        /* recipe's LDS estimate in bytes, -1 if it gives none */
+} gen_variant;
+
+typedef struct gen_reason_count {
+    char reason[96];
+    int count;
+} gen_reason_count;
+
+typedef struct gen_space {
+    char recipe_path[512];
+    char family[32];
+    char template_path[512];   /* the template file, beside the recipe */
+    char template_rel[128];    /* its include path under the templates root, e.g. "gemm/dense.hip" */
+    char templates_root[512];  /* directory holding arch/ and abi/ (the recipe's grandparent) */
+    char kernel[64];
+    char ops[128];             /* comma-separated ops the recipe serves */
+    int total;                 /* size of the axes product */
+    gen_variant *variants;     /* those that passed the constraint, in enumeration order */
+    int nvariants;
+    gen_reason_count *rejected;/* constraint rejections counted by reason */
+    int nrejected;
+} gen_space;
+
+/* Enumerate recipe_path's space for target t. On error returns nonzero with a message that names
+ * the recipe file and, where Lua knows it, the line. An empty space is an error. */
+int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *out, char *err, size_t errlen);
+void gen_space_free(gen_space *s);
+
+#endif

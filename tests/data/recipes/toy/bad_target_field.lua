@@ -1,0 +1,8 @@
+return {
+  family = "toy", template = "toy.hip", kernel = "kt_toy",
+  axes = { { "BM", { 16 } } },
+  threads = function(p, t) return 32 end,
+  constraint = function(p, t)
+    return p.BM <= t.lds_limit
+  end,
+}

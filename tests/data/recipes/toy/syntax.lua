@@ -1,0 +1,4 @@
+return {
+  family = "toy", template = "toy.hip", kernel = "kt_toy",
+  axes = { { "BM", { 16, 32 } } ,
+  threads = function(p, t) return 32 end

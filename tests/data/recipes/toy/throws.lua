@@ -1,0 +1,9 @@
+return {
+  family = "toy", template = "toy.hip", kernel = "kt_toy",
+  axes = { { "BM", { 16, 32 } } },
+  threads = function(p, t) return 32 end,
+  constraint = function(p, t)
+    if p.BM == 32 then error("no 32 here") end
+    return true
+  end,
+}

@@ -1,0 +1,1 @@
+/* toy template for recipe tests: never compiled */
