@@ -1,0 +1,44 @@
+/* db.h: the ktune database (.ktdb, SQLite). Every SQL statement in the project lives in db/.
+ * Versioned with PRAGMA user_version; opening migrates forward, a newer file is refused. */
+#ifndef KT_DB_H
+#define KT_DB_H
+#include <stddef.h>
+
+#define KT_DB_SCHEMA_VERSION 1
+
+typedef struct kt_db kt_db;
+
+typedef struct db_toolchain_row {
+    const char *fingerprint, *kind, *path, *version, *flags, *target;
+} db_toolchain_row;
+
+typedef struct db_kernel_row {
+    const char *name, *target, *template_rel, *recipe, *ops, *params;
+    const char *status;                 /* "ok" | "failed" | "excluded" */
+    const char *reason;                 /* NULL when ok */
+    int threads, vgpr, sgpr, agpr, regs, lds_bytes, scratch_bytes, spills, waves_per_simd;
+    const char *occupancy_limit;
+    const char *isa;                    /* JSON or NULL */
+    const char *fingerprint, *cache_key, *code_hash;
+    const void *code;
+    size_t code_len;
+    int has_resources;                  /* 0: resource columns are stored NULL */
+} db_kernel_row;
+
+/* Open (creating when `create` and the file is new) and migrate. On failure *out is NULL and err
+ * names the file and the fault (not a database, truncated, newer schema, ...). */
+int db_open(const char *path, int create, kt_db **out, char *err, size_t errlen);
+void db_close(kt_db *db);
+
+/* Batch writes in one transaction (one fsync per gen run instead of per kernel). */
+int db_begin(kt_db *db, char *err, size_t errlen);
+int db_commit(kt_db *db, char *err, size_t errlen);
+
+int db_toolchain_put(kt_db *db, const db_toolchain_row *row, char *err, size_t errlen);
+/* 1 if kernel (name, target) is stored with this cache_key, 0 if not, -1 on error. */
+int db_kernel_is_current(kt_db *db, const char *name, const char *target, const char *cache_key,
+                         char *err, size_t errlen);
+/* Insert or replace kernel (name, target). */
+int db_kernel_put(kt_db *db, const db_kernel_row *row, char *err, size_t errlen);
+
+#endif
