@@ -1,0 +1,3 @@
+#include "sub/b.h"
+#include <stdio.h>
+int a;

@@ -1,0 +1,3 @@
+  #  include "c.h"
+#include "../d.h"
+int b;
