@@ -7,7 +7,7 @@
 typedef struct build_job {
     const char *label;          /* shown in progress lines */
     kt_compile_steps steps;
-    char log[1024];             /* stdout+stderr of every step */
+    char log[1400];             /* stdout+stderr of every step */
     int status;                 /* after build_run_jobs: 0 ok, else the failing step's exit code (-1: not started) */
     double seconds;             /* wall time of the job */
 } build_job;

@@ -117,7 +117,7 @@ int db_open(const char *path, int create, kt_db **out, char *err, size_t errlen)
     }
     if (db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen)) goto fail;
     if (db_migrate(db, version, err, errlen)) goto fail;
-    if (db_prepare(db, &db->is_current, "SELECT 1 FROM kernel WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
+    if (db_prepare(db, &db->is_current, "SELECT status, reason, waves_per_simd FROM kernel WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
         db_prepare(db, &db->toolchain_put,
                    "INSERT INTO toolchain (fingerprint, kind, path, version, flags, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
                    "ON CONFLICT (fingerprint) DO NOTHING", err, errlen) ||
@@ -171,13 +171,19 @@ int db_toolchain_put(kt_db *db, const db_toolchain_row *r, char *err, size_t err
 }
 
 int db_kernel_is_current(kt_db *db, const char *name, const char *target, const char *cache_key,
-                         char *err, size_t errlen)
+                         db_kernel_brief *brief, char *err, size_t errlen)
 {
     sqlite3_stmt *st = db->is_current;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, cache_key, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && brief) {
+        const unsigned char *status = sqlite3_column_text(st, 0), *reason = sqlite3_column_text(st, 1);
+        snprintf(brief->status, sizeof brief->status, "%s", status ? (const char *)status : "");
+        snprintf(brief->reason, sizeof brief->reason, "%s", reason ? (const char *)reason : "");
+        brief->waves_per_simd = sqlite3_column_int(st, 2);
+    }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (rc == SQLITE_ROW) return 1;

@@ -35,9 +35,17 @@ int db_begin(kt_db *db, char *err, size_t errlen);
 int db_commit(kt_db *db, char *err, size_t errlen);
 
 int db_toolchain_put(kt_db *db, const db_toolchain_row *row, char *err, size_t errlen);
-/* 1 if kernel (name, target) is stored with this cache_key, 0 if not, -1 on error. */
+/* What a gen summary needs of a stored kernel. */
+typedef struct db_kernel_brief {
+    char status[16];
+    char reason[256];
+    int waves_per_simd;
+} db_kernel_brief;
+
+/* 1 if kernel (name, target) is stored with this cache_key (brief filled when not NULL),
+ * 0 if not, -1 on error. */
 int db_kernel_is_current(kt_db *db, const char *name, const char *target, const char *cache_key,
-                         char *err, size_t errlen);
+                         db_kernel_brief *brief, char *err, size_t errlen);
 /* Insert or replace kernel (name, target). */
 int db_kernel_put(kt_db *db, const db_kernel_row *row, char *err, size_t errlen);
 

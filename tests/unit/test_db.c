@@ -36,16 +36,19 @@ int main(void)
         .lds_bytes = 1024, .waves_per_simd = 16, .fingerprint = "fp", .cache_key = "key1", .code_hash = "h",
         .code = "\x7f" "ELF", .code_len = 4, .has_resources = 1,
     };
-    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key1", err, sizeof err), 0);
+    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key1", NULL, err, sizeof err), 0);
     KT_CHECK_INT(db_begin(db, err, sizeof err), 0);
     KT_CHECK_INT(db_kernel_put(db, &row, err, sizeof err), 0);
     KT_CHECK_INT(db_commit(db, err, sizeof err), 0);
-    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key1", err, sizeof err), 1);
-    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1100", "key1", err, sizeof err), 0);
+    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key1", NULL, err, sizeof err), 1);
+    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1100", "key1", NULL, err, sizeof err), 0);
     row.cache_key = "key2";   /* a recompile replaces the row, never duplicates it */
     KT_CHECK_INT(db_kernel_put(db, &row, err, sizeof err), 0);
-    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key1", err, sizeof err), 0);
-    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key2", err, sizeof err), 1);
+    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key1", NULL, err, sizeof err), 0);
+    db_kernel_brief brief;
+    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key2", &brief, err, sizeof err), 1);
+    KT_CHECK(strcmp(brief.status, "ok") == 0);
+    KT_CHECK_INT(brief.waves_per_simd, 16);
     row.status = "bogus";     /* the schema holds the status vocabulary */
     KT_CHECK(db_kernel_put(db, &row, err, sizeof err) != 0);
     KT_CHECK_CONTAINS(err, "CHECK constraint failed");
@@ -56,7 +59,7 @@ int main(void)
 
     /* reopen: schema version kept, rows kept */
     KT_CHECK_INT(db_open(path, 0, &db, err, sizeof err), 0);
-    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key2", err, sizeof err), 1);
+    KT_CHECK_INT(db_kernel_is_current(db, "k1", "gfx1201", "key2", NULL, err, sizeof err), 1);
     db_close(db);
     sqlite3 *h;
     sqlite3_open(path, &h);

@@ -1,0 +1,47 @@
+/* analyze.c: code object -> resources, occupancy, ISA mix, verdict. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze.h"
+#include "elf_amdgpu.h"
+#include "elf_cubin.h"
+#include "isa_stats.h"
+#include "occupancy.h"
+
+/* Exclusion rules, in the order they are reported. A spilling kernel is never swept (the seed's
+ * BK=128 collapse was a spill); neither is one the hardware cannot make resident. */
+static const char *analyze_verdict(const kt_target *t, const kt_analysis *a)
+{
+    if (a->res.vgpr_spills > 0 || a->res.sgpr_spills > 0) return "spills";
+    if (a->res.scratch_bytes > 0) return "uses scratch/local memory";
+    if (a->res.lds_bytes > t->lds_per_workgroup) return "lds over target limit";
+    if (a->res.vgpr > t->max_regs_per_thread) return "registers over target limit";
+    if (a->waves <= 0) return "no resident workgroup";
+    return NULL;
+}
+
+int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
+                        const char *name, int threads, kt_analysis *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    int rc = t->vendor == KT_VENDOR_AMD ? elf_amdgpu_read_resources(code, len, name, &a->res, err, errlen)
+                                        : elf_cubin_read_resources(code, len, name, &a->res, err, errlen);
+    if (rc) return rc;
+    if (t->vendor == KT_VENDOR_AMD && a->res.wave_size != t->wave_size) {
+        snprintf(err, errlen, "kernel %s was compiled for wave%d, target %s runs wave%d", name, a->res.wave_size, t->name, t->wave_size);
+        return 1;
+    }
+    a->regs = t->unified_agpr ? ((a->res.vgpr + 3) & ~3) + a->res.agpr : a->res.vgpr;
+    kt_occupancy occ;
+    occupancy_compute(t, &a->res, threads, &occ, NULL, 0);
+    a->waves = occ.waves;
+    snprintf(a->limit, sizeof a->limit, "%s", occ.limit ? occ.limit : "");
+    /* the ISA mix is informative, never a reason to fail: no disassembler means no numbers */
+    char ierr[256];
+    if (isa_stats_json_of_code_object(t, path, name, a->isa_json, sizeof a->isa_json, ierr, sizeof ierr) != 0)
+        a->isa_json[0] = 0;
+    const char *why = analyze_verdict(t, a);
+    a->status = why ? "excluded" : "ok";
+    snprintf(a->reason, sizeof a->reason, "%s", why ? why : "");
+    return 0;
+}

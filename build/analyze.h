@@ -1,0 +1,26 @@
+/* analyze.h: everything ktune learns about a compiled variant without running it: resources from
+ * the ELF, occupancy from the target's rules, the ISA mix from the disassembly, and the verdict
+ * (ok, or excluded with the reason: spills, scratch, over a limit, no resident wave). */
+#ifndef KT_ANALYZE_H
+#define KT_ANALYZE_H
+#include <stddef.h>
+#include "resources.h"
+#include "target.h"
+
+typedef struct kt_analysis {
+    kt_resources res;
+    int regs;                 /* what occupancy counts: vgpr (+agpr on unified-AGPR targets) */
+    int waves;                /* waves/SIMD (AMD), warps/SM (NVIDIA) */
+    char limit[16];           /* binding occupancy limit */
+    char isa_json[1024];      /* "" when no disassembler is available */
+    const char *status;       /* "ok" | "excluded" */
+    char reason[128];         /* why excluded */
+} kt_analysis;
+
+/* Analyse code object `code` (len bytes, also on disk at path for the disassembler) holding
+ * kernel `name`, launched with `threads` per workgroup. Returns nonzero (message in err) when
+ * the object cannot be read: that makes the variant 'failed', not 'excluded'. */
+int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
+                        const char *name, int threads, kt_analysis *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,300 @@
+/* pipeline.c: recipe -> variants -> cache/compile -> analysis -> database. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "analyze.h"
+#include "closure.h"
+#include "compile.h"
+#include "db/db.h"
+#include "gen/recipe.h"
+#include "pipeline.h"
+#include "sha256.h"
+#include "toolchain.h"
+
+typedef struct pl_item {
+    gen_variant *v;
+    char key[65];
+    char obj[1400];       /* cache/objects/<key>.co */
+    char fail[1400];      /* cache/objects/<key>.fail: the compiler's message when it failed */
+    int job;              /* index into jobs, -1 when not compiled this run */
+    int state;            /* 0 stored already, 1 analyse, 2 failed */
+} pl_item;
+
+static double pl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int pl_mkdirs(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') { *p = 0; if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1; *p = '/'; }
+    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static char *pl_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) { buf[n] = 0; *len = (size_t)n; }
+    return buf;
+}
+
+static int pl_write_file(const char *path, const char *text)
+{
+    char tmp[1500];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    fputs(text, f);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) { unlink(tmp); return -1; }
+    return 0;
+}
+
+static void pl_count_excluded(kt_gen_summary *s, const char *reason)
+{
+    for (int i = 0; i < s->nexcluded_by; i++)
+        if (strcmp(s->excluded_by[i].reason, reason) == 0) { s->excluded_by[i].count++; return; }
+    if (s->nexcluded_by < KT_GEN_MAX_REASONS) {
+        snprintf(s->excluded_by[s->nexcluded_by].reason, sizeof s->excluded_by[0].reason, "%s", reason);
+        s->excluded_by[s->nexcluded_by++].count = 1;
+    }
+}
+
+static void pl_tally(kt_gen_summary *s, const char *status, const char *reason, int waves, const char *name)
+{
+    if (strcmp(status, "ok") == 0) {
+        s->ok++;
+        s->waves_hist[waves < 0 ? 0 : waves >= KT_GEN_MAX_WAVES ? KT_GEN_MAX_WAVES - 1 : waves]++;
+    } else if (strcmp(status, "excluded") == 0) {
+        s->excluded++;
+        pl_count_excluded(s, reason ? reason : "?");
+    } else {
+        s->failed++;
+        if (!s->first_failure[0]) {
+            const char *r = reason ? reason : "";
+            const char *line = strstr(r, "error");
+            if (!line) line = r;
+            snprintf(s->first_failure, sizeof s->first_failure, "%s: %.*s", name, (int)strcspn(line, "\n"), line);
+        }
+    }
+}
+
+/* The cache key: what the compiler sees (instantiation source and every file it includes), what
+ * it is asked for (target) and who answers (the toolchain fingerprint). */
+static void pl_cache_key(const gen_variant *v, const char *closure, const kt_target *t, const char *fp, char key[65])
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    const char *parts[5] = {"ktune-cache-v1", v->source, closure, t->name, fp};
+    for (int i = 0; i < 5; i++) sha256_update(&c, parts[i], strlen(parts[i]) + 1);
+    sha256_final_hex(&c, key);
+}
+
+static void pl_default_cache(const gen_space *sp, char *out, size_t n)
+{
+    const char *env = getenv("KT_CACHE");
+    if (env && *env) { snprintf(out, n, "%s", env); return; }
+    /* the project's out/ beside templates/ */
+    snprintf(out, n, "%s/../out/cache", sp->templates_root);
+}
+
+static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt_toolchain *tc, pl_item *it,
+                    kt_gen_summary *sum, char *err, size_t errlen)
+{
+    db_kernel_row row;
+    memset(&row, 0, sizeof row);
+    row.name = it->v->name; row.target = t->name; row.template_rel = sp->template_rel; row.recipe = sp->recipe_path;
+    row.ops = sp->ops; row.params = it->v->params_json; row.threads = it->v->threads;
+    row.fingerprint = tc->fingerprint; row.cache_key = it->key;
+    char *code = NULL, *log = NULL, reason[4096], hash[65], aerr[512];
+    size_t len = 0;
+    kt_analysis an;
+    if (it->state == 2) {
+        size_t loglen;
+        log = pl_read_file(it->fail, &loglen);
+        snprintf(reason, sizeof reason, "compile failed: %s", log && *log ? log : "(no compiler output)");
+        row.status = "failed";
+        row.reason = reason;
+    } else if (!(code = pl_read_file(it->obj, &len))) {
+        snprintf(reason, sizeof reason, "code object %s unreadable: %s", it->obj, strerror(errno));
+        row.status = "failed";
+        row.reason = reason;
+    } else if (analyze_code_object(t, code, len, it->obj, it->v->name, it->v->threads, &an, aerr, sizeof aerr) != 0) {
+        snprintf(reason, sizeof reason, "%s: %s", it->obj, aerr);
+        row.status = "failed";
+        row.reason = reason;
+    } else {
+        sha256_hex(code, len, hash);
+        row.status = an.status;
+        row.reason = an.reason[0] ? an.reason : NULL;
+        row.has_resources = 1;
+        row.vgpr = an.res.vgpr; row.sgpr = an.res.sgpr; row.agpr = an.res.agpr; row.regs = an.regs;
+        row.lds_bytes = an.res.lds_bytes; row.scratch_bytes = an.res.scratch_bytes;
+        row.spills = an.res.vgpr_spills + an.res.sgpr_spills; row.waves_per_simd = an.waves;
+        row.occupancy_limit = an.limit; row.isa = an.isa_json[0] ? an.isa_json : NULL;
+        row.code_hash = hash; row.code = code; row.code_len = len;
+    }
+    int rc = db_kernel_put(db, &row, err, errlen);
+    if (!rc) pl_tally(sum, row.status, row.reason, row.waves_per_simd, row.name);
+    free(code);
+    free(log);
+    return rc;
+}
+
+int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *sum, char *err, size_t errlen)
+{
+    double t0 = pl_now();
+    gen_space sp;
+    kt_toolchain tc;
+    kt_db *db = NULL;
+    pl_item *items = NULL;
+    build_job *jobs = NULL;
+    int rc = 1, njobs = 0;
+    char cache[1024], objdir[1200], srcdir[1200], closure[65];
+
+    memset(sum, 0, sizeof *sum);
+    snprintf(sum->target, sizeof sum->target, "%s", t->name);
+    if (gen_enumerate(o->recipe, t, &sp, err, errlen)) return 1;
+    if (o->cache_dir) snprintf(cache, sizeof cache, "%s", o->cache_dir);
+    else pl_default_cache(&sp, cache, sizeof cache);
+    snprintf(objdir, sizeof objdir, "%s/objects", cache);
+    snprintf(srcdir, sizeof srcdir, "%s/src", cache);
+    if (pl_mkdirs(objdir) || pl_mkdirs(srcdir)) { snprintf(err, errlen, "%s: cannot create cache folder: %s", cache, strerror(errno)); goto done; }
+    if (toolchain_find(t, o->extra_flags, cache, &tc, err, errlen)) goto done;
+    snprintf(sum->compiler, sizeof sum->compiler, "%s %s: %.*s", tc.kind, tc.path, (int)strcspn(tc.version, "\n"), tc.version);
+    snprintf(sum->fingerprint, sizeof sum->fingerprint, "%s", tc.fingerprint);
+    const char *roots[2] = {t->prelude, sp.template_rel};
+    if (closure_hash(sp.templates_root, roots, 2, closure, NULL, err, errlen)) goto done;
+    if (db_open(o->db_path, 1, &db, err, errlen)) goto done;
+    db_toolchain_row tcrow = {tc.fingerprint, tc.kind, tc.path, tc.version, tc.flags, t->name};
+    if (db_toolchain_put(db, &tcrow, err, errlen)) goto done;
+
+    sum->space = sp.total;
+    sum->variants = sp.nvariants;
+    for (int i = 0; i < sp.nrejected; i++) {
+        sum->rejected += sp.rejected[i].count;
+        if (sum->nrejected_by < KT_GEN_MAX_REASONS) {
+            snprintf(sum->rejected_by[sum->nrejected_by].reason, sizeof sum->rejected_by[0].reason, "%s", sp.rejected[i].reason);
+            sum->rejected_by[sum->nrejected_by++].count = sp.rejected[i].count;
+        }
+    }
+    items = calloc((size_t)sp.nvariants, sizeof *items);
+    jobs = calloc((size_t)sp.nvariants, sizeof *jobs);
+    if (!items || !jobs) { snprintf(err, errlen, "out of memory"); goto done; }
+
+    for (int i = 0; i < sp.nvariants; i++) {
+        pl_item *it = &items[i];
+        db_kernel_brief brief;
+        it->v = &sp.variants[i];
+        it->job = -1;
+        pl_cache_key(it->v, closure, t, tc.fingerprint, it->key);
+        snprintf(it->obj, sizeof it->obj, "%s/%s.co", objdir, it->key);
+        snprintf(it->fail, sizeof it->fail, "%s/%s.fail", objdir, it->key);
+        int cur = db_kernel_is_current(db, it->v->name, t->name, it->key, &brief, err, errlen);
+        if (cur < 0) goto done;
+        if (cur == 1) {                       /* stored with this exact key: nothing to do */
+            it->state = 0;
+            sum->cached++;
+            pl_tally(sum, brief.status, brief.reason, brief.waves_per_simd, it->v->name);
+            continue;
+        }
+        if (access(it->obj, R_OK) == 0) { it->state = 1; sum->cached++; continue; }
+        if (access(it->fail, R_OK) == 0) { it->state = 2; sum->cached++; continue; }
+        /* compile: source under src/, output to a temporary name renamed on success, so an
+         * interrupted run never leaves a half-written object under the final name */
+        char src[1300], tmp[1300], out[1300];
+        snprintf(src, sizeof src, "%s/%s.hip", srcdir, it->key);
+        snprintf(tmp, sizeof tmp, "%s/%s.bundle.%d", objdir, it->key, (int)getpid());
+        snprintf(out, sizeof out, "%s/%s.co.%d", objdir, it->key, (int)getpid());
+        if (pl_write_file(src, it->v->source)) { snprintf(err, errlen, "%s: cannot write: %s", src, strerror(errno)); goto done; }
+        build_job *job = &jobs[njobs];
+        job->label = it->v->name;
+        snprintf(job->log, sizeof job->log, "%s/%s.log.%d", objdir, it->key, (int)getpid());
+        if (toolchain_compile_steps(&tc, sp.templates_root, src, tmp, out, &job->steps) < 0) {
+            snprintf(err, errlen, "%s: compile command too long", it->v->name);
+            goto done;
+        }
+        it->job = njobs++;
+        it->state = 1;
+    }
+
+    if (njobs) {
+        int parallel = o->jobs > 0 ? o->jobs : build_default_parallelism();
+        if (!o->quiet) fprintf(stderr, "%s: compiling %d of %d variants with %s, %d at a time\n", t->name, njobs, sp.nvariants, tc.kind, parallel);
+        build_run_jobs(jobs, njobs, parallel, o->quiet);
+    }
+    for (int i = 0; i < sp.nvariants; i++) {
+        pl_item *it = &items[i];
+        if (it->job < 0) continue;
+        build_job *job = &jobs[it->job];
+        char out[1300], tmp[1300];
+        snprintf(out, sizeof out, "%s/%s.co.%d", objdir, it->key, (int)getpid());
+        snprintf(tmp, sizeof tmp, "%s/%s.bundle.%d", objdir, it->key, (int)getpid());
+        unlink(tmp);
+        sum->compiled++;
+        if (job->status == 0 && access(out, R_OK) == 0 && rename(out, it->obj) == 0) {
+            unlink(job->log);
+        } else {
+            /* keep the compiler's words: a failure is cached too, so a rerun does not retry it */
+            unlink(out);
+            if (job->status == 0) {
+                FILE *f = fopen(job->log, "a");
+                if (f) { fprintf(f, "compiler exited 0 but wrote no code object\n"); fclose(f); }
+            }
+            rename(job->log, it->fail);
+            it->state = 2;
+        }
+    }
+
+    /* one transaction: a gen run is stored whole or (if killed) re-stored from the cache next time */
+    if (db_begin(db, err, errlen)) goto done;
+    for (int i = 0; i < sp.nvariants; i++)
+        if (items[i].state != 0 && pl_store(db, &sp, t, &tc, &items[i], sum, err, errlen)) goto done;
+    if (db_commit(db, err, errlen)) goto done;
+    rc = 0;
+done:
+    sum->seconds = pl_now() - t0;
+    free(items);
+    free(jobs);
+    db_close(db);
+    gen_space_free(&sp);
+    return rc;
+}
+
+void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
+{
+    fprintf(f, "%s  %s\n", s->target, s->compiler);
+    fprintf(f, "  space %d, variants %d (rejected by the recipe: %d)\n", s->space, s->variants, s->rejected);
+    for (int i = 0; i < s->nrejected_by; i++) fprintf(f, "    %6d  %s\n", s->rejected_by[i].count, s->rejected_by[i].reason);
+    fprintf(f, "  compiled %d, cached %d, failed %d, excluded %d, ok %d   (%.1f s)\n",
+            s->compiled, s->cached, s->failed, s->excluded, s->ok, s->seconds);
+    for (int i = 0; i < s->nexcluded_by; i++) fprintf(f, "    %6d  excluded: %s\n", s->excluded_by[i].count, s->excluded_by[i].reason);
+    if (s->first_failure[0]) fprintf(f, "    first failure: %s\n", s->first_failure);
+    int max = 0;
+    for (int w = 0; w < KT_GEN_MAX_WAVES; w++) if (s->waves_hist[w] > max) max = s->waves_hist[w];
+    if (max) {
+        fprintf(f, "  occupancy of ok kernels (%s):\n", strncmp(s->target, "sm_", 3) == 0 ? "warps/SM" : "waves/SIMD");
+        for (int w = 0; w < KT_GEN_MAX_WAVES; w++) {
+            if (!s->waves_hist[w]) continue;
+            int bar = (s->waves_hist[w] * 40 + max - 1) / max;
+            fprintf(f, "    %3d%s %5d  ", w, w == KT_GEN_MAX_WAVES - 1 ? "+" : " ", s->waves_hist[w]);
+            for (int b = 0; b < bar; b++) fputc('#', f);
+            fputc('\n', f);
+        }
+    }
+}

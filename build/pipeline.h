@@ -1,0 +1,44 @@
+/* pipeline.h: the first half of ktune for one recipe and one target: enumerate the recipe's
+ * variants, compile what the cache lacks (in parallel), read each code object back, and store
+ * every kernel in the database. Interrupting it loses nothing: finished code objects are in the
+ * cache and the next run stores them without recompiling. */
+#ifndef KT_PIPELINE_H
+#define KT_PIPELINE_H
+#include <stdio.h>
+#include "target.h"
+
+typedef struct kt_gen_options {
+    const char *recipe;
+    const char *db_path;
+    const char *cache_dir;     /* compile cache; default: <project>/out/cache (KT_CACHE overrides) */
+    const char *extra_flags;   /* appended to the compiler flags; part of the fingerprint */
+    int jobs;                  /* parallel compiles; <= 0: cores */
+    int quiet;                 /* no progress line */
+} kt_gen_options;
+
+#define KT_GEN_MAX_REASONS 16
+#define KT_GEN_MAX_WAVES 65
+
+typedef struct kt_gen_summary {
+    char target[16];
+    char compiler[600];        /* kind, path and first version line */
+    char fingerprint[65];
+    int space;                 /* size of the recipe's axes product */
+    int variants;              /* passed the recipe's constraint */
+    int rejected;              /* failed it (reasons below) */
+    int compiled, cached, failed, excluded, ok;
+    struct { char reason[128]; int count; } rejected_by[KT_GEN_MAX_REASONS], excluded_by[KT_GEN_MAX_REASONS];
+    int nrejected_by, nexcluded_by;
+    int waves_hist[KT_GEN_MAX_WAVES]; /* ok kernels by waves/SIMD (AMD) or warps/SM (NVIDIA); last bin = more */
+    char first_failure[512];   /* the first failed variant and its first error line */
+    double seconds;
+} kt_gen_summary;
+
+/* Run the pipeline for target t. Returns 0 when it ran (variants may still have failed: see the
+ * summary), nonzero with err when it could not (bad recipe, no compiler, database refused). */
+int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *sum, char *err, size_t errlen);
+
+/* Print a summary for a person. */
+void pipeline_print_summary(FILE *f, const kt_gen_summary *s);
+
+#endif

@@ -1,0 +1,21 @@
+#!/bin/sh
+# run_all.sh "UNIT BINS" "FUZZ BINS": every CPU test phase, then one summary line.
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+status=""
+phase() {  # phase NAME COMMAND...
+    echo "== $1"
+    if "$@_run"; then status="$status $1:pass"; else status="$status $1:FAIL"; fi
+}
+unit_run() { sh tests/run_unit.sh $UNIT; }
+fuzz_run() { sh tests/run_fuzz.sh $FUZZ; }
+compile_run() { sh tests/run_compile.sh; }
+UNIT=$1; FUZZ=$2
+phase unit
+phase fuzz
+phase compile
+secs=$(( $(date +%s) - start ))
+case "$status" in
+    *FAIL*) echo "ktune tests: FAILED ($status ) in ${secs}s"; exit 1 ;;
+    *) echo "ktune tests: all passed ($status ) in ${secs}s" ;;
+esac

@@ -1,0 +1,82 @@
+#!/bin/sh
+# run_compile.sh: the build pipeline end to end on every target, on a machine without a GPU.
+#  - kt gen of the dense GEMM recipe gives >= 100 ok kernels on gfx1201, gfx1100, gfx942, sm_90a
+#  - gfx90a goes through Debian's hipcc (the real HIP headers) and is unbundled
+#  - resources in the DB equal llvm-readelf-19 --notes / nvcc -Xptxas -v for >= 10 random kernels per target
+#  - a second run compiles nothing and takes < 2 s; a changed flag recompiles
+#  - bad input to kt gen is refused with a message naming the fault
+# Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
+set -u
+cd "$(dirname "$0")/.."
+KT=out/bin/kt
+DIR=${KT_TEST_DIR:-out/test}
+export KT_CACHE=${KT_CACHE:-out/cache}
+export PATH="$PATH:/usr/local/cuda/bin"
+DB=$DIR/dense.ktdb
+RECIPE=templates/gemm/dense.lua
+mkdir -p "$DIR"
+rm -f "$DB" "$DB-wal" "$DB-shm"
+checks=0; failed=0
+check() {  # check NAME COMMAND...: run, print one line, count
+    name=$1; shift
+    checks=$((checks + 1))
+    if "$@" >"$DIR/check.out" 2>&1; then echo "  pass  $name"
+    else failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$DIR/check.out" | tail -20; fi
+}
+q() { sqlite3 "$DB" "$1"; }
+
+TARGETS="gfx1201 gfx1100 gfx942 gfx90a"
+if command -v nvcc >/dev/null 2>&1; then TARGETS="$TARGETS sm_90a"
+else echo "  note  nvcc not found: sm_90a is not built in this run"; fi
+
+for t in $TARGETS; do
+    check "kt gen $t" sh -c "$KT gen --recipe $RECIPE --target $t --db $DB --quiet > $DIR/gen-$t.txt 2>&1; rc=\$?; cat $DIR/gen-$t.txt; exit \$rc"
+    cat "$DIR/gen-$t.txt" | sed 's/^/        /'
+done
+
+min_ok() {  # min_ok TARGET N
+    n=$(q "SELECT count(*) FROM kernel WHERE target='$1' AND status='ok'")
+    echo "$1: $n ok kernels"; [ "$n" -ge "$2" ]
+}
+for t in $TARGETS; do
+    [ "$t" = gfx90a ] && continue
+    check ">= 100 ok kernels on $t" min_ok "$t" 100
+done
+check "gfx90a compiled by hipcc" sh -c "sqlite3 $DB \"SELECT kind FROM toolchain WHERE target='gfx90a'\" | grep -x hipcc"
+check "gfx90a kernels ok" min_ok gfx90a 100
+check "gfx1201 compiled by clang-19" sh -c "sqlite3 $DB \"SELECT kind FROM toolchain WHERE target='gfx1201'\" | grep -x clang"
+
+# resources: the DB against independent tools, on a random sample per target
+for t in $TARGETS; do
+    check "resources match the tools on 10 random $t kernels" sh tests/check_resources.sh "$DB" "$t" 10
+done
+
+# a second run compiles nothing, quickly
+for t in gfx1201 $(echo "$TARGETS" | grep -o sm_90a); do
+    check "second kt gen $t compiles nothing, < 2 s" sh -c "
+        start=\$(date +%s%N); $KT gen --recipe $RECIPE --target $t --db $DB --quiet > $DIR/again.txt 2>&1 || exit 1
+        ms=\$(( (\$(date +%s%N) - start) / 1000000 )); cat $DIR/again.txt; echo \"took \$ms ms\"
+        grep -q 'compiled 0,' $DIR/again.txt && [ \$ms -lt 2000 ]"
+done
+# a changed flag recompiles what it affects (every variant of that target), and the old key is replaced
+check "changed flag recompiles gfx1100" sh -c "
+    $KT gen --recipe $RECIPE --target gfx1100 --db $DB --quiet --flags -DKT_TEST_FLAG=1 > $DIR/flag.txt 2>&1 || exit 1
+    cat $DIR/flag.txt; v=\$(sed -n 's/.*variants \([0-9]*\).*/\1/p' $DIR/flag.txt | head -1)
+    grep -q \"compiled \$v,\" $DIR/flag.txt && [ \$(sqlite3 $DB \"SELECT count(DISTINCT fingerprint) FROM kernel WHERE target='gfx1100'\") = 1 ]"
+
+# refusals: each names the fault
+refuses() {  # refuses EXPECTED-TEXT ARGS...: kt must fail with a message containing the text
+    want=$1; shift
+    if $KT "$@" > "$DIR/refuse.txt" 2>&1; then echo "kt $* succeeded"; return 1; fi
+    cat "$DIR/refuse.txt"; grep -q -- "$want" "$DIR/refuse.txt"
+}
+check "bad recipe: file and line" refuses "unknown_axis.lua:6: unknown axis 'BN'" gen --recipe tests/data/recipes/toy/unknown_axis.lua --target gfx1201 --db "$DIR/bad.ktdb"
+check "bad recipe: syntax" refuses "syntax.lua:5:" gen --recipe tests/data/recipes/toy/syntax.lua --target gfx1201 --db "$DIR/bad.ktdb"
+check "bad recipe: empty space" refuses "empty.lua:5: recipe admits no variant" gen --recipe tests/data/recipes/toy/empty.lua --target gfx1201 --db "$DIR/bad.ktdb"
+check "unknown target" refuses "unknown target 'gfx9999'" gen --recipe $RECIPE --target gfx9999 --db "$DIR/bad.ktdb"
+printf 'not a database at all, but long enough to have a header of some sort.........' > "$DIR/corrupt.ktdb"
+check "corrupt database" refuses "corrupt.ktdb: not a ktune database" gen --recipe $RECIPE --target gfx1201 --db "$DIR/corrupt.ktdb"
+check "missing option" refuses "are required" gen --recipe $RECIPE
+
+echo "compile: $checks checks, $failed failed"
+[ "$failed" = 0 ]
