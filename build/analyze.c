@@ -38,8 +38,11 @@ int analyze_code_object(const kt_target *t, const void *code, size_t len, const 
     snprintf(a->limit, sizeof a->limit, "%s", occ.limit ? occ.limit : "");
     /* the ISA mix is informative, never a reason to fail: no disassembler means no numbers */
     char ierr[256];
-    if (isa_stats_json_of_code_object(t, path, name, a->isa_json, sizeof a->isa_json, ierr, sizeof ierr) != 0)
+    kt_isa_report *isa = malloc(sizeof *isa);
+    if (!isa || isa_stats_of_code_object(NULL, t->name, path, name, isa, ierr, sizeof ierr) != 0 ||
+        isa_stats_to_json(isa, a->isa_json, sizeof a->isa_json) < 0)
         a->isa_json[0] = 0;
+    free(isa);
     const char *why = analyze_verdict(t, a);
     a->status = why ? "excluded" : "ok";
     snprintf(a->reason, sizeof a->reason, "%s", why ? why : "");

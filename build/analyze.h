@@ -12,7 +12,7 @@ typedef struct kt_analysis {
     int regs;                 /* what occupancy counts: vgpr (+agpr on unified-AGPR targets) */
     int waves;                /* waves/SIMD (AMD), warps/SM (NVIDIA) */
     char limit[16];           /* binding occupancy limit */
-    char isa_json[1024];      /* "" when no disassembler is available */
+    char isa_json[4096];      /* "" when no disassembler is available */
     const char *status;       /* "ok" | "excluded" */
     char reason[128];         /* why excluded */
 } kt_analysis;
