@@ -15,7 +15,7 @@ static const char *analyze_verdict(const kt_target *t, const kt_analysis *a)
     if (a->res.vgpr_spills > 0 || a->res.sgpr_spills > 0) return "spills";
     if (a->res.scratch_bytes > 0) return "uses scratch/local memory";
     if (a->res.lds_bytes > t->lds_per_workgroup) return "lds over target limit";
-    if (a->res.vgpr > t->max_regs_per_thread) return "registers over target limit";
+    if (a->regs > t->max_regs_per_thread) return "registers over target limit";
     if (a->waves <= 0) return "no resident workgroup";
     return NULL;
 }
@@ -31,7 +31,8 @@ int analyze_code_object(const kt_target *t, const void *code, size_t len, const 
         snprintf(err, errlen, "kernel %s was compiled for wave%d, target %s runs wave%d", name, a->res.wave_size, t->name, t->wave_size);
         return 1;
     }
-    a->regs = t->unified_agpr ? ((a->res.vgpr + 3) & ~3) + a->res.agpr : a->res.vgpr;
+    /* on unified-AGPR targets .vgpr_count already includes the AGPRs (see occupancy.c) */
+    a->regs = t->unified_agpr || a->res.agpr <= a->res.vgpr ? a->res.vgpr : a->res.agpr;
     kt_occupancy occ;
     occupancy_compute(t, &a->res, threads, &occ, NULL, 0);
     a->waves = occ.waves;

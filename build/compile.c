@@ -56,13 +56,16 @@ static pid_t build_spawn(build_job *job, int step)
     return pid;
 }
 
+/* One rewritten line on a terminal; in a log, a line per tenth of the work. */
 static void build_progress(int done, int total, int failed, double t0, const char *label)
 {
+    static int tty = -1;
+    if (tty < 0) tty = isatty(2);
+    if (!tty && done != total && done * 10 / total == (done - 1) * 10 / total) return;
     double el = build_now() - t0;
     double eta = done ? el / done * (total - done) : 0;
-    fprintf(stderr, "\r  compiling %d/%d (%d failed)  %.0fs elapsed, ETA %.0fs  %-60.60s", done, total, failed, el, eta,
-            label ? label : "");
-    if (done == total) fputc('\n', stderr);
+    fprintf(stderr, "%s  compiling %d/%d (%d failed)  %.0fs elapsed, ETA %.0fs  %-60.60s%s", tty ? "\r" : "", done, total,
+            failed, el, eta, label ? label : "", tty && done != total ? "" : "\n");
     fflush(stderr);
 }
 

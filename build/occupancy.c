@@ -103,11 +103,12 @@ static int occ_amd(const kt_target *t, const kt_resources *r, int wg, kt_occupan
         return occ_nofit(o, "waves", why, whylen, msg);
     }
 
-    /* gfx90a/942: AGPRs follow the architected VGPRs (aligned to 4) in one 512-entry file;
-     * elsewhere AGPRs (gfx908) are a separate file of the same size, so the larger one counts. */
-    int nvgpr = t->unified_agpr ? occ_round_up(r->vgpr, 4) + r->agpr
-                                : (r->vgpr > r->agpr ? r->vgpr : r->agpr);
-    if (r->vgpr > OCC_AMD_MAX_ARCH_VGPR || nvgpr > t->max_regs_per_thread) {
+    /* gfx90a/942: AGPRs follow the architected VGPRs (aligned to 4) in one 512-entry file, and the
+     * metadata's .vgpr_count already is that total (LLVM emits align(arch, 4) + agpr there; a
+     * gfx942 fixture with 1 AGPR reads .vgpr_count 5). Elsewhere AGPRs (gfx908) are a separate
+     * file of the same size, so the larger one counts. */
+    int nvgpr = t->unified_agpr ? r->vgpr : (r->vgpr > r->agpr ? r->vgpr : r->agpr);
+    if ((!t->unified_agpr && r->vgpr > OCC_AMD_MAX_ARCH_VGPR) || nvgpr > t->max_regs_per_thread) {
         snprintf(msg, sizeof msg, "%d VGPRs (+%d AGPRs) exceed %d per wave", r->vgpr, r->agpr,
                  t->max_regs_per_thread);
         return occ_nofit(o, "vgpr", why, whylen, msg);

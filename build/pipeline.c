@@ -176,7 +176,10 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     snprintf(srcdir, sizeof srcdir, "%s/src", cache);
     if (pl_mkdirs(objdir) || pl_mkdirs(srcdir)) { snprintf(err, errlen, "%s: cannot create cache folder: %s", cache, strerror(errno)); goto done; }
     if (toolchain_find(t, o->extra_flags, cache, &tc, err, errlen)) goto done;
-    snprintf(sum->compiler, sizeof sum->compiler, "%s %s: %.*s", tc.kind, tc.path, (int)strcspn(tc.version, "\n"), tc.version);
+    /* the informative version line: nvcc's first line is its banner, the release is further down */
+    const char *vline = strstr(tc.version, "release") ? strstr(tc.version, "Cuda compilation tools") : NULL;
+    if (!vline) vline = tc.version;
+    snprintf(sum->compiler, sizeof sum->compiler, "%s %s: %.*s", tc.kind, tc.path, (int)strcspn(vline, "\n"), vline);
     snprintf(sum->fingerprint, sizeof sum->fingerprint, "%s", tc.fingerprint);
     const char *roots[2] = {t->prelude, sp.template_rel};
     if (closure_hash(sp.templates_root, roots, 2, closure, NULL, err, errlen)) goto done;

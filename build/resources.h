@@ -3,7 +3,8 @@
 #define KT_RESOURCES_H
 
 typedef struct kt_resources {
-    int vgpr;            /* AMD architected VGPRs per work-item; NVIDIA registers per thread */
+    int vgpr;            /* AMD .vgpr_count: architected VGPRs per work-item, on gfx90a/942 the
+                            unified total align(arch, 4) + agpr; NVIDIA registers per thread */
     int sgpr;            /* AMD SGPRs per wave (0 on NVIDIA) */
     int agpr;            /* AMD AccVGPRs (gfx90a/942), else 0 */
     int lds_bytes;       /* static LDS / shared memory per workgroup */

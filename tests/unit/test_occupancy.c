@@ -81,13 +81,15 @@ static void test_gfx942(void)
     KT_CHECK_INT(waves("gfx942", res(256, 0, 0, 0), 256), 2);
     KT_CHECK_INT(waves("gfx942", res(72, 0, 0, 0), 64), 7);   /* gfx950 rule in occupancy-levels.ll */
     KT_CHECK_INT(waves("gfx942", res(32, 0, 0, 0), 64), 8);   /* capped by 8 slots */
-    /* AGPRs share the 512-entry file: align(vgpr, 4) + agpr. */
-    KT_CHECK_INT(waves("gfx942", res(128, 128, 0, 0), 256), 2);
-    KT_CHECK_INT(waves("gfx942", res(130, 2, 0, 0), 256), 3);  /* 132 + 2 = 134 -> 136 */
-    KT_CHECK_INT(waves("gfx942", res(129, 0, 0, 0), 256), 3);  /* 129 -> 136 */
-    KT_CHECK_INT(waves("gfx942", res(256, 256, 0, 0), 64), 1);
+    /* AGPRs share the 512-entry file; .vgpr_count is already the total align(arch, 4) + agpr,
+     * so the AGPR count must not be added again. */
+    KT_CHECK_INT(waves("gfx942", res(256, 128, 0, 0), 256), 2);  /* 128 arch + 128 acc */
+    KT_CHECK_INT(waves("gfx942", res(134, 2, 0, 0), 256), 3);    /* 132 + 2 = 134 -> 136 */
+    KT_CHECK_INT(waves("gfx942", res(129, 0, 0, 0), 256), 3);    /* 129 -> 136 */
+    KT_CHECK_INT(waves("gfx942", res(512, 256, 0, 0), 64), 1);
+    KT_CHECK_INT(waves("gfx942", res(5, 1, 0, 0), 64), 8);       /* the fixture's k_acc: 5 total, not 9 */
     char why[256];
-    KT_CHECK_INT(occupancy_waves(kt_target_find("gfx942"), &(kt_resources){.vgpr = 256, .agpr = 257},
+    KT_CHECK_INT(occupancy_waves(kt_target_find("gfx942"), &(kt_resources){.vgpr = 513, .agpr = 257},
                                  64, why, sizeof why), 0);
     KT_CHECK_CONTAINS(why, "does not fit");
     /* SGPRs still limit on gfx9: > 100 -> 7 waves. */
