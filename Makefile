@@ -22,7 +22,7 @@ FUZZ_SRCS = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,out/fuzz/%,$(FUZZ_SRCS))
 DEPS_OK   = out/.deps-ok
 
-.PHONY: all deps test test-unit test-fuzz test-compile run clean device-check
+.PHONY: all deps test test-unit test-fuzz test-compile run clean device-prep
 all: out/bin/kt out/lib/libkt.a
 
 deps: $(DEPS_OK)
@@ -76,6 +76,12 @@ test-compile: out/bin/kt
 
 run: out/bin/kt
 	out/bin/kt gen --recipe templates/gemm/dense.lua --target $${KT_TARGETS:-gfx1201} --db out/ktune.ktdb
+
+# Build the device checker and export the sm_90a kernels of the compile test's database, to be
+# carried to the GPU machine and run there with `sh tests/device/run.sh out/device`.
+device-prep: out/bin/kt
+	sh tests/device/build.sh
+	sh tests/device/export_gemm.sh $${KT_DEVICE_DB:-out/test/dense.ktdb} sm_90a out/device/export
 
 clean:
 	rm -rf out
