@@ -1,0 +1,301 @@
+/* test_fragment_layouts.cpp: the matrix-fragment index math of every prelude, checked on the CPU.
+ *
+ * We cannot run the AMD kernels anywhere, so a wrong lane mapping would only show up as wrong
+ * numbers on a card we do not have. This test takes the layout functions straight from the
+ * preludes (templates/arch/ preludes compiled with KT_LAYOUT_ONLY), emulates a wave loading 16x16
+ * fragments from a padded LDS tile the way each prelude's loader does, runs an emulated matrix
+ * instruction written independently from the operand tables in shared/ref/wmma-mma.md, reads the
+ * result back through the prelude's accumulator (row, col) map, and compares with a plain matmul.
+ * It also checks the bf16 rounding the preludes use against an independent oracle.
+ *
+ * Run: mkdir -p out/tests && g++ -std=c++17 -O1 -Itemplates -Itests/unit tests/unit/test_fragment_layouts.cpp \
+ *        -o out/tests/test_fragment_layouts && out/tests/test_fragment_layouts */
+#define KT_LAYOUT_ONLY
+#include "arch/common_amd.h"   /* once, globally: the AMD preludes below then skip it */
+namespace gfx12 {
+#include "arch/gfx12.h"
+}
+namespace gfx11 {
+#include "arch/gfx11.h"
+}
+namespace cdna {
+#include "arch/cdna.h"
+}
+namespace sm90 {
+#include "arch/sm90.h"
+}
+
+#include "kt_test.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if __has_include("../device/half_convert.h")
+#include "../device/half_convert.h"
+#define HAVE_HOST_REFERENCE 1
+#endif
+
+/* The LDS tile the fragments are read from: 16 x 16 operands sit at (R0, K0) of a wider tile with
+ * a padded pitch, as in dense.hip, so a mapping that confuses rows with the pitch shows up. */
+enum { LD = 40, ROWS = 48, R0 = 16, K0 = 16 };
+
+struct problem {
+    float a[16][16];     /* A[i][k] */
+    float w[16][16];     /* W[n][k]; B[k][n] = W[n][k] */
+    float lds_a[ROWS][LD];
+    float lds_w[ROWS][LD];
+    float ref[16][16];   /* C[i][n] = sum_k A[i][k] W[n][k] */
+};
+
+static void make_problem(problem &p, unsigned seed)
+{
+    srand(seed);
+    /* Small integers: every sum is exact in float, so equality is the right test. */
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < LD; c++) {
+            p.lds_a[r][c] = 1000.0f + (float)(r * LD + c);   /* junk outside the operand */
+            p.lds_w[r][c] = -1000.0f - (float)(r * LD + c);
+        }
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 16; k++) {
+            p.a[i][k] = (float)(rand() % 17 - 8);
+            p.w[i][k] = (float)(rand() % 17 - 8);
+            p.lds_a[R0 + i][K0 + k] = p.a[i][k];
+            p.lds_w[R0 + i][K0 + k] = p.w[i][k];
+        }
+    for (int i = 0; i < 16; i++)
+        for (int n = 0; n < 16; n++) {
+            float s = 0;
+            for (int k = 0; k < 16; k++) s += p.a[i][k] * p.w[n][k];
+            p.ref[i][n] = s;
+        }
+}
+
+/* Read the accumulator back through the prelude's (row, col) map; every output exactly once. */
+template <int LANES, int ELEMS, class RowFn, class ColFn>
+static void check_result(const char *target, const problem &p, float (&d)[LANES][ELEMS], RowFn row, ColFn col)
+{
+    int seen[16][16] = {};
+    int bad = 0;
+    for (int l = 0; l < LANES; l++)
+        for (int e = 0; e < ELEMS; e++) {
+            int r = row(l, e), c = col(l, e);
+            if (r < 0 || r > 15 || c < 0 || c > 15) { bad++; continue; }
+            seen[r][c]++;
+            if (d[l][e] != p.ref[r][c]) bad++;
+        }
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 16; c++)
+            if (seen[r][c] != 1) bad++;
+    if (bad) fprintf(stderr, "%s: %d wrong accumulator elements or coverage errors\n", target, bad);
+    KT_CHECK(bad == 0);
+}
+
+/* AMD loaders read kt_frag_ab_run contiguous k at (row(lane, b), k(lane, b)) for each run start b. */
+template <class RowFn, class KFn>
+static void amd_load(float (&lds)[ROWS][LD], int lanes, int elems, int run, float (*regs)[16], RowFn row, KFn kf)
+{
+    for (int l = 0; l < lanes; l++)
+        for (int b = 0; b < elems; b += run)
+            for (int j = 0; j < run; j++)
+                regs[l][b + j] = lds[R0 + row(l, b)][K0 + kf(l, b) + j];
+}
+
+/* The layout functions also describe every element, not only run starts: keep them honest. */
+template <class RowFn, class KFn>
+static void check_runs(const char *what, int lanes, int elems, int run, RowFn row, KFn kf)
+{
+    int bad = 0;
+    for (int l = 0; l < lanes; l++)
+        for (int e = 0; e < elems; e++) {
+            int b = e - e % run;
+            if (row(l, e) != row(l, b) || kf(l, e) != kf(l, b) + e % run) bad++;
+        }
+    if (bad) fprintf(stderr, "%s: %d elements not contiguous within their run\n", what, bad);
+    KT_CHECK(bad == 0);
+}
+
+/* ---- gfx12 WMMA (ref section 2) ---- */
+static void test_gfx12(const problem &p0)
+{
+    problem p = p0;
+    using namespace gfx12;
+    float ra[32][16], rb[32][16], d[32][8] = {};
+    amd_load(p.lds_a, 32, kt_frag_ab_elems, kt_frag_ab_run, ra, kt_frag_a_row, kt_frag_a_k);
+    amd_load(p.lds_w, 32, kt_frag_ab_elems, kt_frag_ab_run, rb, kt_frag_b_n, kt_frag_b_k);
+    check_runs("gfx12 A", 32, kt_frag_ab_elems, kt_frag_ab_run, kt_frag_a_row, kt_frag_a_k);
+    check_runs("gfx12 B", 32, kt_frag_ab_elems, kt_frag_ab_run, kt_frag_b_n, kt_frag_b_k);
+    /* 16-bit A[i][k]: lane i + 16*((k/4)%2), VGPR 2*(k/8) + (k/2)%2, half k%2; B likewise with j.
+     * D[i][j]: VGPR i%8, lane 16*(i/8) + j. */
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            float s = 0;
+            for (int k = 0; k < 16; k++) {
+                int el = 2 * (2 * (k / 8) + (k / 2) % 2) + k % 2;
+                s += ra[i + 16 * ((k / 4) % 2)][el] * rb[j + 16 * ((k / 4) % 2)][el];
+            }
+            d[16 * (i / 8) + j][i % 8] = s;
+        }
+    check_result("gfx12", p, d, kt_acc_row, kt_acc_col);
+    KT_CHECK_INT(kt_frag_lanes, 32);
+    KT_CHECK_INT(kt_acc_elems, 8);
+}
+
+/* ---- gfx11 WMMA (ref section 1): A/B replicated across the half-waves ---- */
+static void test_gfx11(const problem &p0)
+{
+    problem p = p0;
+    using namespace gfx11;
+    float ra[32][16], rb[32][16], d[32][8] = {};
+    amd_load(p.lds_a, 32, kt_frag_ab_elems, kt_frag_ab_run, ra, kt_frag_a_row, kt_frag_a_k);
+    amd_load(p.lds_w, 32, kt_frag_ab_elems, kt_frag_ab_run, rb, kt_frag_b_n, kt_frag_b_k);
+    check_runs("gfx11 A", 32, kt_frag_ab_elems, kt_frag_ab_run, kt_frag_a_row, kt_frag_a_k);
+    check_runs("gfx11 B", 32, kt_frag_ab_elems, kt_frag_ab_run, kt_frag_b_n, kt_frag_b_k);
+    int unreplicated = 0;
+    for (int l = 0; l < 16; l++)
+        for (int e = 0; e < 16; e++)
+            if (ra[l][e] != ra[l + 16][e] || rb[l][e] != rb[l + 16][e]) unreplicated++;
+    KT_CHECK_INT(unreplicated, 0);
+    /* A[i][k]: lane i (and i+16), element k; B[k][j]: lane j, element k.
+     * D[i][j]: VGPR i/2, lane 16*(i%2) + j. */
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            float s = 0;
+            for (int k = 0; k < 16; k++) s += ra[i][k] * rb[j][k];
+            d[16 * (i % 2) + j][i / 2] = s;
+        }
+    check_result("gfx11", p, d, kt_acc_row, kt_acc_col);
+    KT_CHECK_INT(kt_frag_lanes, 32);
+    KT_CHECK_INT(kt_acc_elems, 8);
+}
+
+/* ---- CDNA MFMA 16x16x16 (ref section 3, E = 4) ---- */
+static void test_cdna(const problem &p0)
+{
+    problem p = p0;
+    using namespace cdna;
+    float ra[64][16], rb[64][16], d[64][4] = {};
+    amd_load(p.lds_a, 64, kt_frag_ab_elems, kt_frag_ab_run, ra, kt_frag_a_row, kt_frag_a_k);
+    amd_load(p.lds_w, 64, kt_frag_ab_elems, kt_frag_ab_run, rb, kt_frag_b_n, kt_frag_b_k);
+    check_runs("cdna A", 64, kt_frag_ab_elems, kt_frag_ab_run, kt_frag_a_row, kt_frag_a_k);
+    check_runs("cdna B", 64, kt_frag_ab_elems, kt_frag_ab_run, kt_frag_b_n, kt_frag_b_k);
+    /* A[i][k]: lane i + 16*(k/4), element k%4; B[k][j]: lane j + 16*(k/4), element k%4.
+     * D[i][j]: acc i%4, lane 16*(i/4) + j. */
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            float s = 0;
+            for (int k = 0; k < 16; k++) s += ra[i + 16 * (k / 4)][k % 4] * rb[j + 16 * (k / 4)][k % 4];
+            d[16 * (i / 4) + j][i % 4] = s;
+        }
+    check_result("cdna", p, d, kt_acc_row, kt_acc_col);
+    KT_CHECK_INT(kt_frag_lanes, 64);
+    KT_CHECK_INT(kt_acc_elems, 4);
+}
+
+/* ---- sm_90 ldmatrix.x4 + 2 x mma.m16n8k16 (ref section 4) ---- */
+
+/* ldmatrix.sync.m8n8.x4.b16: lane l gives the address of row l%8 of matrix l/8 (as a (row, k)
+ * of the LDS tile); register j of lane l gets row l/4, columns 2*(l%4) and +1 of matrix j. */
+template <class RowFn, class KFn>
+static void ldmatrix_x4(float (&lds)[ROWS][LD], float (&regs)[32][8], RowFn row, KFn kf)
+{
+    for (int l = 0; l < 32; l++)
+        for (int j = 0; j < 4; j++) {
+            int src = 8 * j + l / 4;   /* the lane that addressed row l/4 of matrix j */
+            for (int h = 0; h < 2; h++) regs[l][2 * j + h] = lds[R0 + row(src)][K0 + kf(src) + 2 * (l % 4) + h];
+        }
+}
+
+static void test_sm90(const problem &p0)
+{
+    problem p = p0;
+    using namespace sm90;
+    float ra[32][8], rb[32][8], d[32][8] = {};
+    ldmatrix_x4(p.lds_a, ra, kt_ldsm_a_row, kt_ldsm_a_k);
+    ldmatrix_x4(p.lds_w, rb, kt_ldsm_b_n, kt_ldsm_b_k);
+    /* m16n8k16 with g = lane/4, t = lane%4, halves a0..a7 = regs 0..3:
+     *   A: row g + 8*((e/2)%2), col 2t + e%2 + 8*(e/4)
+     *   B (b0..b3 = the half's regs): k 2t + e%2 + 8*(e/2), n g
+     *   C (c0..c3): row g + 8*(e/2), col 2t + e%2
+     * The prelude issues it twice: n-half h takes B regs {2h, 2h+1} = halves 4h..4h+3 and
+     * accumulator elements 4h..4h+3. */
+    for (int h = 0; h < 2; h++) {
+        float A[16][16], B[16][8];
+        for (int l = 0; l < 32; l++) {
+            int g = l / 4, t = l % 4;
+            for (int e = 0; e < 8; e++) A[g + 8 * ((e / 2) % 2)][2 * t + e % 2 + 8 * (e / 4)] = ra[l][e];
+            for (int e = 0; e < 4; e++) B[2 * t + e % 2 + 8 * (e / 2)][g] = rb[l][4 * h + e];
+        }
+        for (int l = 0; l < 32; l++) {
+            int g = l / 4, t = l % 4;
+            for (int e = 0; e < 4; e++) {
+                int r = g + 8 * (e / 2), c = 2 * t + e % 2;
+                float s = 0;
+                for (int k = 0; k < 16; k++) s += A[r][k] * B[k][c];
+                d[l][4 * h + e] = s;
+            }
+        }
+    }
+    check_result("sm90", p, d, kt_acc_row, kt_acc_col);
+    KT_CHECK_INT(kt_frag_lanes, 32);
+    KT_CHECK_INT(kt_acc_elems, 8);
+}
+
+/* ---- bf16 rounding: an oracle that picks the nearer neighbour by arithmetic, not bit tricks ---- */
+static float f32_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static uint16_t bf16_oracle(uint32_t u)
+{
+    float x = f32_of(u);
+    if (isnan(x)) return 0xFFFF;   /* only NaN-ness is compared for NaN inputs */
+    uint32_t lo = u & 0xFFFF0000u;  /* truncation toward zero, and the next value away from zero */
+    uint32_t hi = lo + 0x10000u;
+    double dlo = fabs((double)x - (double)f32_of(lo));
+    double dhi = (lo & 0x7FFFFFFFu) == 0x7F7F0000u ? ldexp(1.0, 128) - fabs((double)x)   /* next is inf */
+                                                  : fabs((double)f32_of(hi) - (double)x);
+    if ((lo & 0x7FFFFFFFu) == 0x7F800000u) return (uint16_t)(lo >> 16);   /* inf stays inf */
+    if (dlo < dhi) return (uint16_t)(lo >> 16);
+    if (dhi < dlo) return (uint16_t)(hi >> 16);
+    return (uint16_t)(((lo >> 16) & 1u) ? hi >> 16 : lo >> 16);
+}
+
+static void test_bf16_rounding(void)
+{
+    static const uint32_t lows[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x4000, 0xC000};
+    int bad = 0, checked = 0;
+    for (uint32_t top = 0; top < 0x10000u; top++)
+        for (uint32_t low : lows) {
+            uint32_t u = (top << 16) | low;
+            uint16_t amd = kt_bf16_bits_rne(u), nv = sm90::kt_bf16_bits_rne(u);
+            checked++;
+            if (amd != nv) { bad++; continue; }
+            if (isnan(f32_of(u))) {
+                /* NaN stays NaN, quieted, sign and top payload bits kept */
+                if ((amd & 0x7F80u) != 0x7F80u || !(amd & 0x0040u) || (amd >> 15) != (u >> 31)) bad++;
+                continue;
+            }
+            if (amd != bf16_oracle(u)) bad++;
+#ifdef HAVE_HOST_REFERENCE
+            if (amd != kt_f32_to_bf16(f32_of(u))) bad++;
+#endif
+        }
+    if (bad) fprintf(stderr, "bf16 rounding: %d of %d patterns wrong\n", bad, checked);
+    KT_CHECK(bad == 0);
+}
+
+int main(void)
+{
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        problem p;
+        make_problem(p, seed);
+        test_gfx12(p);
+        test_gfx11(p);
+        test_cdna(p);
+        test_sm90(p);
+    }
+    test_bf16_rounding();
+#ifndef HAVE_HOST_REFERENCE
+    printf("note: tests/device/half_convert.h not found; bf16 checked against the oracle only\n");
+#endif
+    KT_TEST_END();
+}
