@@ -145,7 +145,9 @@ static void tc_version(const char *path, const char *cache_dir, char *out, size_
 static int tc_hipcc_supports(const char *hipcc, const kt_target *t, const char *cache_dir)
 {
     char key[65], file[1200], dir[1024], verdict[8];
-    tc_identity(hipcc, t->name, key);
+    char probe_id[64];
+    snprintf(probe_id, sizeof probe_id, "probe-v2 %s", t->name);   /* bump when the probe changes */
+    tc_identity(hipcc, probe_id, key);
     snprintf(dir, sizeof dir, "%s/toolchains", cache_dir);
     snprintf(file, sizeof file, "%s/%s.probe", dir, key);
     if (tc_cache_read(file, verdict, sizeof verdict)) return verdict[0] == 'y';
@@ -154,7 +156,8 @@ static int tc_hipcc_supports(const char *hipcc, const kt_target *t, const char *
     snprintf(obj, sizeof obj, "%s/probe-%d.co", dir, (int)getpid());
     snprintf(arch, sizeof arch, "--offload-arch=%s", t->name);
     mkdir(dir, 0777);
-    tc_cache_write(dir, src, "extern \"C\" __global__ void kt_probe(float *x) { x[threadIdx.x] = 1.0f; }\n");
+    /* no runtime names: Debian's hipcc --genco does not include hip_runtime.h */
+    tc_cache_write(dir, src, "extern \"C\" __global__ void kt_probe(float *x) { *x = 1.0f; }\n");
     char *argv[] = {(char *)hipcc, "--genco", arch, "-O1", src, "-o", obj, NULL};
     int ok = toolchain_run_capture(argv, log, sizeof log) == 0 && access(obj, R_OK) == 0;
     unlink(src);

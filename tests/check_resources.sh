@@ -34,7 +34,7 @@ while read -r name key vgpr sgpr agpr lds scratch spills; do
         llvm-readelf-19 --notes "$tmp/k.co" > "$tmp/notes" 2>&1 || { cat "$tmp/notes"; bad=1; continue; }
         got=$(awk -v k="$name" '
             function flush() { if (n == k) print v, s, (a == "" ? 0 : a), g, p, vs + ss }
-            /^  - / { flush(); n = ""; v = s = a = g = p = ""; vs = ss = 0 }
+            /^  - / { flush(); n = ""; v = s = a = g = p = ""; vs = ss = 0; sub(/^  - /, "    ") }
             /^amdhsa\.target/ { flush(); n = "" }
             $1 == ".name:" { n = $2 }  $1 == ".vgpr_count:" { v = $2 }  $1 == ".sgpr_count:" { s = $2 }
             $1 == ".agpr_count:" { a = $2 }  $1 == ".group_segment_fixed_size:" { g = $2 }
