@@ -12,7 +12,9 @@
  * BK=128 collapse was a spill); neither is one the hardware cannot make resident. */
 static const char *analyze_verdict(const kt_target *t, const kt_analysis *a)
 {
-    if (a->res.vgpr_spills > 0 || a->res.sgpr_spills > 0) return "spills";
+    if (a->res.vgpr_spills > 0) return "vgpr spills";
+    /* SGPR spills go to VGPR lanes, not memory, but they mean the allocator ran out: same rule */
+    if (a->res.sgpr_spills > 0) return "sgpr spills";
     if (a->res.scratch_bytes > 0) return "uses scratch/local memory";
     if (a->res.lds_bytes > t->lds_per_workgroup) return "lds over target limit";
     if (a->regs > t->max_regs_per_thread) return "registers over target limit";

@@ -356,3 +356,38 @@ int elf_symbol_at(const elf_file *f, const elf_section *symtab, uint32_t i, elf_
     snprintf(what, sizeof what, "symbol %u", i);
     return elf_string(f, symtab->link, name, &sym->name, what, err, errlen);
 }
+
+typedef struct elf_names_ctx {
+    char *err;
+    size_t errlen;
+    int n;
+} elf_names_ctx;
+
+/* Appends " a, b, c" to the not-found message. */
+static int elf_name_list_cb(void *ctx, const char *name, size_t len)
+{
+    elf_names_ctx *c = ctx;
+    elf_err_append(c->err, c->errlen, c->n++ ? ", " : " ");
+    elf_err_append_name(c->err, c->errlen, name, len);
+    return 0;
+}
+
+void elf_err_kernel_not_found(const void *buf, size_t len, const char *want, const char *what,
+                              elf_list_kernels_fn list, char *err, size_t errlen)
+{
+    elf_names_ctx c = { err, errlen, 0 };
+    int n = list(buf, len, NULL, NULL, err, errlen);
+    if (n < 0) return;
+    elf_err(err, errlen, "%s", "");
+    if (want) {
+        elf_err_append(err, errlen, "kernel '");
+        elf_err_append_name(err, errlen, want, strlen(want));
+        elf_err_append(err, errlen, "' not found; ");
+    }
+    if (n == 0) {
+        elf_err_append(err, errlen, "the %s has no kernels", what);
+        return;
+    }
+    elf_err_append(err, errlen, "the %s has %d kernel%s:", what, n, n == 1 ? "" : "s");
+    list(buf, len, elf_name_list_cb, &c, NULL, 0);
+}

@@ -98,6 +98,15 @@ void elf_err_append(char *err, size_t errlen, const char *fmt, ...)
 /* Append n bytes of an untrusted name, replacing anything unprintable with '?'. */
 void elf_err_append_name(char *err, size_t errlen, const char *name, size_t n);
 
+/* A reader's kernel lister (elf_amdgpu_list_kernels, elf_cubin_list_kernels). */
+typedef int (*elf_list_kernels_fn)(const void *buf, size_t len, elf_kernel_fn fn, void *ctx,
+                                   char *err, size_t errlen);
+
+/* The message for a lookup that found nothing: names the kernel `want` and lists what `what`
+ * ("code object", "cubin") holds. Only called after a clean walk, so listing cannot fault. */
+void elf_err_kernel_not_found(const void *buf, size_t len, const char *want, const char *what,
+                              elf_list_kernels_fn list, char *err, size_t errlen);
+
 /* Check the ELF64 little-endian header and the section header table's bounds; fill f. */
 int elf_open(elf_file *f, const void *buf, size_t len, char *err, size_t errlen);
 /* Same, and also require e_machine == machine; what names the expected kind in messages. */

@@ -294,42 +294,6 @@ static int amd_find_cb(void *ctx, amd_doc *d, const amd_kernel *k)
     return amd_fill(d, k, c->out) ? -1 : 1;
 }
 
-/* Appends " a, b, c" to the not-found message. */
-typedef struct amd_names_ctx {
-    char *err;
-    size_t errlen;
-    int n;
-} amd_names_ctx;
-
-static int amd_name_list_cb(void *ctx, const char *name, size_t len)
-{
-    amd_names_ctx *c = ctx;
-    elf_err_append(c->err, c->errlen, c->n++ ? ", " : " ");
-    elf_err_append_name(c->err, c->errlen, name, len);
-    return 0;
-}
-
-/* The message for a lookup that found nothing names the kernel and lists what is there.
- * The walk that failed to find it was clean, so listing again cannot fault. */
-static void amd_not_found(const void *buf, size_t len, const char *want, char *err, size_t errlen)
-{
-    amd_names_ctx c = { err, errlen, 0 };
-    int n = elf_amdgpu_list_kernels(buf, len, NULL, NULL, err, errlen);
-    if (n < 0) return;
-    elf_err(err, errlen, "%s", "");
-    if (want) {
-        elf_err_append(err, errlen, "kernel '");
-        elf_err_append_name(err, errlen, want, strlen(want));
-        elf_err_append(err, errlen, "' not found; ");
-    }
-    if (n == 0) {
-        elf_err_append(err, errlen, "the code object has no kernels");
-        return;
-    }
-    elf_err_append(err, errlen, "the code object has %d kernel%s:", n, n == 1 ? "" : "s");
-    elf_amdgpu_list_kernels(buf, len, amd_name_list_cb, &c, NULL, 0);
-}
-
 int elf_amdgpu_read_resources(const void *buf, size_t len, const char *kernel_name,
                               kt_resources *out, char *err, size_t errlen)
 {
@@ -338,7 +302,7 @@ int elf_amdgpu_read_resources(const void *buf, size_t len, const char *kernel_na
     if (amd_open(&d, buf, len, err, errlen)) return -1;
     if (amd_walk(&d, amd_find_cb, &c) < 0) return -1;
     if (!c.found) {
-        amd_not_found(buf, len, kernel_name, err, errlen);
+        elf_err_kernel_not_found(buf, len, kernel_name, "code object", elf_amdgpu_list_kernels, err, errlen);
         return -1;
     }
     return 0;

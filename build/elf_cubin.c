@@ -438,40 +438,6 @@ int elf_cubin_list_kernels(const void *buf, size_t len, elf_kernel_fn fn, void *
     return l.count;
 }
 
-/* Appends " a, b, c" to the not-found message. */
-typedef struct cubin_names_ctx {
-    char *err;
-    size_t errlen;
-    int n;
-} cubin_names_ctx;
-
-static int cubin_name_list_cb(void *ctx, const char *name, size_t len)
-{
-    cubin_names_ctx *c = ctx;
-    elf_err_append(c->err, c->errlen, c->n++ ? ", " : " ");
-    elf_err_append_name(c->err, c->errlen, name, len);
-    return 0;
-}
-
-static void cubin_not_found(const void *buf, size_t len, const char *want, char *err, size_t errlen)
-{
-    cubin_names_ctx c = { err, errlen, 0 };
-    int n = elf_cubin_list_kernels(buf, len, NULL, NULL, err, errlen);
-    if (n < 0) return;
-    elf_err(err, errlen, "%s", "");
-    if (want) {
-        elf_err_append(err, errlen, "kernel '");
-        elf_err_append_name(err, errlen, want, strlen(want));
-        elf_err_append(err, errlen, "' not found; ");
-    }
-    if (n == 0) {
-        elf_err_append(err, errlen, "the cubin has no kernels");
-        return;
-    }
-    elf_err_append(err, errlen, "the cubin has %d kernel%s:", n, n == 1 ? "" : "s");
-    elf_cubin_list_kernels(buf, len, cubin_name_list_cb, &c, NULL, 0);
-}
-
 int elf_cubin_read_resources(const void *buf, size_t len, const char *kernel_name,
                              kt_resources *out, char *err, size_t errlen)
 {
@@ -480,7 +446,7 @@ int elf_cubin_read_resources(const void *buf, size_t len, const char *kernel_nam
     if (cubin_open(&d, buf, len, err, errlen)) return -1;
     if (cubin_walk(&d, cubin_find_cb, &c) < 0) return -1;
     if (!c.found) {
-        cubin_not_found(buf, len, kernel_name, err, errlen);
+        elf_err_kernel_not_found(buf, len, kernel_name, "cubin", elf_cubin_list_kernels, err, errlen);
         return -1;
     }
     return 0;
