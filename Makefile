@@ -5,7 +5,7 @@
 CC       ?= cc
 CLANG    ?= clang-19
 CFLAGS   ?= -O2 -g
-KT_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror=implicit-function-declaration \
+KT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror=implicit-function-declaration \
             -Wno-unused-parameter -I. -Ibuild -Igen -Idb -Iruntime -Itemplates \
             $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/include/luajit-2.1)
 LIBS      = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1) -lsqlite3 -lcjson -lm -ldl -lpthread
@@ -23,14 +23,14 @@ FUZZ_BINS = $(patsubst tests/fuzz/%.c,out/fuzz/%,$(FUZZ_SRCS))
 DEPS_OK   = out/.deps-ok
 
 .PHONY: all deps test test-unit test-fuzz test-compile run clean device-prep
-all: out/bin/kt out/lib/libkt.a
+all: out/bin/kt out/lib/libkt.a out/lib/libkt.so
 
 deps: $(DEPS_OK)
 $(DEPS_OK): build/deps.sh
 	@sh build/deps.sh
 	@mkdir -p out && touch $@
 
-out/obj/%.o: %.c | $(DEPS_OK)
+out/obj/%.o: %.c Makefile | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -44,6 +44,10 @@ out/obj/db/schema_sql.o: out/obj/db/schema_sql.c
 out/lib/libkt.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+# libkt.so is what tune.lua loads through the LuaJIT FFI.
+out/lib/libkt.so: $(LIB_OBJS)
+	$(CC) -shared -o $@ $(LIB_OBJS) $(LIBS)
 
 out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
 	@mkdir -p $(dir $@)
@@ -65,17 +69,17 @@ out/tests/%: tests/unit/%.cpp
 	$(CXX) -std=c++17 -O1 -Wall -I. -Itemplates -Itests/unit -o $@ $<
 
 # `make test` is what CI runs: every phase, then one summary line.
-test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt
+test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so
 	@sh tests/run_all.sh "$(TEST_BINS)" "$(FUZZ_BINS)"
 test-unit: $(TEST_BINS) out/bin/kt
 	@sh tests/run_unit.sh $(TEST_BINS)
 test-fuzz: $(FUZZ_BINS)
 	@sh tests/run_fuzz.sh $(FUZZ_BINS)
-test-compile: out/bin/kt
+test-compile: out/bin/kt out/lib/libkt.so
 	@sh tests/run_compile.sh
 
-run: out/bin/kt
-	out/bin/kt gen --recipe templates/gemm/dense.lua --target $${KT_TARGETS:-gfx1201} --db out/ktune.ktdb
+run: out/bin/kt out/lib/libkt.so
+	./tune --target $${KT_TARGETS:-gfx1201} --db out/ktune.ktdb
 
 # Build the device checker and export the sm_90a kernels of the compile test's database, to be
 # carried to the GPU machine and run there with `sh tests/device/run.sh out/device`.

@@ -301,3 +301,20 @@ void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
         }
     }
 }
+
+int pipeline_gen_and_print(const kt_gen_options *o, const char *target_name, char *err, size_t errlen)
+{
+    const kt_target *t = kt_target_find(target_name);
+    if (!t) {
+        size_t used = (size_t)snprintf(err, errlen, "unknown target '%s' (known:", target_name ? target_name : "(null)");
+        for (int i = 0; i < kt_target_count() && used < errlen; i++)
+            used += (size_t)snprintf(err + used, errlen - used, " %s", kt_target_at(i)->name);
+        if (used < errlen) snprintf(err + used, errlen - used, ")");
+        return 2;
+    }
+    kt_gen_summary sum;
+    if (pipeline_gen(o, t, &sum, err, errlen)) return 1;
+    pipeline_print_summary(stdout, &sum);
+    fflush(stdout);
+    return 0;
+}

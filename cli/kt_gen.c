@@ -79,15 +79,11 @@ int kt_cmd_gen(int argc, char **argv)
     }
     int failures = 0;
     for (int i = 0; i < n; i++) {
-        kt_gen_summary sum;
         char err[2048];
-        if (pipeline_gen(&o, list[i], &sum, err, sizeof err) != 0) {
+        if (pipeline_gen_and_print(&o, list[i]->name, err, sizeof err) != 0) {
             fprintf(stderr, "kt gen: %s: %s\n", list[i]->name, err);
             failures++;
-            continue;
         }
-        pipeline_print_summary(stdout, &sum);
-        fflush(stdout);
     }
     return failures ? 1 : 0;
 }

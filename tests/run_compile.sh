@@ -24,6 +24,10 @@ check() {  # check NAME COMMAND...: run, print one line, count
     else failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$DIR/check.out" | tail -20; fi
 }
 q() { sqlite3 "$DB" "$1"; }
+refuses_tune() {
+    if ./tune --target gfx9999 --db "$DIR/bad.ktdb" > "$DIR/refuse.txt" 2>&1; then return 1; fi
+    cat "$DIR/refuse.txt"; grep -q "unknown target 'gfx9999'" "$DIR/refuse.txt" && [ ! -e "$DIR/bad.ktdb" ]
+}
 
 TARGETS="gfx1201 gfx1100 gfx942 gfx90a"
 if command -v nvcc >/dev/null 2>&1; then TARGETS="$TARGETS sm_90a"
@@ -58,6 +62,12 @@ for t in gfx1201 $(echo "$TARGETS" | grep -o sm_90a); do
         ms=\$(( (\$(date +%s%N) - start) / 1000000 )); cat $DIR/again.txt; echo \"took \$ms ms\"
         grep -q 'compiled 0,' $DIR/again.txt && [ \$ms -lt 2000 ]"
 done
+# ./tune (tune.lua through the LuaJIT FFI into libkt.so) reaches the same kernels by an absolute
+# recipe path: cache keys do not depend on how the recipe was named, so it compiles nothing
+check "./tune over the FFI finds gfx1201 current" sh -c "
+    ./tune --target gfx1201 --db $DB --quiet > $DIR/tune.txt 2>&1 || { cat $DIR/tune.txt; exit 1; }
+    cat $DIR/tune.txt; grep -q 'compiled 0,' $DIR/tune.txt"
+check "./tune refuses an unknown target before compiling" refuses_tune
 # a changed flag recompiles what it affects (every variant of that target), and the old key is replaced
 check "changed flag recompiles gfx1100" sh -c "
     $KT gen --recipe $RECIPE --target gfx1100 --db $DB --quiet --flags -DKT_TEST_FLAG=1 > $DIR/flag.txt 2>&1 || exit 1
