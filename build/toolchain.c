@@ -166,14 +166,30 @@ static int tc_hipcc_supports(const char *hipcc, const kt_target *t, const char *
     return ok;
 }
 
-/* The offload bundler that belongs to hipcc's clang: InstalledDir from its version text. */
+/* The offload bundler that belongs to hipcc's clang. ROCm keeps it beside clang (InstalledDir in
+ * the version text); Debian's hipcc reports InstalledDir /usr/bin and runs clang-<major>, whose
+ * tools live in /usr/lib/llvm-<major>/bin. KT_OFFLOAD_BUNDLER overrides. */
 static int tc_find_bundler(const kt_toolchain *tc, char *out, size_t n)
 {
+    const char *env = getenv("KT_OFFLOAD_BUNDLER");
+    if (env && *env) { snprintf(out, n, "%s", env); return tc_executable(out); }
+    char dir[512] = "";
     const char *dirline = strstr(tc->version, "InstalledDir: ");
     if (dirline) {
         dirline += strlen("InstalledDir: ");
-        snprintf(out, n, "%.*s/clang-offload-bundler", (int)strcspn(dirline, "\n"), dirline);
+        snprintf(dir, sizeof dir, "%.*s", (int)strcspn(dirline, "\n"), dirline);
+        snprintf(out, n, "%s/clang-offload-bundler", dir);
         if (tc_executable(out)) return 1;
+    }
+    const char *ver = strstr(tc->version, "clang version ");
+    int major = ver ? atoi(ver + strlen("clang version ")) : 0;
+    if (major > 0) {
+        snprintf(out, n, "/usr/lib/llvm-%d/bin/clang-offload-bundler", major);
+        if (tc_executable(out)) return 1;
+        if (dir[0]) {
+            snprintf(out, n, "%s/clang-offload-bundler-%d", dir, major);
+            if (tc_executable(out)) return 1;
+        }
     }
     static const char *const fb[] = {"$ROCM_PATH/llvm/bin/clang-offload-bundler", "/opt/rocm/llvm/bin/clang-offload-bundler", NULL};
     return tc_pick(out, n, NULL, "clang-offload-bundler", fb) == 1;
