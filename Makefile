@@ -53,7 +53,7 @@ out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) out/lib/libkt.a $(LIBS)
 
-out/tests/%: tests/unit/%.c out/lib/libkt.a tests/unit/kt_test.h
+out/tests/%: tests/unit/%.c out/lib/libkt.a tests/unit/kt_test.h tests/unit/kt_elf_fixture.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
 

@@ -13,6 +13,10 @@
 #include "elf.h"
 #include "elf_amdgpu.h"
 #include "kt_test.h"
+#include "kt_elf_fixture.h"
+
+/* every read goes through an exact-size copy (kt_elf_fixture.h) */
+#define read_res(p, n, k, r, e, el) read_with(elf_amdgpu_read_resources, (p), (n), (k), (r), (e), (el))
 
 /* ---- helpers ---- */
 
@@ -48,71 +52,11 @@ static void blob_pad(blob *b, size_t align)
     while (b->n % align) blob_byte(b, 0);
 }
 
-static void put_le(unsigned char *p, uint64_t x, int bytes)
-{
-    int i;
-    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(x >> (8 * i));
-}
 
-static const char *data_dir(void)
-{
-    const char *d = getenv("KT_TEST_DATA");
-    return d && *d ? d : "tests/data";
-}
 
-static unsigned char *load(const char *name, size_t *len)
-{
-    char path[512];
-    FILE *f;
-    unsigned char *buf;
-    long n;
-    snprintf(path, sizeof path, "%s/%s", data_dir(), name);
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open fixture %s (run from the repository root or set KT_TEST_DATA)\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(buf); return NULL; }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
-/* A heap copy of exactly n bytes, so any overread is a sanitizer error. */
-static unsigned char *copy_of(const unsigned char *p, size_t n)
-{
-    unsigned char *c = malloc(n ? n : 1);
-    if (!c) exit(2);
-    if (n) memcpy(c, p, n);
-    return c;
-}
 
-static int read_res(const unsigned char *p, size_t n, const char *kernel, kt_resources *r, char *err, size_t errlen)
-{
-    unsigned char *c = copy_of(p, n);
-    int rc;
-    err[0] = 0;
-    rc = elf_amdgpu_read_resources(c, n, kernel, r, err, errlen);
-    free(c);
-    return rc;
-}
 
-/* Section header file offset of the section called name, found with the library itself
- * (already exercised on the unpatched file by the fixture tests). */
-static size_t shdr_of(const unsigned char *p, size_t n, const char *name, elf_section *s)
-{
-    elf_file f;
-    char err[256];
-    if (elf_open(&f, p, n, err, sizeof err) || elf_section_find(&f, name, s, err, sizeof err) != 1) {
-        fprintf(stderr, "fixture has no section %s\n", name);
-        exit(2);
-    }
-    return (size_t)(f.shoff + (uint64_t)s->index * 64);
-}
 
 /* Offset of the NT_AMDGPU_METADATA note header inside the fixture. */
 static size_t note_of(const unsigned char *p, size_t n, elf_note *note)

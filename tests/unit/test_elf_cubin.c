@@ -12,70 +12,19 @@
 #include "elf.h"
 #include "elf_cubin.h"
 #include "kt_test.h"
+#include "kt_elf_fixture.h"
+
+/* every read goes through an exact-size copy (kt_elf_fixture.h) */
+#define read_res(p, n, k, r, e, el) read_with(elf_cubin_read_resources, (p), (n), (k), (r), (e), (el))
 
 #define CUBIN "nv_kernels_sm_90a.cubin"
 
 /* ---- helpers ---- */
 
-static void put_le(unsigned char *p, uint64_t x, int bytes)
-{
-    int i;
-    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(x >> (8 * i));
-}
 
-static unsigned char *load(const char *name, size_t *len)
-{
-    const char *dir = getenv("KT_TEST_DATA");
-    char path[512];
-    FILE *f;
-    unsigned char *buf;
-    long n;
-    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "tests/data", name);
-    f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open fixture %s (run from the repository root or set KT_TEST_DATA)\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(buf); return NULL; }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
-static unsigned char *copy_of(const unsigned char *p, size_t n)
-{
-    unsigned char *c = malloc(n ? n : 1);
-    if (!c) exit(2);
-    if (n) memcpy(c, p, n);
-    return c;
-}
 
-/* Read through an exact-size heap copy, so any overread is a sanitizer error. */
-static int read_res(const unsigned char *p, size_t n, const char *kernel, kt_resources *r, char *err, size_t errlen)
-{
-    unsigned char *c = copy_of(p, n);
-    int rc;
-    err[0] = 0;
-    rc = elf_cubin_read_resources(c, n, kernel, r, err, errlen);
-    free(c);
-    return rc;
-}
 
-/* File offset of the header of section name (found with the library on the pristine file). */
-static size_t shdr_of(const unsigned char *p, size_t n, const char *name, elf_section *s)
-{
-    elf_file f;
-    char err[256];
-    if (elf_open(&f, p, n, err, sizeof err) || elf_section_find(&f, name, s, err, sizeof err) != 1) {
-        fprintf(stderr, "fixture has no section %s\n", name);
-        exit(2);
-    }
-    return (size_t)(f.shoff + (uint64_t)s->index * 64);
-}
 
 /* Index of the symbol called name in .symtab, and the file offset of its entry. */
 static uint32_t symbol_of(const unsigned char *p, size_t n, const char *name, size_t *entry)
