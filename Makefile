@@ -6,11 +6,11 @@ CC       ?= cc
 CLANG    ?= clang-19
 CFLAGS   ?= -O2 -g
 KT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror=implicit-function-declaration \
-            -Wno-unused-parameter -I. -Ibuild -Igen -Idb -Iruntime -Itemplates \
+            -Wno-unused-parameter -I. -Ibuild -Igen -Idb -Ituner -Iruntime -Itemplates \
             $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/include/luajit-2.1)
 LIBS      = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1) -lsqlite3 -lcjson -lm -ldl -lpthread
 
-LIB_SRCS  = $(wildcard gen/*.c build/*.c db/*.c)
+LIB_SRCS  = $(wildcard gen/*.c build/*.c db/*.c tuner/*.c runtime/*.c)
 LIB_OBJS  = $(patsubst %.c,out/obj/%.o,$(LIB_SRCS)) out/obj/db/schema_sql.o
 CLI_SRCS  = $(wildcard cli/*.c)
 CLI_OBJS  = $(patsubst %.c,out/obj/%.o,$(CLI_SRCS))
