@@ -3,4 +3,5 @@
 #define KT_CLI_H
 int kt_cmd_gen(int argc, char **argv);
 int kt_cmd_targets(int argc, char **argv);
+int kt_cmd_problems(int argc, char **argv);
 #endif

@@ -87,6 +87,8 @@ check "unknown target" refuses "unknown target 'gfx9999'" gen --recipe $RECIPE -
 printf 'not a database at all, but long enough to have a header of some sort.........' > "$DIR/corrupt.ktdb"
 check "corrupt database" refuses "corrupt.ktdb: not a ktune database" gen --recipe $RECIPE --target gfx1201 --db "$DIR/corrupt.ktdb"
 check "missing option" refuses "are required" gen --recipe $RECIPE
+check "kt problems: a model that does not divide by tp" refuses "num_attention_heads 28 is not divisible by tp 8" problems --modelpath models/qwen2.5-7b-instruct --tp 8
+check "kt problems lists a model's keys" sh -c "$KT problems --modelpath models/llama-3.1-8b --tp 4 | grep -x 'gemm bf16 n=7168 k=4096 m<=16.gate_up x32/forward'"
 
 echo "compile: $checks checks, $failed failed"
 [ "$failed" = 0 ]
