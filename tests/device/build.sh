@@ -10,7 +10,7 @@ set -eu
 CC=${CC:-cc}
 mkdir -p out/device
 $CC -std=c11 -O2 -Wall -Wextra -I. -o out/device/gemm_check \
-    tests/device/gemm_check.c tests/device/cuda_driver.c -ldl -lm
+    tests/device/gemm_check.c runtime/cuda_driver.c -ldl -lm
 
 # The binary must need nothing the GPU machine may lack.
 extra=$(ldd out/device/gemm_check | awk '{print $1}' |

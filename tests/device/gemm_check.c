@@ -46,7 +46,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "cuda_driver.h"
+#include "runtime/cuda_driver.h"
 #include "half_convert.h"
 #include "../../runtime/gemm_geometry.h"
 

@@ -1,8 +1,9 @@
 /* cuda_driver.h: the CUDA driver API opened at run time with dlopen("libcuda.so.1").
  *
  * A program built with this needs no CUDA toolkit to compile and links no GPU library, so it
- * starts on a machine without a GPU and reports that cleanly. It is kept independent of the rest
- * of ktune so the runtime's CUDA backend can take it over.
+ * starts on a machine without a GPU and reports that cleanly. It depends on nothing else in ktune
+ * (plain C11 + libdl): the runtime's CUDA backend (backend_cuda.c) is built on it, and
+ * tests/device/gemm_check.c compiles it on its own.
  *
  * The types, constants and entry-point signatures below are copied from the CUDA 13.0 toolkit's
  * include/cuda.h (CUresult, CUdevice, CUcontext, CUmodule, CUfunction, CUstream, CUdeviceptr,
@@ -22,16 +23,32 @@ typedef struct CUmod_st *cudrv_module;            /* CUmodule */
 typedef struct CUfunc_st *cudrv_function;         /* CUfunction */
 typedef struct CUstream_st *cudrv_stream;         /* CUstream; NULL is the legacy default stream */
 typedef unsigned long long cudrv_deviceptr;       /* CUdeviceptr (CUdeviceptr_v2) */
+typedef struct CUevent_st *cudrv_event;           /* CUevent */
+typedef struct CUgraph_st *cudrv_graph;           /* CUgraph */
+typedef struct CUgraphExec_st *cudrv_graph_exec;  /* CUgraphExec */
 
 /* CUresult values this code tests for (cuda.h, enum cudaError_enum). */
 #define CUDRV_SUCCESS 0
 #define CUDRV_ERROR_NO_DEVICE 100
 
 /* CUdevice_attribute values (cuda.h, enum CUdevice_attribute_enum). */
+#define CUDRV_ATTR_WARP_SIZE 10
 #define CUDRV_ATTR_MULTIPROCESSOR_COUNT 16
-#define CUDRV_ATTR_PCI_DEVICE_ID 34
+#define CUDRV_ATTR_PCI_BUS_ID 33
+#define CUDRV_ATTR_PCI_DEVICE_ID 34    /* the device (slot) number on its bus, NOT the product id */
+#define CUDRV_ATTR_L2_CACHE_SIZE 38
 #define CUDRV_ATTR_COMPUTE_CAPABILITY_MAJOR 75
 #define CUDRV_ATTR_COMPUTE_CAPABILITY_MINOR 76
+
+/* Flag values (cuda.h: CUstream_flags, CUevent_flags, CUstreamCaptureMode). */
+#define CUDRV_STREAM_NON_BLOCKING 0x1
+#define CUDRV_EVENT_DEFAULT 0x0
+#define CUDRV_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
+
+/* cudrv_open's failures, so a caller can tell "no driver here" from a broken one. */
+#define CUDRV_OPEN_NO_LIBRARY (-1)  /* dlopen("libcuda.so.1") failed */
+#define CUDRV_OPEN_NO_SYMBOL (-2)   /* the library lacks an entry point below */
+#define CUDRV_OPEN_NO_DEVICE (-3)   /* cuInit or cuDeviceGetCount failed, or 0 devices */
 
 /* The entry points, one field each; the comment names the symbol. */
 typedef struct cudrv {
@@ -58,12 +75,34 @@ typedef struct cudrv {
                                   unsigned block_x, unsigned block_y, unsigned block_z,
                                   unsigned shared_bytes, cudrv_stream stream,
                                   void **params, void **extra);                 /* cuLaunchKernel */
+    /* Primary context, device queries, streams, events and graphs (the runtime backend's). */
+    cudrv_result (*primary_ctx_retain)(cudrv_context *ctx, cudrv_device dev);  /* cuDevicePrimaryCtxRetain */
+    cudrv_result (*primary_ctx_release)(cudrv_device dev);                      /* cuDevicePrimaryCtxRelease_v2 */
+    cudrv_result (*ctx_set_current)(cudrv_context ctx);                         /* cuCtxSetCurrent */
+    cudrv_result (*device_total_mem)(size_t *bytes, cudrv_device dev);          /* cuDeviceTotalMem_v2 */
+    cudrv_result (*device_get_pci_bus_id)(char *id, int len, cudrv_device dev); /* cuDeviceGetPCIBusId */
+    cudrv_result (*stream_create)(cudrv_stream *s, unsigned flags);             /* cuStreamCreate */
+    cudrv_result (*stream_destroy)(cudrv_stream s);                             /* cuStreamDestroy_v2 */
+    cudrv_result (*stream_synchronize)(cudrv_stream s);                         /* cuStreamSynchronize */
+    cudrv_result (*event_create)(cudrv_event *e, unsigned flags);               /* cuEventCreate */
+    cudrv_result (*event_record)(cudrv_event e, cudrv_stream s);                /* cuEventRecord */
+    cudrv_result (*event_synchronize)(cudrv_event e);                           /* cuEventSynchronize */
+    cudrv_result (*event_elapsed_time)(float *ms, cudrv_event start, cudrv_event end); /* cuEventElapsedTime (v1: every driver has it) */
+    cudrv_result (*event_destroy)(cudrv_event e);                               /* cuEventDestroy_v2 */
+    cudrv_result (*stream_begin_capture)(cudrv_stream s, int mode);             /* cuStreamBeginCapture_v2 */
+    cudrv_result (*stream_end_capture)(cudrv_stream s, cudrv_graph *g);         /* cuStreamEndCapture */
+    cudrv_result (*graph_instantiate)(cudrv_graph_exec *exec, cudrv_graph g,
+                                      unsigned long long flags);                /* cuGraphInstantiateWithFlags (driver >= 11.4) */
+    cudrv_result (*graph_launch)(cudrv_graph_exec exec, cudrv_stream s);        /* cuGraphLaunch */
+    cudrv_result (*graph_exec_destroy)(cudrv_graph_exec exec);                  /* cuGraphExecDestroy */
+    cudrv_result (*graph_destroy)(cudrv_graph g);                               /* cuGraphDestroy */
     cudrv_result (*get_error_name)(cudrv_result err, const char **name);        /* cuGetErrorName */
     cudrv_result (*get_error_string)(cudrv_result err, const char **text);      /* cuGetErrorString */
 } cudrv;
 
 /* Opens libcuda.so.1, resolves every entry point and calls cuInit(0), then checks that at least
- * one device is present. Returns 0 on success; otherwise fills why (a sentence fragment such as
+ * one device is present. Returns 0 on success; otherwise one of CUDRV_OPEN_NO_LIBRARY,
+ * CUDRV_OPEN_NO_SYMBOL, CUDRV_OPEN_NO_DEVICE, fills why (a sentence fragment such as
  * "libcuda.so.1: cannot open shared object file: ..." or "cuInit: CUDA_ERROR_NO_DEVICE: ...")
  * and leaves *d closed. */
 int cudrv_open(cudrv *d, char *why, size_t why_len);

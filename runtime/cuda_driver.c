@@ -30,6 +30,25 @@ static const struct {
     { "cuMemcpyDtoH_v2", offsetof(cudrv, memcpy_dtoh) },
     { "cuMemsetD8_v2", offsetof(cudrv, memset_d8) },
     { "cuLaunchKernel", offsetof(cudrv, launch_kernel) },
+    { "cuDevicePrimaryCtxRetain", offsetof(cudrv, primary_ctx_retain) },
+    { "cuDevicePrimaryCtxRelease_v2", offsetof(cudrv, primary_ctx_release) },
+    { "cuCtxSetCurrent", offsetof(cudrv, ctx_set_current) },
+    { "cuDeviceTotalMem_v2", offsetof(cudrv, device_total_mem) },
+    { "cuDeviceGetPCIBusId", offsetof(cudrv, device_get_pci_bus_id) },
+    { "cuStreamCreate", offsetof(cudrv, stream_create) },
+    { "cuStreamDestroy_v2", offsetof(cudrv, stream_destroy) },
+    { "cuStreamSynchronize", offsetof(cudrv, stream_synchronize) },
+    { "cuEventCreate", offsetof(cudrv, event_create) },
+    { "cuEventRecord", offsetof(cudrv, event_record) },
+    { "cuEventSynchronize", offsetof(cudrv, event_synchronize) },
+    { "cuEventElapsedTime", offsetof(cudrv, event_elapsed_time) },
+    { "cuEventDestroy_v2", offsetof(cudrv, event_destroy) },
+    { "cuStreamBeginCapture_v2", offsetof(cudrv, stream_begin_capture) },
+    { "cuStreamEndCapture", offsetof(cudrv, stream_end_capture) },
+    { "cuGraphInstantiateWithFlags", offsetof(cudrv, graph_instantiate) },
+    { "cuGraphLaunch", offsetof(cudrv, graph_launch) },
+    { "cuGraphExecDestroy", offsetof(cudrv, graph_exec_destroy) },
+    { "cuGraphDestroy", offsetof(cudrv, graph_destroy) },
     { "cuGetErrorName", offsetof(cudrv, get_error_name) },
     { "cuGetErrorString", offsetof(cudrv, get_error_string) },
 };
@@ -77,14 +96,14 @@ int cudrv_open(cudrv *d, char *why, size_t why_len)
     if (!d->lib) {
         const char *e = dlerror();
         snprintf(why, why_len, "%s", e ? e : "libcuda.so.1: dlopen failed");
-        return -1;
+        return CUDRV_OPEN_NO_LIBRARY;
     }
     for (size_t i = 0; i < sizeof cudrv_symbols / sizeof cudrv_symbols[0]; i++) {
         void *p = dlsym(d->lib, cudrv_symbols[i].name);
         if (!p) {
             snprintf(why, why_len, "libcuda.so.1 has no %s (driver too old?)", cudrv_symbols[i].name);
             cudrv_close(d);
-            return -1;
+            return CUDRV_OPEN_NO_SYMBOL;
         }
         /* POSIX guarantees a data pointer from dlsym can hold a function pointer; memcpy moves it
          * into the typed field without the cast ISO C leaves undefined. */
@@ -96,7 +115,7 @@ int cudrv_open(cudrv *d, char *why, size_t why_len)
     if (r != CUDRV_SUCCESS) {
         snprintf(why, why_len, "cuInit: %s", cudrv_strerror(d, r, msg, sizeof msg));
         cudrv_close(d);
-        return -1;
+        return CUDRV_OPEN_NO_DEVICE;
     }
     int count = 0;
     r = d->device_get_count(&count);
@@ -106,7 +125,7 @@ int cudrv_open(cudrv *d, char *why, size_t why_len)
         else
             snprintf(why, why_len, "the driver reports 0 devices");
         cudrv_close(d);
-        return -1;
+        return CUDRV_OPEN_NO_DEVICE;
     }
     return 0;
 }
