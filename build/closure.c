@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "closure.h"
+#include "file_read.h"
 #include "sha256.h"
 
 #define CLOSURE_MAX_FILES 256
@@ -12,22 +13,6 @@ typedef struct closure_set {
     char *paths[CLOSURE_MAX_FILES];  /* relative to the templates root, normalised */
     int n;
 } closure_set;
-
-static char *closure_read(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) { char *b = realloc(buf, cap * 2 + 1); if (!b) { free(buf); buf = NULL; break; } buf = b; cap *= 2; }
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 /* Collapse "a/./b" and "a/x/../b" so one file has one name in the set. */
 static void closure_normalise(char *p)
@@ -60,7 +45,7 @@ static int closure_visit(const char *root, const char *rel, closure_set *s, cons
     if (closure_has(s, rel)) return 0;
     snprintf(full, sizeof full, "%s/%s", root, rel);
     size_t len;
-    char *text = closure_read(full, &len);
+    char *text = file_read_all(full, 0, &len);
     if (!text) {
         if (from) snprintf(err, errlen, "%s/%s:%d: included file '%s' not found under %s", root, from, line, rel, root);
         else snprintf(err, errlen, "%s: not found", full);
@@ -124,7 +109,7 @@ int closure_hash(const char *templates_root, const char *const *roots, int nroot
             char full[2048];
             size_t len;
             snprintf(full, sizeof full, "%s/%s", templates_root, s.paths[i]);
-            char *text = closure_read(full, &len);
+            char *text = file_read_all(full, 0, &len);
             if (!text) { snprintf(err, errlen, "%s: vanished while hashing", full); rc = 1; break; }
             sha256_update(&c, s.paths[i], strlen(s.paths[i]) + 1);
             sha256_update(&c, &len, sizeof len);

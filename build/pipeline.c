@@ -9,6 +9,7 @@
 #include "analyze.h"
 #include "closure.h"
 #include "compile.h"
+#include "file_read.h"
 #include "db/db.h"
 #include "gen/recipe.h"
 #include "pipeline.h"
@@ -38,20 +39,6 @@ static int pl_mkdirs(const char *path)
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') { *p = 0; if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1; *p = '/'; }
     return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static char *pl_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    fclose(f);
-    if (buf) { buf[n] = 0; *len = (size_t)n; }
-    return buf;
 }
 
 static int pl_write_file(const char *path, const char *text)
@@ -126,11 +113,11 @@ static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt
     kt_analysis an;
     if (it->state == 2) {
         size_t loglen;
-        log = pl_read_file(it->fail, &loglen);
+        log = file_read_all(it->fail, 0, &loglen);
         snprintf(reason, sizeof reason, "compile failed: %s", log && *log ? log : "(no compiler output)");
         row.status = "failed";
         row.reason = reason;
-    } else if (!(code = pl_read_file(it->obj, &len))) {
+    } else if (!(code = file_read_all(it->obj, 0, &len))) {
         snprintf(reason, sizeof reason, "code object %s unreadable: %s", it->obj, strerror(errno));
         row.status = "failed";
         row.reason = reason;

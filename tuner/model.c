@@ -2,6 +2,7 @@
  * Every refusal names the file and the field, because a wrong guess here would not fail later: it
  * would tune the wrong shapes and the runtime would fall back silently on the real ones. */
 #include "model.h"
+#include "build/file_read.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -45,30 +46,10 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 /* The file's bytes, NUL-terminated for cJSON; NULL with err set when it cannot be read whole. */
 static char *read_whole(const char *file, char *err, size_t errlen)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f) { fail(err, errlen, "cannot read %s: %s", file, strerror(errno)); return NULL; }
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
-    const char *why = NULL;
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap >= MODEL_CONFIG_MAX_BYTES) { why = "larger than 4 MiB, not a model config"; break; }
-            char *bigger = realloc(buf, cap ? cap * 2 : 8192);
-            if (!bigger) { why = "out of memory"; break; }
-            buf = bigger;
-            cap = cap ? cap * 2 : 8192;
-        }
-        n += fread(buf + n, 1, cap - 1 - n, f);
-        if (ferror(f)) { why = strerror(errno); break; }
-        if (feof(f)) break;
-    }
-    fclose(f);
-    if (why) {
-        fail(err, errlen, "cannot read %s: %s", file, why);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
+    char *buf = file_read_all(file, MODEL_CONFIG_MAX_BYTES, NULL);
+    if (!buf)
+        fail(err, errlen, "cannot read %s: %s", file,
+             errno == EFBIG ? "larger than 4 MiB, not a model config" : strerror(errno));
     return buf;
 }
 

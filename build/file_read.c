@@ -1,0 +1,32 @@
+/* file_read.c: whole-file reads that work on pipes and growing files too (no ftell sizing). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "file_read.h"
+
+char *file_read_all(const char *path, size_t max_bytes, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    int fault = 0;
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (max_bytes && cap > max_bytes) { fault = EFBIG; break; }
+            char *bigger = realloc(buf, cap ? cap * 2 : 8192);
+            if (!bigger) { fault = ENOMEM; break; }
+            buf = bigger;
+            cap = cap ? cap * 2 : 8192;
+        }
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (ferror(f)) { fault = errno ? errno : EIO; break; }
+        if (feof(f)) break;
+    }
+    fclose(f);
+    if (!fault && max_bytes && n > max_bytes) fault = EFBIG;
+    if (fault) { free(buf); errno = fault; return NULL; }
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
