@@ -201,7 +201,11 @@ int toolchain_find(const kt_target *t, const char *extra_flags, const char *cach
     memset(tc, 0, sizeof *tc);
     tc->target = t;
     const char *extra = extra_flags ? extra_flags : "";
-    snprintf(tc->flags, sizeof tc->flags, "%s%s%s", KT_BASE_FLAGS, *extra ? " " : "", extra);
+    /* HIP compiles name a local symbol __hip_cuid_<hash of the source path>: without
+     * -fuse-cuid=none the same kernel from another cache path is another binary, and its
+     * code hash (which measurements key on) would change for nothing */
+    snprintf(tc->flags, sizeof tc->flags, "%s%s%s%s", KT_BASE_FLAGS,
+             t->vendor == KT_VENDOR_AMD ? " -fuse-cuid=none" : "", *extra ? " " : "", extra);
     if (t->vendor == KT_VENDOR_NVIDIA) {
         static const char *const fb[] = {"$CUDA_HOME/bin/nvcc", "/usr/local/cuda/bin/nvcc", NULL};
         int r = tc_pick(tc->path, sizeof tc->path, "NVCC", "nvcc", fb);

@@ -69,10 +69,16 @@ check "./tune over the FFI finds gfx1201 current" sh -c "
     cat $DIR/tune.txt; grep -q 'compiled 0,' $DIR/tune.txt"
 check "./tune refuses an unknown target before compiling" refuses_tune
 # a changed flag recompiles what it affects (every variant of that target), and the old key is replaced
+# ... and since the flag (a define the template never reads) does not change the code, every
+# recompiled kernel is byte-identical to before: code hashes, which measurements key on, survive
+q "SELECT name || ' ' || code_hash FROM kernel WHERE target='gfx1100' ORDER BY name" > "$DIR/hash-before.txt"
 check "changed flag recompiles gfx1100" sh -c "
     $KT gen --recipe $RECIPE --target gfx1100 --db $DB --quiet --flags -DKT_TEST_FLAG=1 > $DIR/flag.txt 2>&1 || exit 1
     cat $DIR/flag.txt; v=\$(sed -n 's/.*variants \([0-9]*\).*/\1/p' $DIR/flag.txt | head -1)
     grep -q \"compiled \$v,\" $DIR/flag.txt && [ \$(sqlite3 $DB \"SELECT count(DISTINCT fingerprint) FROM kernel WHERE target='gfx1100'\") = 1 ]"
+check "recompiled gfx1100 kernels are byte-identical (code_hash)" sh -c "
+    sqlite3 $DB \"SELECT name || ' ' || code_hash FROM kernel WHERE target='gfx1100' ORDER BY name\" > $DIR/hash-after.txt
+    [ -s $DIR/hash-before.txt ] && diff $DIR/hash-before.txt $DIR/hash-after.txt"
 
 # refusals: each names the fault
 refuses() {  # refuses EXPECTED-TEXT ARGS...: kt must fail with a message containing the text
