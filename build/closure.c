@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "closure.h"
-#include "file_read.h"
+#include "file_io.h"
 #include "sha256.h"
 
 #define CLOSURE_MAX_FILES 256

@@ -9,7 +9,7 @@
 #include "analyze.h"
 #include "closure.h"
 #include "compile.h"
-#include "file_read.h"
+#include "file_io.h"
 #include "db/db.h"
 #include "gen/recipe.h"
 #include "pipeline.h"
@@ -39,17 +39,6 @@ static int pl_mkdirs(const char *path)
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') { *p = 0; if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1; *p = '/'; }
     return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static int pl_write_file(const char *path, const char *text)
-{
-    char tmp[1500];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return -1;
-    fputs(text, f);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) { unlink(tmp); return -1; }
-    return 0;
 }
 
 static void pl_count_excluded(kt_gen_summary *s, const char *reason)
@@ -211,7 +200,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
         snprintf(src, sizeof src, "%s/%s.hip", srcdir, it->key);
         snprintf(tmp, sizeof tmp, "%s/%s.bundle.%d", objdir, it->key, (int)getpid());
         snprintf(out, sizeof out, "%s/%s.co.%d", objdir, it->key, (int)getpid());
-        if (pl_write_file(src, it->v->source)) { snprintf(err, errlen, "%s: cannot write: %s", src, strerror(errno)); goto done; }
+        if (file_write_atomic(src, it->v->source)) { snprintf(err, errlen, "%s: cannot write: %s", src, strerror(errno)); goto done; }
         build_job *job = &jobs[njobs];
         job->label = it->v->name;
         snprintf(job->log, sizeof job->log, "%s/%s.log.%d", objdir, it->key, (int)getpid());

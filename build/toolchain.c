@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "file_io.h"
 #include "sha256.h"
 #include "toolchain.h"
 
@@ -97,28 +98,19 @@ static void tc_identity(const char *path, const char *extra, char hex[65])
     sha256_hex(id, strlen(id), hex);
 }
 
+/* Small cached texts (version lines, probe verdicts): "" when absent. */
 static int tc_cache_read(const char *file, char *buf, size_t n)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f) return 0;
-    size_t got = fread(buf, 1, n - 1, f);
-    buf[got] = 0;
-    fclose(f);
-    return got > 0;
+    char *text = file_read_all(file, 0, NULL);
+    snprintf(buf, n, "%s", text ? text : "");
+    free(text);
+    return buf[0] != 0;
 }
-
 static void tc_cache_write(const char *dir, const char *file, const char *text)
 {
-    char tmp[1300];
     mkdir(dir, 0777);
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", file, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return;
-    fputs(text, f);
-    if (fclose(f) == 0) rename(tmp, file);
-    else unlink(tmp);
+    file_write_atomic(file, text);   /* a cache: failing to write only costs a later re-probe */
 }
-
 static void tc_version(const char *path, const char *cache_dir, char *out, size_t n)
 {
     char key[65], file[1200], dir[1024];

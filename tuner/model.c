@@ -2,7 +2,7 @@
  * Every refusal names the file and the field, because a wrong guess here would not fail later: it
  * would tune the wrong shapes and the runtime would fall back silently on the real ones. */
 #include "model.h"
-#include "build/file_read.h"
+#include "build/file_io.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>

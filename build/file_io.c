@@ -1,8 +1,10 @@
-/* file_read.c: whole-file reads that work on pipes and growing files too (no ftell sizing). */
+/* file_io.c: whole-file reads (no ftell sizing, so pipes work too) and atomic writes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "file_read.h"
+#include <string.h>
+#include <unistd.h>
+#include "file_io.h"
 
 char *file_read_all(const char *path, size_t max_bytes, size_t *len)
 {
@@ -29,4 +31,21 @@ char *file_read_all(const char *path, size_t max_bytes, size_t *len)
     buf[n] = 0;
     if (len) *len = n;
     return buf;
+}
+
+int file_write_atomic(const char *path, const char *text)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) { errno = ENOMEM; return -1; }
+    snprintf(tmp, n, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int rc = -1;
+    if (f) {
+        int wrote = fputs(text, f) >= 0;
+        if (fclose(f) == 0 && wrote && rename(tmp, path) == 0) rc = 0;
+        else { int e = errno; unlink(tmp); errno = e; }
+    }
+    free(tmp);
+    return rc;
 }
