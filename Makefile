@@ -11,7 +11,12 @@ KT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror=implicit-function
 LIBS      = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1) -lsqlite3 -lcjson -lm -ldl -lpthread
 
 LIB_SRCS  = $(wildcard gen/*.c build/*.c db/*.c tuner/*.c runtime/*.c)
-LIB_OBJS  = $(patsubst %.c,out/obj/%.o,$(LIB_SRCS)) out/obj/db/schema_sql.o
+SQL_OBJS  = out/obj/db/schema_sql.o out/obj/db/migrate_002_tuner_sql.o
+LIB_OBJS  = $(patsubst %.c,out/obj/%.o,$(LIB_SRCS)) $(SQL_OBJS)
+# libktrt: the runtime alone (no LuaJIT, no cJSON, no compiler): what a serving image links.
+KTRT_SRCS = $(wildcard runtime/*.c) build/target.c
+KTRT_OBJS = $(patsubst %.c,out/obj/%.o,$(KTRT_SRCS))
+KTRT_LIBS = -lsqlite3 -lm -ldl -lpthread
 CLI_SRCS  = $(wildcard cli/*.c)
 CLI_OBJS  = $(patsubst %.c,out/obj/%.o,$(CLI_SRCS))
 TEST_SRCS = $(wildcard tests/unit/test_*.c)
@@ -23,7 +28,7 @@ FUZZ_BINS = $(patsubst tests/fuzz/%.c,out/fuzz/%,$(FUZZ_SRCS))
 DEPS_OK   = out/.deps-ok
 
 .PHONY: all deps test test-unit test-fuzz test-compile run clean device-prep
-all: out/bin/kt out/lib/libkt.a out/lib/libkt.so
+all: out/bin/kt out/lib/libkt.a out/lib/libkt.so out/lib/libktrt.a out/lib/libktrt.so out/bin/bench_gemm
 
 deps: $(DEPS_OK)
 $(DEPS_OK): build/deps.sh
@@ -34,11 +39,11 @@ out/obj/%.o: %.c Makefile | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-# schema.sql is embedded so `kt` needs no file beside it at run time.
-out/obj/db/schema_sql.c: db/schema.sql
+# The schema and its migrations are embedded so `kt` needs no file beside it at run time.
+out/obj/db/%_sql.c: db/%.sql build/embed.sh
 	@mkdir -p $(dir $@)
-	sh build/embed.sh kt_schema_sql $< > $@
-out/obj/db/schema_sql.o: out/obj/db/schema_sql.c
+	sh build/embed.sh kt_$*_sql $< > $@
+out/obj/db/%_sql.o: out/obj/db/%_sql.c
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -c $< -o $@
 
 out/lib/libkt.a: $(LIB_OBJS)
@@ -48,6 +53,17 @@ out/lib/libkt.a: $(LIB_OBJS)
 # libkt.so is what tune.lua loads through the LuaJIT FFI.
 out/lib/libkt.so: $(LIB_OBJS)
 	$(CC) -shared -o $@ $(LIB_OBJS) $(LIBS)
+
+out/lib/libktrt.a: $(KTRT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+out/lib/libktrt.so: $(KTRT_OBJS)
+	$(CC) -shared -o $@ $(KTRT_OBJS) $(KTRT_LIBS)
+
+# bench/gemm.c: the runtime-dispatched GEMM against cuBLAS on the card (tests/device/run_all.sh).
+out/bin/bench_gemm: bench/gemm.c out/lib/libkt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -o $@ $< out/lib/libkt.a $(LIBS)
 
 out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
 	@mkdir -p $(dir $@)

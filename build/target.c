@@ -27,3 +27,13 @@ const kt_target *kt_target_find(const char *name)
         if (strcmp(kt_targets[i].name, name) == 0) return &kt_targets[i];
     return NULL;
 }
+
+const kt_target *kt_target_for_arch(const char *arch)
+{
+    if (!arch || !*arch) return NULL;
+    const kt_target *t = kt_target_find(arch);
+    if (t) return t;
+    char with_a[40];
+    snprintf(with_a, sizeof with_a, "%sa", arch);
+    return kt_target_find(with_a);
+}

@@ -26,6 +26,10 @@ typedef struct kt_target {
 
 /* Look a target up by name; NULL when unknown. */
 const kt_target *kt_target_find(const char *name);
+/* The target whose code runs on a device reporting `arch` ("sm_90" -> sm_90a, "gfx1201" ->
+ * gfx1201): the row named arch, else the row named arch + "a" (NVIDIA's arch-specific variant).
+ * NULL when none. */
+const kt_target *kt_target_for_arch(const char *arch);
 /* Number of rows, and the i-th row (for listings and loops). */
 int kt_target_count(void);
 const kt_target *kt_target_at(int i);

@@ -6,12 +6,14 @@
 #include "db.h"
 
 extern const char kt_schema_sql[];   /* db/schema.sql, embedded by build/embed.sh */
+extern const char kt_migrate_002_tuner_sql[]; /* db/migrate_002_tuner.sql */
 
 /* db_migrations[i] takes a database from user_version i to i+1. Append, never edit. */
 static const char *const *db_migrations(void)
 {
     static const char *list[KT_DB_SCHEMA_VERSION];
     list[0] = kt_schema_sql;
+    list[1] = kt_migrate_002_tuner_sql;
     return list;
 }
 

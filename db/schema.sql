@@ -1,4 +1,4 @@
--- ktune database schema, version 1. Applied to an empty database; later versions add numbered
+-- ktune database schema, version 1 (db/migrate_002_tuner.sql takes it to 2). Applied to an empty database; later versions add numbered
 -- migrations in db/migrations.c and bump PRAGMA user_version. Only db/ issues SQL.
 
 CREATE TABLE toolchain (
