@@ -1,6 +1,7 @@
 /* target.c: the target table. Figures are from ../shared/ref/code-objects.md (checked against
  * LLVM AMDGPUUsage, occupancy-levels.ll and the CUDA occupancy rules); the seed's gfx1201
  * measurements (191 VGPRs -> 8 waves/SIMD, 193 -> 7) are reproduced by tests/unit/test_occupancy. */
+#include <stdio.h>
 #include <string.h>
 #include "target.h"
 
