@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sqlite3.h>
 #include "db.h"
+#include "db_internal.h"
 
 extern const char kt_schema_sql[];   /* db/schema.sql, embedded by build/embed.sh */
 extern const char kt_migrate_002_tuner_sql[]; /* db/migrate_002_tuner.sql */
@@ -220,3 +221,7 @@ int db_kernel_put(kt_db *db, const db_kernel_row *r, char *err, size_t errlen)
     else sqlite3_bind_null(st, 23);
     return db_step_done(db, st, err, errlen, "storing kernel");
 }
+
+sqlite3 *db_handle(kt_db *db) { return db->h; }
+const char *db_path(kt_db *db) { return db->path; }
+int db_error(kt_db *db, char *err, size_t errlen, const char *what) { return db_fail(db, err, errlen, what); }
