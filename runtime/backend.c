@@ -141,6 +141,17 @@ int ktb_memset8(ktb_backend *b, void *dptr, unsigned char value, size_t bytes, c
     return b->ops->memset8(b, dptr, value, bytes, err, errlen);
 }
 
+int ktb_copy_d2d_async(ktb_backend *b, void *dst, const void *src, size_t bytes, void *stream,
+                       char *err, size_t errlen)
+{
+    KTB_CHECK(ktb_copy_d2d_async);
+    if (!bytes)
+        return 0;
+    if (!dst || !src)
+        return ktb_fail(err, errlen, "%s: ktb_copy_d2d_async: NULL pointer", b->ops->vendor);
+    return b->ops->copy_d2d_async(b, dst, src, bytes, stream, err, errlen);
+}
+
 int ktb_stream_create(ktb_backend *b, void **stream, char *err, size_t errlen)
 {
     KTB_CHECK(ktb_stream_create);

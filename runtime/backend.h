@@ -67,6 +67,10 @@ int ktb_free(ktb_backend *b, void *dptr, char *err, size_t errlen);
 int ktb_copy_h2d(ktb_backend *b, void *dptr, const void *src, size_t bytes, char *err, size_t errlen);
 int ktb_copy_d2h(ktb_backend *b, void *dst, const void *dptr, size_t bytes, char *err, size_t errlen);
 int ktb_memset8(ktb_backend *b, void *dptr, unsigned char value, size_t bytes, char *err, size_t errlen);
+/* Device-to-device copy, asynchronous on stream (so it can be captured in a graph): bench/ times
+ * it as the copy ceiling. 0 bytes is a no-op. */
+int ktb_copy_d2d_async(ktb_backend *b, void *dst, const void *src, size_t bytes, void *stream,
+                       char *err, size_t errlen);
 
 /* Streams: created non-blocking (graph capture needs a stream other than the legacy default). */
 int ktb_stream_create(ktb_backend *b, void **stream, char *err, size_t errlen);
@@ -103,6 +107,8 @@ typedef struct ktb_ops {
     int (*copy_h2d)(ktb_backend *b, void *dptr, const void *src, size_t bytes, char *err, size_t errlen);
     int (*copy_d2h)(ktb_backend *b, void *dst, const void *dptr, size_t bytes, char *err, size_t errlen);
     int (*memset8)(ktb_backend *b, void *dptr, unsigned char value, size_t bytes, char *err, size_t errlen);
+    int (*copy_d2d_async)(ktb_backend *b, void *dst, const void *src, size_t bytes, void *stream,
+                          char *err, size_t errlen);
     int (*stream_create)(ktb_backend *b, void **stream, char *err, size_t errlen);
     int (*stream_destroy)(ktb_backend *b, void *stream, char *err, size_t errlen);
     int (*sync)(ktb_backend *b, void *stream, char *err, size_t errlen);

@@ -225,6 +225,15 @@ static int cuda_memset8(ktb_backend *b, void *dptr, unsigned char value, size_t 
     return rc ? rc : cerr(c, c->d.ctx_synchronize(), "cuCtxSynchronize", err, errlen);
 }
 
+static int cuda_copy_d2d_async(ktb_backend *b, void *dst, const void *src, size_t bytes, void *stream,
+                               char *err, size_t errlen)
+{
+    cuda_backend *c = cb(b);
+    CUR(c);
+    return cerr(c, c->d.memcpy_dtod_async(dp(dst), dp(src), bytes, (cudrv_stream)stream), "cuMemcpyDtoDAsync",
+                err, errlen);
+}
+
 static int cuda_stream_create(ktb_backend *b, void **stream, char *err, size_t errlen)
 {
     cuda_backend *c = cb(b);
@@ -334,6 +343,7 @@ static const ktb_ops cuda_ops = {
     .copy_h2d = cuda_copy_h2d,
     .copy_d2h = cuda_copy_d2h,
     .memset8 = cuda_memset8,
+    .copy_d2d_async = cuda_copy_d2d_async,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .sync = cuda_sync,

@@ -81,6 +81,7 @@ typedef struct hip_api {
     hip_error (*mem_free)(void *p);                                          /* hipFree */
     hip_error (*mem_copy)(void *dst, const void *src, size_t bytes, int kind); /* hipMemcpy */
     hip_error (*mem_set)(void *dst, int value, size_t bytes);             /* hipMemset */
+    hip_error (*mem_copy_dtod_async)(void *dst, void *src, size_t bytes, hip_stream s); /* hipMemcpyDtoDAsync */
     hip_error (*stream_create_with_flags)(hip_stream *s, unsigned flags); /* hipStreamCreateWithFlags */
     hip_error (*stream_destroy)(hip_stream s);                           /* hipStreamDestroy */
     hip_error (*stream_synchronize)(hip_stream s);                       /* hipStreamSynchronize */
@@ -122,6 +123,7 @@ static const struct {
     { "hipFree", offsetof(hip_api, mem_free) },
     { "hipMemcpy", offsetof(hip_api, mem_copy) },
     { "hipMemset", offsetof(hip_api, mem_set) },
+    { "hipMemcpyDtoDAsync", offsetof(hip_api, mem_copy_dtod_async) },
     { "hipStreamCreateWithFlags", offsetof(hip_api, stream_create_with_flags) },
     { "hipStreamDestroy", offsetof(hip_api, stream_destroy) },
     { "hipStreamSynchronize", offsetof(hip_api, stream_synchronize) },
@@ -392,6 +394,16 @@ static int hip_memset8(ktb_backend *b, void *dptr, unsigned char value, size_t b
     return rc ? rc : herr(&c->h, c->h.device_synchronize(), "hipDeviceSynchronize", err, errlen);
 }
 
+static int hip_copy_d2d_async(ktb_backend *b, void *dst, const void *src, size_t bytes, void *stream,
+                              char *err, size_t errlen)
+{
+    hip_backend *c = hb(b);
+    CUR(c);
+    /* hipDeviceptr_t is a non-const void *; the source is only read. */
+    return herr(&c->h, c->h.mem_copy_dtod_async(dst, (void *)src, bytes, (hip_stream)stream), "hipMemcpyDtoDAsync",
+                err, errlen);
+}
+
 static int hip_stream_create(ktb_backend *b, void **stream, char *err, size_t errlen)
 {
     hip_backend *c = hb(b);
@@ -502,6 +514,7 @@ static const ktb_ops hip_ops = {
     .copy_h2d = hip_copy_h2d,
     .copy_d2h = hip_copy_d2h,
     .memset8 = hip_memset8,
+    .copy_d2d_async = hip_copy_d2d_async,
     .stream_create = hip_stream_create,
     .stream_destroy = hip_stream_destroy,
     .sync = hip_sync,

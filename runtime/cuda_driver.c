@@ -29,6 +29,7 @@ static const struct {
     { "cuMemcpyHtoD_v2", offsetof(cudrv, memcpy_htod) },
     { "cuMemcpyDtoH_v2", offsetof(cudrv, memcpy_dtoh) },
     { "cuMemsetD8_v2", offsetof(cudrv, memset_d8) },
+    { "cuMemcpyDtoDAsync_v2", offsetof(cudrv, memcpy_dtod_async) },
     { "cuLaunchKernel", offsetof(cudrv, launch_kernel) },
     { "cuDevicePrimaryCtxRetain", offsetof(cudrv, primary_ctx_retain) },
     { "cuDevicePrimaryCtxRelease_v2", offsetof(cudrv, primary_ctx_release) },

@@ -70,6 +70,8 @@ typedef struct cudrv {
     cudrv_result (*memcpy_htod)(cudrv_deviceptr dst, const void *src, size_t bytes); /* cuMemcpyHtoD_v2 */
     cudrv_result (*memcpy_dtoh)(void *dst, cudrv_deviceptr src, size_t bytes);   /* cuMemcpyDtoH_v2 */
     cudrv_result (*memset_d8)(cudrv_deviceptr dst, unsigned char value, size_t count); /* cuMemsetD8_v2 */
+    cudrv_result (*memcpy_dtod_async)(cudrv_deviceptr dst, cudrv_deviceptr src, size_t bytes,
+                                      cudrv_stream s);                          /* cuMemcpyDtoDAsync_v2 */
     cudrv_result (*launch_kernel)(cudrv_function fn,
                                   unsigned grid_x, unsigned grid_y, unsigned grid_z,
                                   unsigned block_x, unsigned block_y, unsigned block_z,
