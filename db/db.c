@@ -156,6 +156,11 @@ void db_close(kt_db *db)
 
 int db_begin(kt_db *db, char *err, size_t errlen) { return db_exec(db, "BEGIN IMMEDIATE", err, errlen); }
 int db_commit(kt_db *db, char *err, size_t errlen) { return db_exec(db, "COMMIT", err, errlen); }
+void db_rollback(kt_db *db)
+{
+    char ignored[256];
+    db_exec(db, "ROLLBACK", ignored, sizeof ignored);
+}
 
 static int db_step_done(kt_db *db, sqlite3_stmt *st, char *err, size_t errlen, const char *what)
 {

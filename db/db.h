@@ -33,6 +33,7 @@ void db_close(kt_db *db);
 /* Batch writes in one transaction (one fsync per gen run instead of per kernel). */
 int db_begin(kt_db *db, char *err, size_t errlen);
 int db_commit(kt_db *db, char *err, size_t errlen);
+void db_rollback(kt_db *db);   /* after a failed step inside db_begin; errors ignored */
 
 int db_toolchain_put(kt_db *db, const db_toolchain_row *row, char *err, size_t errlen);
 /* What a gen summary needs of a stored kernel. */
