@@ -1,7 +1,8 @@
 -- tune.lua: the tune command, thin: parse flags, call libkt through the FFI.
--- This stage generates and compiles: every recipe under templates/ for every target asked for,
--- into one database, with kt gen's summary per (recipe, target). Sweeping kernels on the card
--- and writing selections is the tuner stage (tuner/), which this command will drive next.
+-- Build stage: every recipe under templates/ for every target asked for, into one database, with
+-- kt gen's summary per (recipe, target). With --modelpath, then the tuner stage (tuner/tune.c):
+-- the model's GEMM problems at --tp, swept on the card (or picked by the law without one), the
+-- result table and the coverage report.
 local ffi = require("ffi")
 
 ffi.cdef [[
@@ -15,6 +16,12 @@ typedef struct kt_gen_options {
 } kt_gen_options;
 int pipeline_gen_and_print(const kt_gen_options *o, const char *target_name, char *err, size_t errlen);
 int kt_target_count(void);
+typedef struct kt_tune_options {
+    const char *model; const char *db_path; const char *target; const char *args; const char *only;
+    const char *shapes; int tp, gpus, resume, no_device, quiet; double budget_min;
+} kt_tune_options;
+int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);
+int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
 typedef struct kt_target { const char *name; } kt_target_head;
 const kt_target_head *kt_target_at(int i);
 ]]
@@ -22,8 +29,22 @@ const kt_target_head *kt_target_at(int i);
 local script_dir = (arg[0]:match("^(.*)/[^/]*$") or ".")
 local usage = [[
 usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipes DIR] [--quiet]
+       tune --modelpath DIR --tp N [--target auto|T] [--db FILE] [--resume] [--budget-min M]
+            [--only gemm] [--shapes JSON] [--gpus N] [--no-build] [--no-device]
 
-  --target   targets to build (default: all)
+  --modelpath  a model directory with config.json (models/ has some): build for one target,
+               then sweep the model's per-rank GEMMs at tensor parallelism --tp on the GPU
+               and write selections; with no GPU, the law's picks, marked as such
+  --tp         tensor-parallel ranks the model is sharded over
+  --resume     continue the newest unfinished sweep of this model/tp/device (measurements are
+               kept by code hash in any case: nothing measured is measured again)
+  --budget-min stop starting new problems after M minutes (what is done is kept)
+  --only       op families to tune (gemm)
+  --shapes     JSON file [{"n": N, "k": K}, ...] in place of the model's shapes
+  --gpus       worker processes, one per GPU 0..N-1, over one sweep (default 1)
+  --no-build   use the kernels already in the database (built on another machine)
+  --no-device  do not look for a GPU: law picks only
+  --target   targets to build (default: all; with --modelpath: auto, the GPU's, else gfx1201)
   --db       database to create or update (default: out/ktune.ktdb)
   -j         parallel compiles (default: the cores available)
   --flags    extra compiler flags (part of every cache key)
@@ -35,19 +56,41 @@ local function fail(msg, code)
   os.exit(code or 2)
 end
 
-local opt = { target = "all", db = "out/ktune.ktdb", jobs = 0, recipes = script_dir .. "/templates" }
+local opt = { db = "out/ktune.ktdb", jobs = 0, recipes = script_dir .. "/templates" }
+local switches = { ["--quiet"] = "quiet", ["--resume"] = "resume", ["--no-build"] = "no_build",
+                   ["--no-device"] = "no_device" }
 local i = 1
 while i <= #arg do
   local a, v = arg[i], arg[i + 1]
   if a == "--help" or a == "-h" then io.write(usage) os.exit(0) end
-  if a == "--quiet" then opt.quiet = true; i = i + 1
+  if switches[a] then opt[switches[a]] = true; i = i + 1
   else
     local key = ({ ["--target"] = "target", ["--db"] = "db", ["-j"] = "jobs", ["--flags"] = "flags",
-                   ["--recipes"] = "recipes" })[a]
+                   ["--recipes"] = "recipes", ["--modelpath"] = "modelpath", ["--tp"] = "tp",
+                   ["--budget-min"] = "budget_min", ["--only"] = "only", ["--shapes"] = "shapes",
+                   ["--gpus"] = "gpus" })[a]
     if not key then fail("unknown option '" .. a .. "'\n" .. usage) end
     if v == nil then fail(a .. " needs a value") end
     opt[key] = v
     i = i + 2
+  end
+end
+local function count_opt(name, value, min)
+  local n = tonumber(value)
+  if not n or n < min or n ~= math.floor(n) then fail(name .. " " .. tostring(value) .. ": expected a whole number >= " .. min) end
+  return n
+end
+if opt.modelpath then
+  if not opt.tp then fail("--modelpath needs --tp N (tensor-parallel ranks)") end
+  opt.tp = count_opt("--tp", opt.tp, 1)
+  opt.gpus = count_opt("--gpus", opt.gpus or 1, 1)
+  if opt.budget_min and (not tonumber(opt.budget_min) or tonumber(opt.budget_min) <= 0) then
+    fail("--budget-min " .. opt.budget_min .. ": expected minutes > 0")
+  end
+  if opt.only and opt.only ~= "gemm" then fail("--only " .. opt.only .. ": known op families: gemm") end
+else
+  for _, k in ipairs({ "tp", "gpus", "budget_min", "only", "shapes", "resume", "no_build", "no_device" }) do
+    if opt[k] then fail("--" .. k:gsub("_", "-") .. " needs --modelpath") end
   end
 end
 local jobs = tonumber(opt.jobs)
@@ -58,6 +101,22 @@ local ok, kt = pcall(ffi.load, lib_path)
 if not ok then fail("cannot load " .. lib_path .. " (run 'make' first): " .. tostring(kt), 1) end
 
 local targets = {}
+if opt.modelpath and (opt.target == nil or opt.target == "auto") then
+  if opt.no_device then
+    opt.target = "gfx1201"
+    io.write("target: gfx1201 (--no-device; the user's card)\n")
+  else
+    local buf, msg = ffi.new("char[64]"), ffi.new("char[512]")
+    local rc = kt.kt_target_auto(buf, 64, msg, 512)
+    if rc < 0 then fail(ffi.string(msg) .. "; pass --target") end
+    if rc == 0 then opt.target = ffi.string(buf)
+    else opt.target = "gfx1201" end
+    io.write(("target: %s (auto: %s)\n"):format(opt.target, ffi.string(msg)))
+  end
+end
+opt.target = opt.target or "all"
+if opt.modelpath and opt.target:find(",") then fail("--modelpath tunes one target at a time") end
+if opt.modelpath and opt.target == "all" then fail("--modelpath tunes one target: pass --target T or auto") end
 if opt.target == "all" then
   for t = 0, kt.kt_target_count() - 1 do targets[#targets + 1] = ffi.string(kt.kt_target_at(t).name) end
 else
@@ -93,6 +152,7 @@ o.jobs = jobs
 o.quiet = opt.quiet and 1 or 0
 local err = ffi.new("char[?]", 4096)
 local failures = 0
+if opt.no_build then recipes = {} end
 for _, recipe in ipairs(recipes) do
   o.recipe = recipe
   for _, t in ipairs(targets) do
@@ -107,3 +167,26 @@ for _, recipe in ipairs(recipes) do
   end
 end
 if failures > 0 then fail(failures .. " recipe/target run(s) failed", 1) end
+
+if opt.modelpath then
+  local to = ffi.new("kt_tune_options")
+  local keep = {}   -- the strings must outlive the call
+  local function cstr(s) if s == nil then return nil end keep[#keep + 1] = s return s end
+  to.model = cstr(opt.modelpath)
+  to.db_path = cstr(opt.db)
+  to.target = cstr(opt.target)
+  to.args = cstr("tune " .. table.concat(arg, " "))
+  to.only = cstr(opt.only)
+  to.shapes = cstr(opt.shapes)
+  to.tp = opt.tp
+  to.gpus = opt.gpus
+  to.resume = opt.resume and 1 or 0
+  to.no_device = opt.no_device and 1 or 0
+  to.quiet = opt.quiet and 1 or 0
+  to.budget_min = tonumber(opt.budget_min or 0)
+  io.write(("== tuning %s at tp=%d on %s into %s\n"):format(opt.modelpath, opt.tp, opt.target, opt.db))
+  io.flush()
+  local rc = kt.kt_tune_model(to, err, 4096)
+  io.flush()
+  if rc ~= 0 then fail(ffi.string(err), rc) end
+end

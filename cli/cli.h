@@ -4,4 +4,5 @@
 int kt_cmd_gen(int argc, char **argv);
 int kt_cmd_targets(int argc, char **argv);
 int kt_cmd_problems(int argc, char **argv);
+int kt_cmd_worker(int argc, char **argv);
 #endif

@@ -9,7 +9,8 @@ static void kt_usage(FILE *f)
                "commands:\n"
                "  gen     enumerate a recipe, compile its variants, read their resources into a database\n"
                "  targets list the targets ktune builds for\n"
-               "  problems list the GEMM problem keys of a model at a tensor-parallel size\n\n"
+               "  problems list the GEMM problem keys of a model at a tensor-parallel size\n"
+               "  worker  the sweep's GPU process (started by tune; --check-reference is a device test)\n\n"
                "kt <command> --help describes a command.\n");
 }
 
@@ -22,6 +23,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "gen") == 0) return kt_cmd_gen(argc - 1, argv + 1);
     if (strcmp(argv[1], "targets") == 0) return kt_cmd_targets(argc - 1, argv + 1);
     if (strcmp(argv[1], "problems") == 0) return kt_cmd_problems(argc - 1, argv + 1);
+    if (strcmp(argv[1], "worker") == 0) return kt_cmd_worker(argc - 1, argv + 1);
     fprintf(stderr, "kt: unknown command '%s'\n", argv[1]);
     kt_usage(stderr);
     return 2;

@@ -399,3 +399,42 @@ int db_selection_put(kt_db *db, const db_selection_row *r, char *err, size_t err
     tu_id(st, 19, r->run_id);
     return tu_done(db, st, err, errlen, "storing selection");
 }
+
+static double tu_col_real(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+int db_selection_get(kt_db *db, const char *device_key, const char *problem_key, db_selection_row *r,
+                     char *kernel, char *source, char *law_kernel, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (tu_prepare(db, &st,
+                   "SELECT kernel, source, law_kernel, time_us, error, law_us, regret, noise_floor, n, k, m "
+                   "FROM selection WHERE device_key = ?1 AND problem_key = ?2", err, errlen))
+        return -1;
+    tu_text(st, 1, device_key);
+    tu_text(st, 2, problem_key);
+    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+    if (found) {
+        memset(r, 0, sizeof *r);
+        const unsigned char *t0 = sqlite3_column_text(st, 0), *t1 = sqlite3_column_text(st, 1), *t2 = sqlite3_column_text(st, 2);
+        snprintf(kernel, 128, "%s", t0 ? (const char *)t0 : "");
+        snprintf(source, 16, "%s", t1 ? (const char *)t1 : "");
+        snprintf(law_kernel, 128, "%s", t2 ? (const char *)t2 : "");
+        r->kernel = kernel;
+        r->source = source;
+        r->law_kernel = law_kernel;
+        r->time_us = tu_col_real(st, 3);
+        r->error = tu_col_real(st, 4);
+        r->law_us = tu_col_real(st, 5);
+        r->regret = tu_col_real(st, 6);
+        r->noise_floor = tu_col_real(st, 7);
+        r->n = sqlite3_column_int(st, 8);
+        r->k = sqlite3_column_int(st, 9);
+        r->m = sqlite3_column_int(st, 10);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db, err, errlen, "reading selection"), -1;
+    return found;
+}

@@ -1,0 +1,25 @@
+/* tune.h: the entry tune.lua calls after the build stage (FFI; keep the struct in step with the
+ * cdef in tune.lua). */
+#ifndef KT_TUNE_H
+#define KT_TUNE_H
+#include <stddef.h>
+
+typedef struct kt_tune_options {
+    const char *model;       /* --modelpath: a directory with config.json, or the file */
+    const char *db_path;
+    const char *target;
+    const char *args;        /* the command line, for the run record */
+    const char *only;        /* "gemm" or NULL */
+    const char *shapes;      /* JSON file of {"n","k"[,"dtype"]} replacing the model's shapes, or NULL */
+    int tp, gpus, resume, no_device, quiet;
+    double budget_min;
+} kt_tune_options;
+
+/* --target auto: the target of GPU 0 (CUDA first, then HIP) into out. 0 found; 1 no GPU (msg says
+ * why; the caller picks a default); -1 a GPU no target runs (msg names it). */
+int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
+
+/* 0 ok, 1 failed (err says why), 2 bad input (err names it). */
+int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);
+
+#endif
