@@ -410,7 +410,7 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
 {
     sqlite3_stmt *st;
     if (tu_prepare(db, &st,
-                   "SELECT kernel, source, law_kernel, time_us, error, law_us, regret, noise_floor, n, k, m "
+                   "SELECT kernel, source, law_kernel, time_us, error, law_us, regret, noise_floor, n, k, m, decided_by "
                    "FROM selection WHERE device_key = ?1 AND problem_key = ?2", err, errlen))
         return -1;
     tu_text(st, 1, device_key);
@@ -433,6 +433,10 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
         r->n = sqlite3_column_int(st, 8);
         r->k = sqlite3_column_int(st, 9);
         r->m = sqlite3_column_int(st, 10);
+        const unsigned char *t3 = sqlite3_column_text(st, 11);
+        r->decided_by = t3 && strcmp((const char *)t3, "fastest") == 0 ? "fastest"
+                        : t3 && strcmp((const char *)t3, "tie->law") == 0 ? "tie->law"
+                        : t3 && strcmp((const char *)t3, "tie->resources") == 0 ? "tie->resources" : "law";
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db, err, errlen, "reading selection"), -1;

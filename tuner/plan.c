@@ -30,11 +30,13 @@ int plan_prune(const law_device *d, const db_candidate *cands, int ncands, int m
     int kept = 0;
     int max_bm = 2 * plan_pow2_at_least(m);
     if (max_bm < 16) max_bm = 16;
+    /* from M = 256 on, a block shorter than 64 rows re-streams the weights M/BM >= 4 times over */
+    int min_bm = m >= 256 ? 64 : 0;
     for (int i = 0; i < ncands; i++) {
         const db_candidate *c = &cands[i];
         int waves = c->wm * c->wn;
         int law_sk = law_splitk_segments(d, m, n, k, c->bm, c->bn, c->bk, waves, 8);
-        keep[i] = i == law_idx || (c->bm <= max_bm && c->sk <= 2 * law_sk);
+        keep[i] = i == law_idx || (c->bm <= max_bm && c->bm >= min_bm && c->sk <= 2 * law_sk);
         kept += keep[i];
     }
     return kept;

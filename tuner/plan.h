@@ -10,7 +10,8 @@ int plan_law_pick(const law_device *d, const db_candidate *cands, int ncands, in
 
 /* Prune by the laws: keep[i] = 1 for the variants worth timing at (m, n, k). Kept: M blocks no
  * taller than twice the problem's M rounded up to a power of two (at least 16: a taller block only
- * multiplies MMA work on padding rows), and split counts up to twice the law's count for that tile
+ * multiplies MMA work on padding rows) and, from M = 256, at least 64 rows (shorter blocks
+ * re-stream the weights M/BM times), and split counts up to twice the law's count for that tile
  * (the law's split and the one above it, so the law's own answer is measured against a neighbour).
  * The law's pick is always kept. Returns the number kept. */
 int plan_prune(const law_device *d, const db_candidate *cands, int ncands, int m, int n, int k, int law_idx,

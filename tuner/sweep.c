@@ -49,8 +49,9 @@ typedef struct sw_job {
     double control_a, control_b;
     int have_control;
     int rounds, cold;
-    /* the pass to decide from */
-    long long decide_pass;
+    /* the pass to decide from, and the fine pass (the law's regret is read from it: the law's
+     * pick is always one of its members, the tiebreak holds only the tied) */
+    long long decide_pass, fine_pass;
     double decide_spread;
     int *finalists;
     int nfinalists;
@@ -163,6 +164,7 @@ static int sw_commit_pass(sw_ctx *c, sw_job *j, int gpu)
     if (!isnan(spread) && c->nspreads < 4096) c->spreads[c->nspreads++] = spread;
     j->decide_pass = pass_id;
     j->decide_spread = spread;
+    if (j->stage == ST_FINE) j->fine_pass = pass_id;
     return 0;
 fail:
     db_rollback(c->db);
@@ -194,7 +196,7 @@ static double sw_median(sw_ctx *c, sw_job *j, int ci, const char *kind)
 /* Members of the next pass into j->members; 0 when the stage needs no measuring. */
 static int sw_plan_pass(sw_ctx *c, sw_job *j)
 {
-    j->nmembers = 0;
+    if (j->stage != ST_TIEBREAK) j->nmembers = 0;
     if (j->stage == ST_COARSE) {
         for (int i = 0; i < j->ncands; i++) {
             if (!j->keep[i]) continue;
@@ -226,14 +228,27 @@ static int sw_plan_pass(sw_ctx *c, sw_job *j)
                                  c->err, c->errlen);
         if (found < 0) return -1;
         if (found) {
-            j->decide_pass = pass;
+            j->decide_pass = j->fine_pass = pass;
             j->decide_spread = spread;
             return 0;
         }
         for (int f = 0; f < j->nfinalists; f++) j->members[j->nmembers++] = j->finalists[f];
         return j->nmembers;
     }
-    return j->nmembers;   /* tiebreak: members set by sw_decide */
+    /* tiebreak: members set by sw_decide; a stored tiebreak over exactly them is reused */
+    const char *hashes[SW_MAX_FINALISTS + 1];
+    for (int f = 0; f < j->nmembers; f++) hashes[f] = j->cands[j->members[f]].code_hash;
+    long long pass = 0;
+    double spread = NAN;
+    int found = db_pass_find(c->db, c->out->device_key, j->p->key, "tiebreak", hashes, j->nmembers, &pass, &spread,
+                             c->err, c->errlen);
+    if (found < 0) return -1;
+    if (found) {
+        j->decide_pass = pass;
+        j->decide_spread = spread;
+        return 0;
+    }
+    return j->nmembers;
 }
 
 static void sw_send_pass(sw_ctx *c, sw_worker *w, sw_job *j)
@@ -275,18 +290,18 @@ static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, doub
     double error = NAN;
     if (strcmp(source, "measured") == 0)
         db_verify_get(c->db, c->out->device_key, j->p->key, d->code_hash, status, &error, c->err, c->errlen);
+    /* regret: the law's pick against the winner, both from the fine pass (same conditions) */
     double law_us = NAN, regret = NAN;
-    if (j->law_idx >= 0 && strcmp(source, "measured") == 0) {
+    if (j->law_idx >= 0 && strcmp(source, "measured") == 0 && j->fine_pass > 0) {
         long long pass = 0;
-        double m = -1;
-        if (db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[j->law_idx].code_hash, "fine", &m, &pass,
-                          c->err, c->errlen) == 1 && pass == j->decide_pass)
-            law_us = m;
-        else if (j->decide_pass > 0 &&
-                 db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[j->law_idx].code_hash, "tiebreak", &m,
-                               &pass, c->err, c->errlen) == 1 && pass == j->decide_pass)
-            law_us = m;
-        if (law_us > 0) regret = law_regret(law_us, win_us);
+        double lm = -1, wm = -1;
+        if (db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[j->law_idx].code_hash, "fine", &lm, &pass,
+                          c->err, c->errlen) == 1 && pass == j->fine_pass &&
+            db_timing_get(c->db, c->out->device_key, j->p->key, d->code_hash, "fine", &wm, &pass, c->err,
+                          c->errlen) == 1 && pass == j->fine_pass) {
+            law_us = lm;
+            regret = law_regret(lm, wm);
+        }
     }
     (void)known;
     db_selection_row r = {
@@ -375,10 +390,6 @@ static int sw_advance(sw_ctx *c, sw_worker *w, sw_job *j)
 {
     for (;;) {
         if (j->stage == ST_DONE) return 1;
-        if (j->stage == ST_TIEBREAK) {
-            sw_send_pass(c, w, j);
-            return 0;
-        }
         int members = sw_plan_pass(c, j);
         if (members < 0) return -1;
         if (members > 0) {
@@ -386,8 +397,8 @@ static int sw_advance(sw_ctx *c, sw_worker *w, sw_job *j)
             return 0;
         }
         if (j->stage == ST_COARSE) { j->stage = ST_FINE; continue; }
-        /* fine stage with a reusable pass or nothing to time */
-        if (j->nfinalists == 0) {
+        /* a fine or tiebreak pass stored earlier, or nothing to time */
+        if (j->stage == ST_FINE && j->nfinalists == 0) {
             j->failed = 1;
             snprintf(j->fail_reason, sizeof j->fail_reason, "no variant passed verification");
             j->stage = ST_DONE;
@@ -409,7 +420,16 @@ static void sw_finish_job(sw_ctx *c, sw_job *j)
         snprintf(what, sizeof what, "FAILED: %s (law pick stored)", j->fail_reason);
     } else {
         c->out->measured++;
-        snprintf(what, sizeof what, "done");
+        db_selection_row r;
+        char kernel[128], source[16], law_kernel[128], e[256];
+        if (db_selection_get(c->db, c->out->device_key, j->p->key, &r, kernel, source, law_kernel, e, sizeof e) == 1) {
+            char regret[48] = "law pick not timed";
+            if (!isnan(r.regret)) snprintf(regret, sizeof regret, "law %+.1f%%", 100 * r.regret);
+            snprintf(what, sizeof what, "%s %.2f us (%s, %s)", kernel + (strncmp(kernel, "kt_gemm_dense_", 14) ? 0 : 14),
+                     r.time_us, regret, r.decided_by ? r.decided_by : "");
+        } else {
+            snprintf(what, sizeof what, "done");
+        }
     }
     sw_progress(c, j, what);
 }
@@ -531,19 +551,29 @@ static int sw_probe(const sweep_options *o, const kt_target *t, int gpus, ktb_de
     const char *vendor = t->vendor == KT_VENDOR_NVIDIA ? "cuda" : "hip";
     ktb_backend *b = NULL;
     char e[512];
-    if (ktb_open(vendor, 0, &b, e, sizeof e) || ktb_info(b, info, e, sizeof e)) {
+    /* Test hook: KT_SWEEP_FAKE_DEVICE="<arch> <cus> <pci id>" stands for a GPU, so the tests can
+     * drive the whole sweep with a scripted worker (KT_WORKER_EXE) on a machine without one. */
+    const char *fake = getenv("KT_SWEEP_FAKE_DEVICE");
+    if (fake && *fake) {
+        memset(info, 0, sizeof *info);
+        if (sscanf(fake, "%31s %d %i", info->arch, &info->compute_units, &info->pci_device_id) != 3)
+            return snprintf(err, errlen, "KT_SWEEP_FAKE_DEVICE='%s': expected '<arch> <cus> <pci id>'", fake), -1;
+        snprintf(info->name, sizeof info->name, "fake %s (KT_SWEEP_FAKE_DEVICE)", info->arch);
+        info->l2_bytes = 50 << 20;
+        info->wave_size = 32;
+    } else if (ktb_open(vendor, 0, &b, e, sizeof e) || ktb_info(b, info, e, sizeof e)) {
         ktb_close(b);
         snprintf(out->no_device_reason, sizeof out->no_device_reason, "%s", e);
         return 0;
     }
-    ktb_close(b);
+    if (b) ktb_close(b);
     const kt_target *runs = kt_target_for_arch(info->arch);
     if (!runs || strcmp(runs->name, t->name) != 0) {
         snprintf(err, errlen, "GPU 0 is %s (%s), which runs %s code, not --target %s", info->name, info->arch,
                  runs ? runs->name : "no ktune target's", t->name);
         return -1;
     }
-    for (int g = 1; g < gpus; g++) {
+    for (int g = 1; g < gpus && !(fake && *fake); g++) {
         if (ktb_open(vendor, g, &b, e, sizeof e)) {
             snprintf(err, errlen, "--gpus %d: GPU %d: %s", gpus, g, e);
             return -1;
