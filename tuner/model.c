@@ -3,6 +3,7 @@
  * would tune the wrong shapes and the runtime would fall back silently on the real ones. */
 #include "model.h"
 #include "build/file_io.h"
+#include "runtime/problem_key.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -21,11 +22,6 @@ static const char *const supported_archs[] = {
     "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
 };
 #define N_SUPPORTED_ARCHS ((int)(sizeof supported_archs / sizeof supported_archs[0]))
-
-/* Edges of the M buckets; the schema's key text uses them verbatim. */
-static const int m_edges[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
-#define N_M_EDGES ((int)(sizeof m_edges / sizeof m_edges[0]))
-#define M_LAST_DECODE_EDGE 64
 
 const char *model_layer_name(model_layer l)
 {
@@ -270,24 +266,16 @@ int model_load(const char *path, int tp, model_problems *out, char *err, size_t 
     return model_problems_derive(&c, tp, out, err, errlen);
 }
 
-int model_m_bucket_count(void) { return N_M_EDGES; }
+/* The edges and key texts live in runtime/problem_key.c, which libktrt links without the tuner. */
+int model_m_bucket_count(void) { return kt_m_bucket_count(); }
 
-int model_m_bucket_at(int i) { return i >= 0 && i < N_M_EDGES ? m_edges[i] : -1; }
+int model_m_bucket_at(int i) { return kt_m_bucket_at(i); }
 
-int model_m_bucket(long m)
-{
-    if (m < 1) return -1;
-    for (int i = 0; i < N_M_EDGES; i++)
-        if (m_edges[i] >= m) return m_edges[i];
-    return m_edges[N_M_EDGES - 1];
-}
+int model_m_bucket(long m) { return kt_m_bucket(m); }
 
-const char *model_m_phase(int bucket) { return bucket <= M_LAST_DECODE_EDGE ? "decode" : "prefill"; }
+const char *model_m_phase(int bucket) { return kt_m_phase(bucket); }
 
 int model_problem_key(const model_problem *p, int m_bucket, char *buf, size_t len)
 {
-    if (len) buf[0] = 0;
-    if (model_m_bucket(m_bucket) != m_bucket) return -1;   /* only edges make keys */
-    int n = snprintf(buf, len, "gemm %s n=%d k=%d m<=%d", p->dtype, p->n, p->k, m_bucket);
-    return n < 0 || (size_t)n >= len ? -1 : n;
+    return kt_gemm_problem_key(buf, len, p->dtype, p->n, p->k, m_bucket);
 }

@@ -1,0 +1,144 @@
+/* ktrt_select.h: libktrt's choice logic with no GPU (internal; used by ktrt.c and `kt explain`).
+ *
+ * A catalog is the databases' layers read into memory (ktrt_db.c): per layer its devices, its GEMM
+ * selections and the metadata of its dispatchable kernels (status ok, ops 'gemm', code present;
+ * reference kernels, ops 'reference:gemm', are never read). ktrt_select_gemm is a pure function of
+ * (catalog, device, problem, workspace): the chain of ktrt.h (exact -> bucket -> law -> refused).
+ *
+ * A selection serves only when its kernel is in the catalog under the same target and code hash
+ * (a kernel recompiled since it was measured is stale: its time belongs to another binary) and its
+ * launch fits (grid limits; split-K partials within the workspace given). Selections that do not
+ * serve are passed over and the reason of the first one is kept for the final reason string. */
+#ifndef KTRT_SELECT_H
+#define KTRT_SELECT_H
+#include <stddef.h>
+#include "ktrt.h"
+#include "target.h"
+#include "gemm_geometry.h"
+
+#define KTRT_NAME_LEN 128
+#define KTRT_KEY_LEN 64
+#define KTRT_HASH_LEN 72
+#define KTRT_TARGET_LEN 16
+#define KTRT_MAX_TARGETS 16
+
+/* dtypes the GEMM ABI serves; index into ktrt_dtype_name. */
+enum { KTRT_BF16, KTRT_FP16, KTRT_NDTYPES };
+int ktrt_dtype_index(const char *dtype);      /* -1 when unknown (or NULL) */
+const char *ktrt_dtype_name(int index);       /* "?" out of range */
+
+typedef struct ktrt_kernel {
+    char name[KTRT_NAME_LEN];
+    char target[KTRT_TARGET_LEN];
+    char code_hash[KTRT_HASH_LEN];
+    int dtype;
+    kt_gemm_variant v;
+    int waves_per_simd;       /* 0 when unknown */
+} ktrt_kernel;
+
+typedef struct ktrt_selection {
+    char device_key[KTRT_KEY_LEN];
+    char target[KTRT_TARGET_LEN];
+    int dtype, n, k, m;       /* m: the bucket edge */
+    int measured;             /* 1: source 'measured'; 0: 'law' (a law pick, nothing measured) */
+    char kernel[KTRT_NAME_LEN];
+    char code_hash[KTRT_HASH_LEN];
+    double time_us;           /* 0 when not recorded */
+} ktrt_selection;
+
+typedef struct ktrt_device_row {
+    char key[KTRT_KEY_LEN];
+    char target[KTRT_TARGET_LEN];
+    char arch[32];
+    int compute_units;
+    int pci_device_id;
+} ktrt_device_row;
+
+typedef struct ktrt_source ktrt_source;   /* the layer's open read-only connection (ktrt_db.c) */
+
+typedef struct ktrt_layer {
+    char path[512];
+    const char *role;                     /* "caller" | "user" | "shipped" (static text) */
+    ktrt_device_row *devices;
+    int ndevices;
+    ktrt_selection *selections;
+    int nselections;
+    ktrt_kernel *kernels;                 /* sorted by (target, dtype, name) */
+    int nkernels;
+    char targets[KTRT_MAX_TARGETS][KTRT_TARGET_LEN];   /* every target any row names */
+    int ntargets;
+    ktrt_source *src;
+} ktrt_layer;
+
+/* The layers in lookup order; owns them. */
+typedef struct ktrt_catalog {
+    ktrt_layer *layers;
+    int nlayers;
+} ktrt_catalog;
+
+/* ---- ktrt_db.c: reading layers (the only SQL in libktrt besides ktrt_dbfile.c) ---- */
+
+/* Appends the database at path to the catalog as its last layer (opened read-only through
+ * ktrt_dbfile_open). KT_OK, or KT_ENODB (no such file) / KT_EBADDB (refused) / KT_EINVAL with a
+ * message naming the file; the catalog is unchanged on failure. */
+int ktrt_catalog_add(ktrt_catalog *c, const char *path, const char *role, char *err, size_t errlen);
+void ktrt_catalog_free(ktrt_catalog *c);   /* closes every layer; the catalog is empty after */
+/* The code object of a kernel of this layer, malloc'd into *code (the caller frees). Checks the
+ * row still has the code hash the catalog read. Not thread-safe per layer: callers serialise. */
+int ktrt_layer_code(ktrt_layer *l, const ktrt_kernel *k, void **code, size_t *len, char *err, size_t errlen);
+
+/* ---- ktrt_layers.c ---- */
+
+/* Adds the layers of ktrt.h's order to an empty catalog: opts->db_path or $KT_DB (must load), then
+ * unless opts->no_default_layers the user and shipped databases when their files exist. KT_OK, or
+ * the first layer's failure (KT_ENODB / KT_EBADDB) with the setting it came from in err. */
+int ktrt_layers_open(ktrt_catalog *c, const ktrt_options *opts, char *err, size_t errlen);
+
+/* ---- ktrt_select.c ---- */
+
+/* The device as the chain sees it. */
+typedef struct ktrt_device {
+    char key[KTRT_KEY_LEN];               /* "sm_90/132/0x2335", or "<target>/law" */
+    const kt_target *target;
+    int compute_units;
+} ktrt_device;
+
+/* A device named by its key: a catalog device row when one has the key (its target and CU count),
+ * else parsed from "<arch>/<cus>/<pci>". "<target>/law" needs its row (the row carries the CU count
+ * the law used). KT_OK or KT_EINVAL with a message naming the key. */
+int ktrt_device_from_key(const ktrt_catalog *c, const char *key, ktrt_device *out, char *err, size_t errlen);
+
+/* Refuses (KT_EBADDB, naming the file and the targets it has) a layer that has rows but none of
+ * this target. An empty layer is not refused: it only has nothing to say. */
+int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *err, size_t errlen);
+
+/* Split-K workspace, in bytes, the largest selection of this target needs: SK * m(bucket) * n * 4
+ * over the selections whose kernel is in the catalog (0 when none splits). */
+long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t);
+
+typedef struct ktrt_query {
+    const ktrt_device *device;
+    const char *dtype;
+    int m, n, k;
+    long long workspace_bytes;            /* partials a launch may use; 0: one-segment variants only */
+} ktrt_query;
+
+typedef struct ktrt_pick {
+    ktrt_choice choice;                   /* path, kernel, problem_key, reason, db_path, tuned_us, splitk */
+    const ktrt_kernel *kernel;            /* NULL when refused */
+    int kernel_layer;                     /* index of the layer holding the kernel's code; -1 refused */
+    int bucket;                           /* bucket(m) */
+    int served_bucket;                    /* the selection's bucket (exact, bucket; law from a stored pick) */
+    char other_device[KTRT_KEY_LEN];      /* bucket path over another device's selection, else "" */
+} ktrt_pick;
+
+/* The chain of ktrt.h for one problem. KT_OK (served), KT_ENOKERNEL (refused; choice.reason says
+ * why), or KT_EINVAL (a NULL argument, unknown dtype, a dimension < 1; choice.reason says which). */
+int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out);
+
+/* Why kernel v cannot launch C[m][n] with this workspace, or NULL when it can. The text is static
+ * or written into buf. */
+const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, long long workspace_bytes,
+                               char *buf, size_t len);
+
+#endif
