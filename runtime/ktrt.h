@@ -18,11 +18,15 @@
  *   exact   a selection measured on this device for (dtype, n, k, bucket(m));
  *   bucket  the nearest tuned M bucket (in log2 distance, ties to the larger) of the same (n, k):
  *           this device's selections first, then another device's of the same target (notice);
- *   law     runtime/law.c over the ok kernels of the target (also where the DB's selection was
- *           itself a law pick, made without a device);
+ *   law     runtime/law.c over the ok kernels of the target, with this device's compute units
+ *           (also where the DB's selection for this device and key is itself a law pick);
  *   refused KT_ENOKERNEL with a reason (no kernel of that dtype, a dimension out of range, ...).
+ * A selection serves only if its kernel is still in the database with the code hash it was
+ * measured with (a kernel recompiled since is stale) and its launch fits (grid limits, split-K
+ * workspace); otherwise the chain goes on, and the reason says what was passed over.
  * With KT_LOG set (to anything but "0"), each fallback (bucket, law, refused) is written to
- * stderr once per key: "ktrt: gemm bf16 n=.. k=.. m<=..: path=law: <reason>".
+ * stderr once per key: "ktrt: gemm bf16 n=.. k=.. m<=..: path=law: <reason>". The notice that
+ * another device's selections serve this one is written once per such device unless KT_LOG=0.
  *
  * Split-K workspace: allocated at open at the largest size any selection needs (and at least
  * opts.workspace_bytes), one per stream slot, so launches allocate nothing and can be captured in
@@ -30,8 +34,9 @@
  *
  * Threads: a ktrt handle may be used from several threads at once. Code objects are loaded on the
  * first launch that needs them (under the handle's lock); a stream binds to one of
- * opts.max_streams workspace slots on its first split-K launch; once all slots are bound, split-K
- * picks on further streams use the best one-segment variant the law finds (logged). */
+ * opts.max_streams workspace slots on its first split-K launch; once all slots are bound, further
+ * streams get no workspace: the chain passes over split-K selections there, and the law takes its
+ * best one-segment variant (logged with KT_LOG). */
 #ifndef KTRT_H
 #define KTRT_H
 #include <stddef.h>
@@ -69,8 +74,9 @@ typedef struct ktrt_choice {
     int splitk;                     /* segments the launch uses */
 } ktrt_choice;
 
-/* Chooses without launching (no GPU work). Returns KT_OK or KT_ENOKERNEL (choice filled either
- * way), or KT_EINVAL. */
+/* Chooses without launching (no GPU work), as a launch on a stream that holds or can take a
+ * workspace slot would. Returns KT_OK or KT_ENOKERNEL (choice filled either way; err holds the
+ * reason), or KT_EINVAL. */
 int ktrt_choose_gemm(ktrt *rt, const char *dtype, int m, int n, int k, ktrt_choice *choice,
                      char *err, size_t errlen);
 
@@ -81,7 +87,8 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
               const void *a, int lda, const void *w, int ldw, void *c, int ldc,
               void *stream, ktrt_choice *choice, char *err, size_t errlen);
 
-/* The device key the handle matched selections against: "sm_90/132/0x2335". */
+/* The device key the handle matched selections against: "sm_90/132/0x2335" ("sm_90/132/unknown"
+ * where the PCI product id cannot be read; see runtime/problem_key.h). "" for NULL. */
 const char *ktrt_device_key(const ktrt *rt);
 
 #endif

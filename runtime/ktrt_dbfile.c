@@ -149,7 +149,11 @@ int ktrt_dbfile_open(const char *path, sqlite3 **out, char *err, size_t errlen)
     }
     if (rc != SQLITE_OK) {
         char detail[256];
-        snprintf(detail, sizeof detail, "%s", h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+        if ((rc == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) && wal_bytes(path) > 0)
+            snprintf(detail, sizeof detail, "it has uncheckpointed WAL content and its -shm index cannot be "
+                                            "made here (read-only folder?): checkpoint it where it was written");
+        else
+            snprintf(detail, sizeof detail, "%s", h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
         sqlite3_close(h);
         const char *what = (rc & 0xff) == SQLITE_NOTADB ? "not a ktune database" :
                            (rc & 0xff) == SQLITE_CORRUPT ? "corrupt" : "cannot read";

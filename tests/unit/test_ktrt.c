@@ -738,6 +738,41 @@ static void test_cli(const char *main_db)
     KT_CHECK_CONTAINS(out, "truncated");
 }
 
+/* A WAL database in a folder the reader cannot write (a serving image's /usr/local/share): no -shm
+ * can be made, so the file is read as immutable. Needs an unprivileged user: run as root with
+ * setpriv, kt explain as nobody; skipped (said so) elsewhere. */
+static void test_readonly_folder(const char *main_db)
+{
+    if (geteuid() != 0 || system("command -v setpriv >/dev/null 2>&1") != 0) {
+        printf("test_ktrt: read-only folder case skipped (needs root and setpriv to become nobody)\n");
+        return;
+    }
+    char ro[256], db[300], cmd[PATH_MAX + 2048];
+    path_in(ro, sizeof ro, "ro");
+    snprintf(db, sizeof db, "%s/tuned.ktdb", ro);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s' '%s' && chmod 755 '%s' '%s' && chmod 644 '%s'", ro, main_db, db,
+             dir, ro, db);
+    KT_CHECK_INT(system(cmd), 0);
+    char readable[PATH_MAX + 64];   /* nobody must reach kt: every folder above it searchable */
+    snprintf(readable, sizeof readable, "setpriv --reuid=65534 --regid=65534 --clear-groups test -x '%s'", kt_bin);
+    if (system(readable) != 0) {
+        printf("test_ktrt: read-only folder case skipped (%s is not reachable as nobody)\n", kt_bin);
+        return;
+    }
+    static char out[16384];
+    snprintf(cmd, sizeof cmd, "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' explain --db '%s' --op gemm "
+             "--dtype bf16 --n 4096 --k 4096 --m 13 2>&1", kt_bin, db);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = 0;
+    int st = p ? pclose(p) : -1;
+    KT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    KT_CHECK_CONTAINS(out, "path=exact\nkernel: " K_A);
+    char shm[320];
+    snprintf(shm, sizeof shm, "%s-shm", db);
+    KT_CHECK(access(shm, F_OK) != 0);    /* nothing was written beside it */
+}
+
 static void test_keys(void)
 {
     char buf[96];
@@ -777,6 +812,7 @@ int main(int argc, char **argv)
     test_wal_reader();
     test_open(main_db);
     test_cli(main_db);
+    test_readonly_folder(main_db);
     if (!kt_test_failures && !getenv("KT_TEST_KEEP")) {   /* KT_TEST_KEEP=1 keeps them to look at */
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
