@@ -44,9 +44,7 @@ struct ktrt {
     int nslots;
     ktrt_loaded **loaded;            /* [layer][kernel index] */
     ktrt_cached *cache;
-    char (*logged)[KTRT_NAME_LEN];   /* keys already written to stderr */
-    int nlogged, caplogged;
-    int log;                         /* 0: KT_LOG=0; 1: unset (notices only); 2: set (every fallback) */
+    ktrt_log log;                    /* once-per-key stderr lines (KT_LOG) */
 };
 
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -59,41 +57,6 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
-}
-
-/* ---- once-per-key stderr lines ---- */
-
-/* 1 the first time key is seen (the caller then logs), 0 after (or when out of memory). */
-static int first_time(ktrt *rt, const char *key)
-{
-    for (int i = 0; i < rt->nlogged; i++)
-        if (strcmp(rt->logged[i], key) == 0) return 0;
-    if (rt->nlogged == rt->caplogged) {
-        int cap = rt->caplogged ? 2 * rt->caplogged : 32;
-        void *p = realloc(rt->logged, (size_t)cap * sizeof *rt->logged);
-        if (!p) return 0;
-        rt->logged = p;
-        rt->caplogged = cap;
-    }
-    snprintf(rt->logged[rt->nlogged++], sizeof rt->logged[0], "%s", key);
-    return 1;
-}
-
-static void log_pick(ktrt *rt, const ktrt_pick *p)
-{
-    char key[KTRT_NAME_LEN];
-    if (p->other_device[0] && rt->log >= 1) {
-        snprintf(key, sizeof key, "notice %s", p->other_device);
-        if (first_time(rt, key))
-            fprintf(stderr, "ktrt: notice: %s: selections tuned on %s serve this device %s (same target %s) "
-                            "through the bucket path; tune on this device for exact picks\n",
-                    p->choice.db_path, p->other_device, rt->dev.key, rt->dev.target->name);
-    }
-    if (rt->log >= 2 && strcmp(p->choice.path, "exact") != 0) {
-        snprintf(key, sizeof key, "%s %s", p->choice.path, p->choice.problem_key);
-        if (first_time(rt, key))
-            fprintf(stderr, "ktrt: %s: path=%s: %s\n", p->choice.problem_key, p->choice.path, p->choice.reason);
-    }
 }
 
 /* ---- choice (under the lock) ---- */
@@ -115,7 +78,7 @@ static int choose_locked(ktrt *rt, const char *dtype, int m, int n, int k, long 
     c->rc = ktrt_select_gemm(&rt->cat, &q, &c->pick);
     c->used = c->rc != KT_EINVAL;
     c->dtype = di, c->m = m, c->n = n, c->k = k, c->ws = ws;
-    log_pick(rt, &c->pick);
+    ktrt_log_pick(&rt->log, stderr, &rt->dev, &c->pick);
     *out = &c->pick;
     return c->rc;
 }
@@ -209,7 +172,7 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     void *partials = NULL;
     pthread_mutex_lock(&rt->lock);
     int bound = 0, slot = slot_for(rt, stream, &bound);
-    if (slot < 0 && rt->ws_bytes > 0 && rt->log >= 2 && first_time(rt, "slots full"))
+    if (slot < 0 && rt->ws_bytes > 0 && rt->log.level >= 2 && ktrt_log_first(&rt->log, "slots full"))
         fprintf(stderr, "ktrt: all %d split-K workspace slots are bound to other streams; further streams use "
                         "one-segment variants\n", rt->nslots);
     rc = choose_locked(rt, dtype, m, n, k, slot >= 0 ? rt->ws_bytes : 0, &p);
@@ -340,8 +303,7 @@ int ktrt_open(const ktrt_options *opts, ktrt **out, char *err, size_t errlen)
     ktrt *rt = calloc(1, sizeof *rt);
     if (!rt) return fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
     pthread_mutex_init(&rt->lock, NULL);
-    const char *log = getenv("KT_LOG");
-    rt->log = !log ? 1 : strcmp(log, "0") == 0 ? 0 : 2;
+    rt->log.level = ktrt_log_level(getenv("KT_LOG"));
     int rc = ktrt_layers_open(&rt->cat, &o, err, errlen);
     if (rc == KT_OK) rc = open_device(rt, o.device, err, errlen);
     if (rc == KT_OK) rc = alloc_state(rt, &o, err, errlen);
@@ -367,7 +329,7 @@ void ktrt_close(ktrt *rt)
         if (rt->slots[i].buf) ktb_free(rt->gpu, rt->slots[i].buf, ignored, sizeof ignored);
     free(rt->slots);
     free(rt->cache);
-    free(rt->logged);
+    ktrt_log_free(&rt->log);
     ktb_close(rt->gpu);
     ktrt_catalog_free(&rt->cat);
     pthread_mutex_destroy(&rt->lock);

@@ -12,6 +12,7 @@
 #ifndef KTRT_SELECT_H
 #define KTRT_SELECT_H
 #include <stddef.h>
+#include <stdio.h>
 #include "ktrt.h"
 #include "target.h"
 #include "gemm_geometry.h"
@@ -140,5 +141,21 @@ int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out)
  * or written into buf. */
 const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, long long workspace_bytes,
                                char *buf, size_t len);
+
+/* ---- ktrt_log.c: what a handle writes to stderr, each line once ---- */
+
+typedef struct ktrt_log {
+    int level;                        /* 0: KT_LOG=0, silent; 1: KT_LOG unset, notices; 2: every fallback */
+    char (*seen)[KTRT_NAME_LEN];      /* keys already written */
+    int nseen, capseen;
+} ktrt_log;
+
+int ktrt_log_level(const char *kt_log_env);      /* the level for a value of $KT_LOG (NULL: unset) */
+/* 1 the first time key is seen (then the caller writes its line), 0 after or when out of memory. */
+int ktrt_log_first(ktrt_log *log, const char *key);
+/* Writes the lines a pick calls for to f: the other-device notice (level >= 1, once per device
+ * key) and the fallback line (level 2, once per path and problem key) of ktrt.h. */
+void ktrt_log_pick(ktrt_log *log, FILE *f, const ktrt_device *dev, const ktrt_pick *p);
+void ktrt_log_free(ktrt_log *log);
 
 #endif

@@ -317,6 +317,50 @@ static void test_chain(const char *path)
     KT_CHECK_INT(c.nlayers, 0);
 }
 
+/* KT_LOG: fallbacks once per key at level 2, the other-device notice once per device unless 0. */
+static void test_log(const char *path)
+{
+    ktrt_catalog c = {NULL, 0};
+    char err[512];
+    KT_CHECK_INT(ktrt_catalog_add(&c, path, "caller", err, sizeof err), KT_OK);
+    KT_CHECK_INT(ktrt_log_level(NULL), 1);
+    KT_CHECK_INT(ktrt_log_level("0"), 0);
+    KT_CHECK_INT(ktrt_log_level("1"), 2);
+    for (int level = 0; level <= 2; level++) {
+        ktrt_log log = {level, NULL, 0, 0};
+        FILE *f = tmpfile();
+        KT_CHECK(f != NULL);
+        if (!f) break;
+        ktrt_device dev;
+        KT_CHECK_INT(ktrt_device_from_key(&c, DEV_B, &dev, err, sizeof err), KT_OK);
+        int ms[] = {13, 14, 16, 100, 1};   /* bucket 16 three times, 128 once, then a law pick elsewhere */
+        for (int i = 0; i < 5; i++) {
+            ktrt_query q = {&dev, "bf16", ms[i], i == 4 ? 5120 : 4096, i == 4 ? 8704 : 4096, 0};
+            ktrt_pick p;
+            ktrt_select_gemm(&c, &q, &p);
+            ktrt_log_pick(&log, f, &dev, &p);
+            ktrt_log_pick(&log, f, &dev, &p);
+        }
+        static char text[8192];
+        rewind(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+        int lines = 0, notices = 0;
+        for (const char *t = text; (t = strchr(t, '\n')) != NULL; t++) lines++;
+        for (const char *t = text; (t = strstr(t, "ktrt: notice:")) != NULL; t++) notices++;
+        KT_CHECK_INT(notices, level >= 1 ? 1 : 0);
+        KT_CHECK_INT(lines, level == 0 ? 0 : level == 1 ? 1 : 4);   /* notice + m<=16, m<=128, law */
+        if (level == 2) {
+            KT_CHECK_CONTAINS(text, "ktrt: gemm bf16 n=4096 k=4096 m<=16: path=bucket: not tuned on this device");
+            KT_CHECK_CONTAINS(text, "ktrt: gemm bf16 n=5120 k=8704 m<=1: path=law: ");
+            KT_CHECK_CONTAINS(text, "serve this device " DEV_B " (same target sm_90a)");
+        }
+        ktrt_log_free(&log);
+    }
+    ktrt_catalog_free(&c);
+}
+
 /* ---- layers ---- */
 
 /* A second database: the same kernels, and DEV_A's key n=4096 k=4096 m<=16 picked differently. */
@@ -807,6 +851,7 @@ int main(int argc, char **argv)
     build_override(override_db);
     test_keys();
     test_chain(main_db);
+    test_log(main_db);
     test_bad_files(main_db);
     test_layers(main_db, override_db);
     test_wal_reader();
