@@ -10,10 +10,12 @@ phase() {  # phase NAME COMMAND...
 unit_run() { sh tests/run_unit.sh $UNIT && sh tests/unit/test_resources_vs_tools.sh && sh tests/device/build.sh; }
 fuzz_run() { sh tests/run_fuzz.sh $FUZZ; }
 compile_run() { sh tests/run_compile.sh; }
+tuner_run() { sh tests/sweep/test_sweep.sh; }
 UNIT=$1; FUZZ=$2
 phase unit
 phase fuzz
 phase compile
+phase tuner
 secs=$(( $(date +%s) - start ))
 case "$status" in
     *FAIL*) echo "ktune tests: FAILED ($status ) in ${secs}s"; exit 1 ;;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "backend.h"
@@ -721,7 +723,18 @@ int sweep_run(const sweep_options *o, const sweep_problem *problems, int nproble
     const char *tmo = getenv("KT_WORKER_TIMEOUT_S");
     c.timeout_s = tmo && atof(tmo) > 0 ? atof(tmo) : 120;
     int rc = -1;
-    if (db_open(o->db_path, 1, &c.db, err, errlen)) return -1;
+    /* One sweep per database at a time: two would time on the same GPU and race on the same
+     * passes. The lock dies with its process, so kill -9 leaves nothing to clean up. */
+    char lock_path[1100];
+    snprintf(lock_path, sizeof lock_path, "%s.lock", o->db_path);
+    int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0) return snprintf(err, errlen, "%s: cannot create the sweep lock", lock_path), -1;
+    if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        close(lock_fd);
+        return snprintf(err, errlen, "%s: another tune is sweeping this database (lock %s is held)", o->db_path,
+                        lock_path), -1;
+    }
+    if (db_open(o->db_path, 1, &c.db, err, errlen)) { close(lock_fd); return -1; }
 
     db_device_row dr;
     if (have) {
@@ -800,5 +813,6 @@ done:
     if (c.jobs) sw_free_jobs(&c);
     free(c.spreads);
     db_close(c.db);
+    close(lock_fd);
     return rc;
 }

@@ -1,0 +1,125 @@
+#!/bin/sh
+# test_sweep.sh: `tune --modelpath --tp` end to end without a GPU.
+#  - no device: law selections for every problem, said in the output and in the database
+#  - a scripted worker (fake_worker.sh, through KT_WORKER_EXE and KT_SWEEP_FAKE_DEVICE) stands for
+#    the GPU: a variant that crashes its worker, one that hangs it, and one that is wrong are
+#    recorded as such and never selected; every problem still gets a measured selection
+#  - kill -9 mid-sweep, then --resume: nothing measured twice, everything measured once
+#  - a second sweep over a finished database measures nothing (keyed by code hash)
+#  - --gpus 2 runs two workers over one sweep and selects what one worker selects
+#  - bad input (unknown model field, tp that does not divide, corrupt database) is refused
+# Uses the compile phase's database (out/test/dense.ktdb) when there is one, else builds gfx1201.
+set -u
+cd "$(dirname "$0")/../.."
+DIR=${KT_TEST_DIR:-out/test}/sweep
+mkdir -p "$DIR"
+SRC=${KT_TEST_DIR:-out/test}/dense.ktdb
+if [ ! -s "$SRC" ]; then
+    SRC=$DIR/src.ktdb
+    out/bin/kt gen --recipe templates/gemm/dense.lua --target gfx1201 --db "$SRC" --quiet > /dev/null || exit 1
+fi
+checks=0; failed=0
+check() {
+    name=$1; shift
+    checks=$((checks + 1))
+    if "$@" > "$DIR/check.out" 2>&1; then echo "  pass  $name"
+    else failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$DIR/check.out" | tail -25; fi
+}
+fresh() { rm -f "$1" "$1-wal" "$1-shm"; cp "$SRC" "$1"; }
+MODEL=models/qwen3-8b
+export KT_SWEEP_FAKE_DEVICE="gfx1201 64 0x7550" FAKE_KEY="gfx1201/64/0x7550"
+export KT_WORKER_EXE=tests/sweep/fake_worker.sh
+tune() { ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build "$@"; }
+q() { sqlite3 "$1" "$2"; }
+
+no_device() {
+    fresh "$DIR/law.ktdb"
+    env -u KT_SWEEP_FAKE_DEVICE ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device \
+        --db "$DIR/law.ktdb" > "$DIR/law.txt" 2>&1 || return 1
+    grep "NO GPU" "$DIR/law.txt" && grep "coverage: 56 problems: 0 exact, 0 bucket, 56 law, 0 refused" "$DIR/law.txt" &&
+    [ "$(q "$DIR/law.ktdb" "SELECT count(*) FROM selection WHERE source='law' AND device_key='gfx1201/law'")" = 56 ] &&
+    [ "$(q "$DIR/law.ktdb" "SELECT mode FROM run")" = law ] &&
+    q "$DIR/law.ktdb" "SELECT note FROM run" | grep "not measured"
+}
+check "no device: 56 law selections, said in the output and the run" no_device
+
+faults() {
+    fresh "$DIR/faults.ktdb"
+    KT_WORKER_TIMEOUT_S=2 FAKE_CRASH=bm16_bn32_bk32_wm1_wn1_sk8 FAKE_HANG=bm16_bn64_bk32_wm1_wn1_sk8 \
+        FAKE_WRONG=bm16_bn32_bk32_wm1_wn1_sk4 tune --db "$DIR/faults.ktdb" > "$DIR/faults.txt" 2>&1 || return 1
+    q "$DIR/faults.ktdb" "SELECT kernel, status, detail FROM measurement WHERE kind='verify' AND status != 'ok'"
+    [ "$(q "$DIR/faults.ktdb" "SELECT count(*) FROM measurement WHERE status='crash' AND kernel LIKE '%bm16_bn32_bk32_wm1_wn1_sk8'")" = 4 ] &&
+    [ "$(q "$DIR/faults.ktdb" "SELECT count(*) FROM measurement WHERE status='timeout' AND kernel LIKE '%bm16_bn64_bk32_wm1_wn1_sk8'")" = 4 ] &&
+    [ "$(q "$DIR/faults.ktdb" "SELECT count(*) FROM measurement WHERE status='wrong'")" = 4 ] &&
+    [ "$(q "$DIR/faults.ktdb" "SELECT count(*) FROM selection WHERE source='measured'")" = 56 ] &&
+    [ "$(q "$DIR/faults.ktdb" "SELECT count(*) FROM selection s JOIN measurement m ON m.code_hash = s.code_hash AND
+          m.problem_key = s.problem_key AND m.kind = 'verify' AND m.status != 'ok'")" = 0 ] &&
+    # the law's regret is measured wherever the law's pick itself passed verification
+    [ "$(q "$DIR/faults.ktdb" "SELECT count(*) FROM selection s WHERE regret IS NULL AND NOT EXISTS (SELECT 1 FROM
+          measurement m WHERE m.kernel = s.law_kernel AND m.problem_key = s.problem_key AND m.status != 'ok')")" = 0 ]
+}
+check "crash, hang and wrong variants recorded, never selected; 56 measured selections" faults
+
+kill_resume() {
+    fresh "$DIR/resume.ktdb"
+    # ./tune execs luajit, so $! is the sweep itself
+    FAKE_SLEEP=0.3 ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --db "$DIR/resume.ktdb" \
+        > "$DIR/resume1.txt" 2>&1 &
+    pid=$!
+    sleep 4
+    # a second sweep of the same database while the first runs is refused
+    if tune --db "$DIR/resume.ktdb" > "$DIR/concurrent.txt" 2>&1; then echo "concurrent sweep ran"; return 1; fi
+    grep "another tune is sweeping" "$DIR/concurrent.txt" || return 1
+    kill -9 $pid; wait $pid 2>/dev/null
+    sleep 1   # the orphaned worker sees its stdin close and exits
+    before=$(q "$DIR/resume.ktdb" "SELECT count(*) FROM pass")
+    echo "passes committed before kill -9: $before"
+    [ "$before" -gt 0 ] || return 1
+    tune --db "$DIR/resume.ktdb" --resume > "$DIR/resume2.txt" 2>&1 || return 1
+    grep "run 1 (resumed)" "$DIR/resume2.txt" || return 1
+    [ "$(q "$DIR/resume.ktdb" "SELECT count(*) FROM (SELECT problem_key, kind, count(*) c FROM pass GROUP BY 1, 2 HAVING c > 1)")" = 0 ] &&
+    [ "$(q "$DIR/resume.ktdb" "SELECT count(*) FROM selection WHERE source='measured'")" = 56 ] &&
+    [ "$(q "$DIR/resume.ktdb" "SELECT status FROM run")" = done ]
+}
+check "kill -9 mid-sweep, --resume: nothing measured twice, all 56 selected; concurrent sweep refused" kill_resume
+
+nothing_new() {
+    before=$(q "$DIR/faults.ktdb" "SELECT count(*) FROM pass")
+    KT_WORKER_TIMEOUT_S=2 tune --db "$DIR/faults.ktdb" > "$DIR/again.txt" 2>&1 || return 1
+    after=$(q "$DIR/faults.ktdb" "SELECT count(*) FROM pass")
+    echo "passes before $before, after $after"
+    [ "$before" = "$after" ]
+}
+check "a second sweep measures nothing (measurements keyed by code hash)" nothing_new
+
+two_gpus() {
+    fresh "$DIR/gpus2.ktdb"
+    rm -f "$DIR/gpus2.log"
+    FAKE_LOG="$DIR/gpus2.log" tune --db "$DIR/gpus2.ktdb" --gpus 2 > "$DIR/gpus2.txt" 2>&1 || return 1
+    echo "problems per worker:"; cut -d' ' -f2 "$DIR/gpus2.log" | sort | uniq -c
+    grep -q "^gpu 0 " "$DIR/gpus2.log" && grep -q "^gpu 1 " "$DIR/gpus2.log" || return 1
+    fresh "$DIR/gpus1.ktdb"
+    tune --db "$DIR/gpus1.ktdb" > "$DIR/gpus1.txt" 2>&1 || return 1
+    q "$DIR/gpus1.ktdb" "SELECT problem_key, kernel FROM selection ORDER BY 1" > "$DIR/sel1.txt"
+    q "$DIR/gpus2.ktdb" "SELECT problem_key, kernel FROM selection ORDER BY 1" > "$DIR/sel2.txt"
+    diff "$DIR/sel1.txt" "$DIR/sel2.txt" && [ "$(wc -l < "$DIR/sel1.txt")" = 56 ]
+}
+check "--gpus 2: one worker per GPU, same selections as one GPU" two_gpus
+
+refusals() {
+    ok=0
+    if tune --db "$DIR/x.ktdb" --tp 3 > "$DIR/r1.txt" 2>&1; then ok=1; fi
+    cat "$DIR/r1.txt"
+    printf 'this is not a database, just bytes that are long enough to look like a header ........' > "$DIR/corrupt.ktdb"
+    if tune --db "$DIR/corrupt.ktdb" > "$DIR/r2.txt" 2>&1; then ok=1; fi
+    cat "$DIR/r2.txt"
+    printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}' > "$DIR/config.json"
+    if ./tune --modelpath "$DIR/config.json" --tp 1 --target gfx1201 --no-build --db "$DIR/y.ktdb" > "$DIR/r3.txt" 2>&1; then ok=1; fi
+    cat "$DIR/r3.txt"
+    [ $ok = 0 ] && grep -q "tp" "$DIR/r1.txt" && grep -qi "not a ktune database\|corrupt\|not a database" "$DIR/r2.txt" &&
+        grep -q "config.json: torch_dtype: missing" "$DIR/r3.txt"
+}
+check "bad tp, corrupt database, config missing a field: refused with a message" refusals
+
+echo "sweep: $checks checks, $failed failed"
+[ "$failed" = 0 ]
