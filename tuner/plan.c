@@ -35,7 +35,7 @@ int plan_prune(const law_device *d, const db_candidate *cands, int ncands, int m
     for (int i = 0; i < ncands; i++) {
         const db_candidate *c = &cands[i];
         int waves = c->wm * c->wn;
-        int law_sk = law_splitk_segments(d, m, n, k, c->bm, c->bn, c->bk, waves, 8);
+        int law_sk = law_splitk_segments(d, m, n, k, c->bm, c->bn, c->bk, waves, 32);
         keep[i] = i == law_idx || (c->bm <= max_bm && c->bm >= min_bm && c->sk <= 2 * law_sk);
         kept += keep[i];
     }

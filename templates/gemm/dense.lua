@@ -48,7 +48,7 @@ return {
     { "BK", { 32, 64 } },
     { "WM", { 1, 2, 4 } },
     { "WN", { 1, 2, 4 } },
-    { "SK", { 1, 2, 4, 8 } },
+    { "SK", { 1, 2, 4, 8, 16, 32 } },
   },
 
   threads = function(p, t) return p.WM * p.WN * t.wave_size end,
@@ -72,7 +72,11 @@ return {
     if not squarest(p.BM, p.BN, p.WM, p.WN) then return false, "wave grid not the squarest" end
     -- Split-K buys workgroups when M is small; with a tall tile the partials traffic
     -- (SK * M * N floats written and read back) costs more than the parallelism it adds.
-    if p.SK > 1 and p.SK * p.BM > 128 then return false, "split-k with a tall tile" end
+    -- At decode M a 16-row tile may split 32 ways: at M = 1, N = 1536 that is what it takes to
+    -- have ~12 blocks' loads in flight per H200 SM (Little's law at ~4 TB/s), and the partials
+    -- are 32 * N floats against N * K weights.
+    local max_split_rows = p.BM == 16 and 512 or 128
+    if p.SK > 1 and p.SK * p.BM > max_split_rows then return false, "split-k with a tall tile" end
     -- Registers per lane: accumulators, operand fragments for the whole unrolled BK step (the
     -- compiler hoists them), the next tile's prefetch (16-byte chunks), and ~32 for addresses
     -- and loop state. On CDNA the accumulators may live in AGPRs, the rest in arch VGPRs.
