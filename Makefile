@@ -61,9 +61,22 @@ out/lib/libktrt.so: $(KTRT_OBJS)
 	$(CC) -shared -o $@ $(KTRT_OBJS) $(KTRT_LIBS)
 
 # bench/gemm.c: the runtime-dispatched GEMM against cuBLAS on the card (tests/device/run_all.sh).
-out/bin/bench_gemm: bench/gemm.c out/lib/libkt.a
+BENCH_SRCS = bench/gemm.c bench/shapes.c bench/ceiling.c bench/cublas_dl.c
+out/bin/bench_gemm: $(BENCH_SRCS) $(wildcard bench/*.h) tests/device/gemm_ref.h out/lib/libkt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(KT_CFLAGS) $(CFLAGS) -o $@ $< out/lib/libkt.a $(LIBS)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -Ibench -o $@ $(BENCH_SRCS) out/lib/libkt.a $(LIBS)
+
+# bench/read.cu: bench_gemm's pure-read ceiling kernel, a cubin for sm_90a. Optional: `make
+# bench-read` builds it where nvcc is found (NVCC, PATH, /usr/local/cuda/bin) and says so where it
+# is not; bench_gemm then reports the read ceiling as unavailable.
+NVCC_FOUND = $(or $(NVCC),$(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+.PHONY: bench-read
+bench-read:
+	@if [ -n "$(NVCC_FOUND)" ]; then $(MAKE) --no-print-directory out/bench/read.cubin; \
+	 else echo "bench-read: no nvcc (NVCC, PATH, /usr/local/cuda/bin): out/bench/read.cubin not built"; fi
+out/bench/read.cubin: bench/read.cu bench/read.h
+	@mkdir -p $(dir $@)
+	$(NVCC_FOUND) -cubin -gencode arch=compute_90a,code=sm_90a -O3 -o $@ bench/read.cu
 
 out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
 	@mkdir -p $(dir $@)
@@ -97,11 +110,10 @@ test-compile: out/bin/kt out/lib/libkt.so
 run: out/bin/kt out/lib/libkt.so
 	./tune --target $${KT_TARGETS:-gfx1201} --db out/ktune.ktdb
 
-# Build the device checker and export the sm_90a kernels of the compile test's database, to be
-# carried to the GPU machine and run there with `sh tests/device/run.sh out/device`.
-device-prep: out/bin/kt
-	sh tests/device/build.sh
-	sh tests/device/export_gemm.sh $${KT_DEVICE_DB:-out/test/dense.ktdb} sm_90a out/device/export
+# Everything the GPU machine needs, built here (tests/device/pack.sh): carry out/bin, out/lib and
+# out/device, then run `sh tests/device/run_all.sh` there.
+device-prep:
+	sh tests/device/pack.sh
 
 clean:
 	rm -rf out

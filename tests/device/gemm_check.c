@@ -47,7 +47,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "runtime/cuda_driver.h"
-#include "half_convert.h"
+#include "gemm_ref.h"
 #include "../../runtime/gemm_geometry.h"
 
 #include <errno.h>
@@ -64,13 +64,13 @@
 #include <unistd.h>
 
 #define WAVE_SIZE 32          /* NVIDIA warp */
-#define POISON16 0xFFFFu      /* NaN in bf16 and fp16 */
+#define POISON16 KT_REF_POISON16 /* NaN in bf16 and fp16 */
 #define POISON32 0xFFFFFFFFu  /* NaN in fp32 */
 #define C_GUARD 128           /* poison elements before and after C; 256 bytes keeps C's alignment */
 #define CASE_TIMEOUT_S 60     /* default --timeout: a shape not done by then has hung */
 
-enum dtype { DT_BF16, DT_F16, DT_COUNT };
-static const char *const dtype_names[DT_COUNT] = { "bf16", "fp16" };
+enum dtype { DT_BF16 = KT_REF_BF16, DT_F16 = KT_REF_F16, DT_COUNT = KT_REF_DTYPES };
+#define dtype_names kt_ref_dtype_names
 
 typedef struct variant {
     char *cubin_path;
@@ -108,42 +108,16 @@ static const shape default_shapes[] = {
 
 /* ---------------------------------------------------------------- host data and reference */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint16_t to_dtype(enum dtype dt, float x)
-{
-    return dt == DT_BF16 ? kt_f32_to_bf16(x) : kt_f32_to_f16(x);
-}
-
-static double from_dtype(enum dtype dt, uint16_t h)
-{
-    return dt == DT_BF16 ? kt_bf16_to_f32(h) : kt_f16_to_f32(h);
-}
-
-/* Uniform in [-1,1), a multiple of 2^-23 so the float is exact, never zero (zeros hide unwritten
- * and misindexed outputs), rounded to the dtype. */
-static uint16_t random_input(enum dtype dt, uint64_t *rng)
-{
-    for (;;) {
-        int32_t r = (int32_t)(splitmix64(rng) >> 40) - (1 << 23);
-        uint16_t h = to_dtype(dt, (float)r * 0x1p-23f);
-        if (h & 0x7FFFu)
-            return h;
-    }
-}
+/* The conversions, the random inputs and the float64 reference are gemm_ref.h's, shared with
+ * ktrt_check and bench/gemm.c. */
+static uint16_t to_dtype(enum dtype dt, float x) { return kt_ref_to_dtype((kt_ref_dtype)dt, x); }
+static double from_dtype(enum dtype dt, uint16_t h) { return kt_ref_from_dtype((kt_ref_dtype)dt, h); }
 
 /* One (shape, dtype): the rounded inputs as uploaded (padding columns poisoned), the float64
  * reference and, per element, sum_k |a_k w_k| for the per-element bound. */
 typedef struct host_case {
     uint16_t *a, *w;          /* [m][lda], [n][ldw] */
     double *ref, *absdot;     /* [m][n] */
-    double ref_norm;
 } host_case;
 
 static void host_case_free(host_case *hc)
@@ -155,62 +129,23 @@ static void host_case_free(host_case *hc)
     memset(hc, 0, sizeof *hc);
 }
 
-/* ref[m][n] = sum_k a[m][k] * w[n][k] in float64 from the 16-bit values. Rows are widened once,
- * so the inner loop runs over two contiguous double rows; four partial sums let it overlap adds
- * (at float64 the summation order does not matter at these sizes; --selftest checks this against
- * a long double Kahan sum). Returns -1 when out of memory. */
+/* ref[m][n] = sum_k a[m][k] * w[n][k] in float64 from the 16-bit values (gemm_ref.h), every
+ * row. Returns -1 when out of memory. */
 static int reference_gemm(enum dtype dt, const shape *s, const uint16_t *a, const uint16_t *w,
                           double *ref, double *absdot)
 {
-    int m = s->m, n = s->n, k = s->k, lda = shape_lda(s), ldw = shape_ldw(s);
-    double *ad = malloc(sizeof *ad * (size_t)m * k), *wd = malloc(sizeof *wd * (size_t)n * k);
-    if (!ad || !wd) {
-        free(ad);
-        free(wd);
-        return -1;
-    }
-    for (int i = 0; i < m; i++)
-        for (int kk = 0; kk < k; kk++)
-            ad[(size_t)i * k + kk] = from_dtype(dt, a[(size_t)i * lda + kk]);
-    for (int j = 0; j < n; j++)
-        for (int kk = 0; kk < k; kk++)
-            wd[(size_t)j * k + kk] = from_dtype(dt, w[(size_t)j * ldw + kk]);
-
-    for (int i = 0; i < m; i++) {
-        const double *ar = ad + (size_t)i * k;
-        for (int j = 0; j < n; j++) {
-            const double *wr = wd + (size_t)j * k;
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0;
-            int kk = 0;
-            for (; kk + 4 <= k; kk += 4) {
-                double p0 = ar[kk] * wr[kk], p1 = ar[kk + 1] * wr[kk + 1];
-                double p2 = ar[kk + 2] * wr[kk + 2], p3 = ar[kk + 3] * wr[kk + 3];
-                s0 += p0; s1 += p1; s2 += p2; s3 += p3;
-                t0 += fabs(p0) + fabs(p1);
-                t1 += fabs(p2) + fabs(p3);
-            }
-            for (; kk < k; kk++) {
-                double p = ar[kk] * wr[kk];
-                s0 += p;
-                t0 += fabs(p);
-            }
-            ref[(size_t)i * n + j] = (s0 + s1) + (s2 + s3);
-            absdot[(size_t)i * n + j] = t0 + t1;
-        }
-    }
-    free(ad);
-    free(wd);
-    return 0;
+    return kt_ref_gemm_rows((kt_ref_dtype)dt, NULL, s->m, s->n, s->k, a, shape_lda(s), w, shape_ldw(s), ref,
+                            absdot);
 }
 
 static uint64_t case_seed(uint64_t seed, const shape *s, enum dtype dt)
 {
     uint64_t st = seed;
-    uint64_t h = splitmix64(&st);
+    uint64_t h = kt_ref_splitmix64(&st);
     uint64_t parts[5] = { (uint64_t)s->m, (uint64_t)s->n, (uint64_t)s->k, (uint64_t)s->pad, (uint64_t)dt };
     for (int i = 0; i < 5; i++) {
         st = h ^ parts[i];
-        h = splitmix64(&st);
+        h = kt_ref_splitmix64(&st);
     }
     return h;
 }
@@ -229,15 +164,11 @@ static int host_case_make(host_case *hc, const shape *s, enum dtype dt, uint64_t
 
     uint64_t rng = case_seed(seed, s, dt);
     for (size_t i = 0; i < na; i++)
-        hc->a[i] = (int)(i % (size_t)lda) < s->k ? random_input(dt, &rng) : POISON16;
+        hc->a[i] = (int)(i % (size_t)lda) < s->k ? kt_ref_random_input((kt_ref_dtype)dt, &rng) : POISON16;
     for (size_t i = 0; i < nw; i++)
-        hc->w[i] = (int)(i % (size_t)ldw) < s->k ? random_input(dt, &rng) : POISON16;
+        hc->w[i] = (int)(i % (size_t)ldw) < s->k ? kt_ref_random_input((kt_ref_dtype)dt, &rng) : POISON16;
     if (reference_gemm(dt, s, hc->a, hc->w, hc->ref, hc->absdot))
         goto oom;
-    double sq = 0;
-    for (size_t i = 0; i < nc; i++)
-        sq += hc->ref[i] * hc->ref[i];
-    hc->ref_norm = sqrt(sq);
     return 0;
 oom:
     host_case_free(hc);
@@ -246,83 +177,27 @@ oom:
 
 /* ---------------------------------------------------------------- checking one output */
 
-typedef struct check {
-    double err;               /* ||out-ref|| / ||ref||; NaN when an element is not finite */
-    double elem_worst;        /* max over elements of |out-ref| / element bound */
-    long long nonfinite;      /* NaN/inf inside the M x N matrix (unwritten or garbage) */
-    long long elem_bad;       /* elements over their own bound */
-    long long pad_written;    /* padding columns N..ldc-1 that are no longer poison */
-    long long guard_written;  /* guard bands around C that are no longer poison */
-    long long ws_written;     /* split-K workspace words past S*M*N no longer poison */
-} check;
+/* The verdict and its rules are gemm_ref.h's; gemm_check fills ws_written itself (the split-K
+ * workspace past S*M*N must stay poison). */
+typedef kt_ref_check check;
 
-static double norm_bound(enum dtype dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-9; }
-static double out_roundoff(enum dtype dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-11; }
+static double norm_bound(enum dtype dt) { return kt_ref_norm_bound((kt_ref_dtype)dt); }
+static double out_roundoff(enum dtype dt) { return kt_ref_out_roundoff((kt_ref_dtype)dt); }
 
 /* cbuf is the whole C buffer as read back: C_GUARD guard elements, the M x ldc matrix, then guard
- * up to cbuf_elems. */
+ * up to cbuf_elems. Every row is checked against the reference. */
 static void check_output(check *ck, const uint16_t *cbuf, size_t cbuf_elems, const shape *s,
                          enum dtype dt, const host_case *hc)
 {
-    int ldc = shape_ldc(s);
-    size_t end = C_GUARD + (size_t)s->m * ldc;
-    const uint16_t *c = cbuf + C_GUARD;
-    double u = out_roundoff(dt), acc = s->k * 0x1p-22, sq = 0;
-
-    memset(ck, 0, sizeof *ck);
-    for (size_t i = 0; i < C_GUARD; i++)
-        ck->guard_written += cbuf[i] != POISON16;
-    for (size_t i = end; i < cbuf_elems; i++)
-        ck->guard_written += cbuf[i] != POISON16;
-    for (int i = 0; i < s->m; i++) {
-        for (int j = s->n; j < ldc; j++)
-            ck->pad_written += c[(size_t)i * ldc + j] != POISON16;
-        for (int j = 0; j < s->n; j++) {
-            double out = from_dtype(dt, c[(size_t)i * ldc + j]);
-            double ref = hc->ref[(size_t)i * s->n + j];
-            if (!isfinite(out)) {
-                ck->nonfinite++;
-                continue;
-            }
-            double diff = fabs(out - ref);
-            double bound = u * fabs(ref) + acc * hc->absdot[(size_t)i * s->n + j] + 0x1p-24;
-            sq += diff * diff;
-            if (diff / bound > ck->elem_worst)
-                ck->elem_worst = diff / bound;
-            ck->elem_bad += diff > bound;
-        }
-    }
-    if (ck->nonfinite)
-        ck->err = NAN;
-    else
-        ck->err = hc->ref_norm > 0 ? sqrt(sq) / hc->ref_norm : sqrt(sq);
+    kt_ref_check_output(ck, (kt_ref_dtype)dt, cbuf, cbuf_elems, C_GUARD, s->m, s->n, s->k, shape_ldc(s), NULL,
+                        s->m, hc->ref, hc->absdot);
 }
 
-static int check_passed(const check *ck, enum dtype dt)
-{
-    return !ck->nonfinite && ck->err <= norm_bound(dt) && !ck->elem_bad && !ck->pad_written &&
-           !ck->guard_written && !ck->ws_written;
-}
+static int check_passed(const check *ck, enum dtype dt) { return kt_ref_check_passed(ck, (kt_ref_dtype)dt); }
 
-/* What failed, for the FAIL line; empty when nothing did. */
 static void check_describe(const check *ck, enum dtype dt, char *buf, size_t len)
 {
-    size_t used = 0;
-    buf[0] = 0;
-#define DESCRIBE(...) do { if (used < len) used += (size_t)snprintf(buf + used, len - used, __VA_ARGS__); } while (0)
-    if (ck->nonfinite)
-        DESCRIBE(" nonfinite=%lld", ck->nonfinite);
-    if (!ck->nonfinite && !(ck->err <= norm_bound(dt)))
-        DESCRIBE(" over_bound=%.2e", norm_bound(dt));
-    if (ck->elem_bad)
-        DESCRIBE(" elem_over=%lld(worst %.1fx)", ck->elem_bad, ck->elem_worst);
-    if (ck->pad_written)
-        DESCRIBE(" pad_written=%lld", ck->pad_written);
-    if (ck->guard_written)
-        DESCRIBE(" guard_written=%lld", ck->guard_written);
-    if (ck->ws_written)
-        DESCRIBE(" workspace_overrun=%lld", ck->ws_written);
-#undef DESCRIBE
+    kt_ref_check_describe(ck, (kt_ref_dtype)dt, buf, len);
 }
 
 /* ---------------------------------------------------------------- reporting */
@@ -1117,6 +992,62 @@ static void selftest_checker(void)
     }
 }
 
+/* gemm_ref.h's row sampling (ktrt_check and bench_gemm judge large outputs on sampled rows): the
+ * rows are distinct, ascending, in range, include the first and last, and a damaged element in a
+ * checked row fails while an unwritten one fails wherever it is. */
+static void selftest_sampling(void)
+{
+    int rows[64];
+    for (int m = 1; m <= 300; m += 37)
+        for (int max = 1; max <= 9; max += 4) {
+            int n = kt_ref_sample_rows(m, max, (uint64_t)m * 31 + max, rows), bad = 0;
+            for (int i = 0; i < n; i++)
+                bad += rows[i] < 0 || rows[i] >= m || (i && rows[i] <= rows[i - 1]);
+            int want = m <= max ? m : max;
+            ST_CHECK(!bad && n == want && rows[0] == 0 && (max < 2 || rows[n - 1] == m - 1),
+                     "sample_rows(m=%d, max=%d): %d rows, %d out of order or range", m, max, n, bad);
+        }
+    shape s = { 40, 24, 300, 4 };
+    host_case hc;
+    if (host_case_make(&hc, &s, DT_BF16, 3)) {
+        ST_CHECK(0, "out of memory");
+        return;
+    }
+    size_t elems;
+    uint16_t *cbuf = simulate_kernel(DT_BF16, &s, &hc, 1, -1, &elems);
+    int n = kt_ref_sample_rows(s.m, 5, 9, rows);
+    double *ref = malloc(sizeof *ref * (size_t)n * s.n), *absdot = malloc(sizeof *absdot * (size_t)n * s.n);
+    if (cbuf && ref && absdot) {
+        for (int r = 0; r < n; r++) {
+            memcpy(ref + (size_t)r * s.n, hc.ref + (size_t)rows[r] * s.n, sizeof *ref * s.n);
+            memcpy(absdot + (size_t)r * s.n, hc.absdot + (size_t)rows[r] * s.n, sizeof *absdot * s.n);
+        }
+        kt_ref_check ck;
+        int ldc = shape_ldc(&s);
+        kt_ref_check_output(&ck, KT_REF_BF16, cbuf, elems, C_GUARD, s.m, s.n, s.k, ldc, rows, n, ref, absdot);
+        ST_CHECK(kt_ref_check_passed(&ck, KT_REF_BF16), "sampled rows: a correct output fails (err %.2e)", ck.err);
+        int unsampled = rows[1] - 1;                   /* rows[0] = 0, rows[1] > 1 at m = 40, max = 5 */
+        size_t at = C_GUARD + (size_t)unsampled * ldc + 3;
+        uint16_t keep = cbuf[at];
+        cbuf[at] = POISON16;
+        kt_ref_check_output(&ck, KT_REF_BF16, cbuf, elems, C_GUARD, s.m, s.n, s.k, ldc, rows, n, ref, absdot);
+        ST_CHECK(!kt_ref_check_passed(&ck, KT_REF_BF16) && ck.nonfinite == 1,
+                 "sampled rows: an unwritten element in an unchecked row passes");
+        cbuf[at] = keep;
+        at = C_GUARD + (size_t)rows[2] * ldc + 5;
+        cbuf[at] = to_dtype(DT_BF16, (float)(hc.ref[(size_t)rows[2] * s.n + 5] + 1.0));
+        kt_ref_check_output(&ck, KT_REF_BF16, cbuf, elems, C_GUARD, s.m, s.n, s.k, ldc, rows, n, ref, absdot);
+        ST_CHECK(!kt_ref_check_passed(&ck, KT_REF_BF16) && ck.elem_bad == 1,
+                 "sampled rows: a wrong element in a checked row passes");
+    } else {
+        ST_CHECK(0, "out of memory");
+    }
+    free(cbuf);
+    free(ref);
+    free(absdot);
+    host_case_free(&hc);
+}
+
 static int selftest(void)
 {
     /* The conversions' spot values (tests/unit/test_half_convert.c checks them exhaustively). */
@@ -1126,6 +1057,7 @@ static int selftest(void)
     ST_CHECK(kt_f32_to_f16(65520.0f) == 0x7C00 && kt_f32_to_f16(0x1p-24f) == 0x0001, "fp16 edges");
     selftest_reference();
     selftest_checker();
+    selftest_sampling();
     printf("gemm_check selftest: %d checks, %d failed\n", st_checks, st_failures);
     return st_failures ? 1 : 0;
 }

@@ -1,0 +1,127 @@
+#!/bin/sh
+# run_all.sh: the one command on the GPU machine, after tests/device/pack.sh here and carrying
+# out/bin, out/lib and out/device:
+#
+#     sh tests/device/run_all.sh
+#
+# Steps, in order (KT_DEVICE_STEPS, comma-separated, picks some; default all):
+#   check  gemm_check over the exported sm_90a kernels (out/device/export, written by pack.sh)
+#   ref    kt worker --check-reference: the GPU reference GEMM against the float64 CPU reference
+#   sweep  ./tune --modelpath models/llama-3.1-8b --tp 4 --target sm_90a --db DB --resume
+#   dump   kt dump --db DB (to dump.txt)
+#   ktrt   ktrt_check on DB: libktrt alone, every selection, untuned shapes, capture, threads
+#   bench  bench_gemm on DB against cuBLAS (table in bench.log, every number in bench_gemm.tsv)
+# DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
+# ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
+# steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
+# from $OUT: the six logs (dump's is dump.txt), bench_gemm.tsv and, after a sweep, the database
+# (ktune.ktdb.gz, at most 16 MiB; KT_RETURN_DB=0 leaves it).
+# Extra arguments per step: KT_SWEEP_ARGS (e.g. "--budget-min 6"), KT_BENCH_ARGS (e.g.
+# "--tp 4 --m 1,16,1024"), KT_KTRT_ARGS.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$(pwd)
+RES=${OUT:-out/device/results}
+mkdir -p "$RES" || exit 1
+DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
+STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench}
+export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$ROOT/out/device/bin:$PATH"
+SUMMARY=$(mktemp)
+FAILED=0
+
+nvidia-smi --query-gpu=name,driver_version,pci.device_id,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv 2>&1 || echo "run_all: nvidia-smi failed"
+echo "run_all: steps $STEPS; DB $DB; logs in $RES"
+
+now() { date +%s.%N; }
+
+# step NAME LOG COMMAND...: runs COMMAND with stdout and stderr in $RES/LOG when NAME is selected.
+step() {
+    name=$1 log=$2
+    shift 2
+    case ",$STEPS," in
+        *",$name,"*) ;;
+        *) printf '%-6s %-5s %8s  %s\n' "$name" skip - "" >> "$SUMMARY"; return 0 ;;
+    esac
+    echo "run_all: [$name] started $(date +%H:%M:%S)"
+    t0=$(now)
+    "$@" > "$RES/$log" 2>&1
+    rc=$?
+    secs=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}')
+    if [ $rc -eq 0 ]; then st=pass; else st=fail; FAILED=1; fi
+    # The last line is each tool's own summary ("ktrt_check: N cases, F failed", ...).
+    last=$(grep -v '^[[:space:]]*$' "$RES/$log" | tail -n 1 | cut -c1-150)
+    printf '%-6s %-5s %7ss  rc=%d  %s\n' "$name" "$st" "$secs" "$rc" "$last" >> "$SUMMARY"
+    echo "run_all: [$name] $st (rc $rc) in ${secs}s: $last"
+}
+
+need() {   # need FILE WHAT: a command that fails with a message when FILE is missing
+    [ -e "$1" ] && return 0
+    echo "run_all: $1 missing: $2"
+    return 1
+}
+
+run_check() {
+    need out/device/export/manifest.txt "run tests/device/pack.sh here (it exports the kernels)" || return 1
+    out/device/gemm_check out/device/export/manifest.txt
+}
+
+run_ref() {
+    need "$DB" "pack.sh builds it (the reference kernel is in it)" || return 1
+    out/bin/kt worker --check-reference --db "$DB"
+}
+
+run_sweep() {
+    # shellcheck disable=SC2086 # KT_SWEEP_ARGS is split on purpose
+    ./tune --modelpath models/llama-3.1-8b --tp 4 --target sm_90a --db "$DB" --resume ${KT_SWEEP_ARGS:-}
+}
+
+run_dump() {
+    need "$DB" "no database to dump" || return 1
+    out/bin/kt dump --db "$DB"
+}
+
+run_ktrt() {
+    need "$DB" "no database to check" || return 1
+    # shellcheck disable=SC2086
+    out/device/ktrt_check --db "$DB" ${KT_KTRT_ARGS:-}
+}
+
+run_bench() {
+    need "$DB" "no database to bench" || return 1
+    # shellcheck disable=SC2086
+    out/bin/bench_gemm --db "$DB" --models models --read-cubin out/device/read.cubin --tsv "$RES/bench_gemm.tsv" \
+        ${KT_BENCH_ARGS:-}
+}
+
+step check check.log run_check
+step ref ref.log run_ref
+step sweep sweep.log run_sweep
+step dump dump.txt run_dump
+step ktrt ktrt.log run_ktrt
+step bench bench.log run_bench
+
+# The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
+case ",$STEPS," in
+    *",sweep,"*)
+        if [ -n "${OUT:-}" ] && [ "${KT_RETURN_DB:-1}" != 0 ] && [ -f "$DB" ]; then
+            # A consistent copy even if a WAL is beside it: SQLite's backup through python3 when
+            # there is one (the machine's torch python), else the file as it is.
+            snap="$RES/ktune.ktdb"
+            if ! python3 -c 'import sqlite3, sys; s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()' \
+                    "$DB" "$snap" 2> /dev/null; then
+                cp "$DB" "$snap"
+            fi
+            gzip -f "$snap" && [ "$(wc -c < "$snap.gz")" -le 16777216 ] ||
+                { echo "run_all: $snap.gz over 16 MiB or gzip failed: not returned"; rm -f "$snap" "$snap.gz"; }
+        fi ;;
+esac
+
+echo
+echo "run_all summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)):"
+printf '%-6s %-5s %8s\n' step status time
+cat "$SUMMARY"
+rm -f "$SUMMARY"
+[ -d "$RES" ] && echo "logs: $RES ($(ls "$RES" | wc -l) files)"
+exit $FAILED
