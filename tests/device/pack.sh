@@ -11,8 +11,8 @@
 #
 # Knobs: JOBS (make -j, default 2); KT_DEVICE_DB (default out/device/ktune.ktdb: the sm_90a
 # kernels are generated into it here, where the compile cache is, so the GPU machine's sweep
-# finds them built; KT_PACK_DB=0 skips that); KT_EXPORT_DB (default out/test/dense.ktdb, else
-# KT_DEVICE_DB: the database whose ok sm_90a GEMM kernels gemm_check runs).
+# finds them built; KT_PACK_DB=0 skips that); KT_EXPORT_DB (default KT_DEVICE_DB, else
+# out/test/dense.ktdb: the database whose ok sm_90a GEMM kernels gemm_check runs).
 set -eu
 cd "$(dirname "$0")/../.."
 JOBS=${JOBS:-2}
@@ -43,9 +43,10 @@ if [ "${KT_PACK_DB:-1}" != 0 ]; then
 fi
 
 # gemm_check's input: the ok sm_90a dense GEMM kernels as cubins plus a manifest.
+# By default the device database's: the kernels the sweep will choose among, as built above.
 EXPORT_DB=${KT_EXPORT_DB:-}
 if [ -z "$EXPORT_DB" ]; then
-    if [ -f out/test/dense.ktdb ]; then EXPORT_DB=out/test/dense.ktdb; else EXPORT_DB=$DB; fi
+    if [ -f "$DB" ]; then EXPORT_DB=$DB; else EXPORT_DB=out/test/dense.ktdb; fi
 fi
 if [ -f "$EXPORT_DB" ] && command -v sqlite3 > /dev/null; then
     rm -rf out/device/export
