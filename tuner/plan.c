@@ -36,7 +36,9 @@ int plan_prune(const law_device *d, const db_candidate *cands, int ncands, int m
         const db_candidate *c = &cands[i];
         int waves = c->wm * c->wn;
         int law_sk = law_splitk_segments(d, m, n, k, c->bm, c->bn, c->bk, waves, 32);
-        keep[i] = i == law_idx || (c->bm <= max_bm && c->bm >= min_bm && c->sk <= 2 * law_sk);
+        /* a block of fewer than half the problem's rows (up to 16) streams the weights twice over */
+        int short_block = 2 * c->bm < (m < 16 ? m : 16);
+        keep[i] = i == law_idx || (c->bm <= max_bm && c->bm >= min_bm && !short_block && c->sk <= 2 * law_sk);
         kept += keep[i];
     }
     return kept;

@@ -1,0 +1,40 @@
+#!/bin/sh
+# sweep_all.sh: on the GPU machine, `./tune --modelpath M --tp T --resume` for every models/*
+# at every TP in KT_SWEEP_TPS (default "4 1"), into one database (KT_DEVICE_DB, default
+# out/device/ktune.ktdb), stopping cleanly before KT_DEADLINE_S seconds (default 540) so the
+# device call ends in time; a later call continues where it stopped (--resume, and measurements
+# are keyed by code hash, so models sharing shapes share them). Logs and the database under $OUT.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$(pwd)
+export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$ROOT/out/device/bin:$PATH"
+DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
+RES=${OUT:-out/device/results}
+DEADLINE=${KT_DEADLINE_S:-540}
+mkdir -p "$RES"
+start=$(date +%s)
+status=0
+for tp in ${KT_SWEEP_TPS:-4 1}; do
+    for m in models/*/; do
+        m=${m%/}
+        left=$((DEADLINE - ($(date +%s) - start)))
+        if [ "$left" -lt 20 ]; then echo "sweep_all: deadline: $m tp=$tp not started"; status=2; continue; fi
+        log="$RES/sweep-$(basename "$m")-tp$tp.log"
+        t0=$(date +%s)
+        timeout -s INT "$left" ./tune --modelpath "$m" --tp "$tp" --target sm_90a --db "$DB" --no-build --resume \
+            ${KT_SWEEP_ARGS:-} > "$log" 2>&1
+        rc=$?
+        echo "sweep_all: $m tp=$tp rc=$rc in $(( $(date +%s) - t0 ))s: $(grep -E '^coverage:|^sweep on' "$log" | tr '\n' ' ')"
+        [ $rc = 0 ] || status=1
+    done
+done
+python3 - "$DB" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+print("sweep_all: selections", c.execute("select source, count(*) from selection group by 1").fetchall(),
+      "passes", c.execute("select kind, count(*) from pass group by 1").fetchall())
+PY
+gzip -c "$DB" > "$RES/ktune.ktdb.gz"
+exit $status
