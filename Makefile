@@ -1,6 +1,7 @@
 # ktune: `make` builds out/bin/kt and out/lib/libkt.a; `make test` runs every CPU test;
 # `make run` runs the main job on the embedded default recipe; `make deps` installs Debian packages.
-# Knobs: CC, JOBS (compile parallelism for kt gen), KT_TARGETS (targets `make run` builds).
+# Knobs: CC, JOBS (compile parallelism for kt gen); for `make run`: KT_MODEL (default
+# models/llama-3.1-8b), KT_TP (1), KT_TARGET (auto: the GPU's target, gfx1201 without one).
 
 CC       ?= cc
 CLANG    ?= clang-19
@@ -107,8 +108,10 @@ test-fuzz: $(FUZZ_BINS)
 test-compile: out/bin/kt out/lib/libkt.so
 	@sh tests/run_compile.sh
 
-run: out/bin/kt out/lib/libkt.so
-	./tune --target $${KT_TARGETS:-gfx1201} --db out/ktune.ktdb
+# The main job on the embedded default: build the kernels of one target, then tune the model's
+# GEMMs on the GPU (or write the law's picks, said so, where there is none) into out/ktune.ktdb.
+run: out/bin/kt out/lib/libkt.so out/lib/libktrt.so
+	./tune --modelpath $${KT_MODEL:-models/llama-3.1-8b} --tp $${KT_TP:-1} --target $${KT_TARGET:-auto} --db out/ktune.ktdb
 
 # Everything the GPU machine needs, built here (tests/device/pack.sh): carry out/bin, out/lib and
 # out/device, then run `sh tests/device/run_all.sh` there.
