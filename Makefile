@@ -58,8 +58,8 @@ out/lib/libkt.so: $(LIB_OBJS)
 out/lib/libktrt.a: $(KTRT_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-out/lib/libktrt.so: $(KTRT_OBJS)
-	$(CC) -shared -o $@ $(KTRT_OBJS) $(KTRT_LIBS)
+out/lib/libktrt.so: $(KTRT_OBJS) runtime/libktrt.map
+	$(CC) -shared -Wl,--version-script=runtime/libktrt.map -o $@ $(KTRT_OBJS) $(KTRT_LIBS)
 
 # bench/gemm.c: the runtime-dispatched GEMM against cuBLAS on the card (tests/device/run_all.sh).
 BENCH_SRCS = bench/gemm.c bench/shapes.c bench/ceiling.c bench/cublas_dl.c
@@ -99,7 +99,7 @@ out/tests/%: tests/unit/%.cpp
 	$(CXX) -std=c++17 -O1 -Wall -I. -Itemplates -Itests/unit -o $@ $<
 
 # `make test` is what CI runs: every phase, then one summary line.
-test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so
+test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so out/lib/libktrt.so out/lib/libktrt.a
 	@sh tests/run_all.sh "$(TEST_BINS)" "$(FUZZ_BINS)"
 test-unit: $(TEST_BINS) out/bin/kt
 	@sh tests/run_unit.sh $(TEST_BINS)

@@ -47,17 +47,6 @@ struct ktrt {
     ktrt_log log;                    /* once-per-key stderr lines (KT_LOG) */
 };
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* ---- choice (under the lock) ---- */
 
@@ -86,16 +75,16 @@ static int choose_locked(ktrt *rt, const char *dtype, int m, int n, int k, long 
 static int check_problem(const char *who, const char *dtype, int m, int n, int k, char *err, size_t errlen)
 {
     if (ktrt_dtype_index(dtype) < 0)
-        return fail(err, errlen, KT_EINVAL, "%s: unknown dtype '%.32s' (bf16 or fp16)", who, dtype ? dtype : "(null)");
+        return ktrt_fail(err, errlen, KT_EINVAL, "%s: unknown dtype '%.32s' (bf16 or fp16)", who, dtype ? dtype : "(null)");
     if (m < 1 || n < 1 || k < 1)
-        return fail(err, errlen, KT_EINVAL, "%s: m=%d n=%d k=%d: every dimension must be >= 1", who, m, n, k);
+        return ktrt_fail(err, errlen, KT_EINVAL, "%s: m=%d n=%d k=%d: every dimension must be >= 1", who, m, n, k);
     return KT_OK;
 }
 
 int ktrt_choose_gemm(ktrt *rt, const char *dtype, int m, int n, int k, ktrt_choice *choice,
                      char *err, size_t errlen)
 {
-    if (!rt) return fail(err, errlen, KT_EINVAL, "ktrt_choose_gemm: NULL handle");
+    if (!rt) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_choose_gemm: NULL handle");
     int rc = check_problem("ktrt_choose_gemm", dtype, m, n, k, err, errlen);
     if (rc) return rc;
     const ktrt_pick *p;
@@ -104,7 +93,7 @@ int ktrt_choose_gemm(ktrt *rt, const char *dtype, int m, int n, int k, ktrt_choi
     ktrt_choice copy = p->choice;
     pthread_mutex_unlock(&rt->lock);
     if (choice) *choice = copy;
-    if (rc != KT_OK) fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+    if (rc != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
     return rc;
 }
 
@@ -147,7 +136,7 @@ static int load_kernel(ktrt *rt, const ktrt_pick *p, ktrt_loaded *out, char *err
         char ignored[64];
         if (module) ktb_module_unload(rt->gpu, module, ignored, sizeof ignored);
         free(code);
-        return fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, k->name, why);
+        return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, k->name, why);
     }
     free(code);
     l->module = module, l->fn = fn, l->reduce = reduce;
@@ -159,12 +148,12 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
               const void *a, int lda, const void *w, int ldw, void *c, int ldc,
               void *stream, ktrt_choice *choice, char *err, size_t errlen)
 {
-    if (!rt) return fail(err, errlen, KT_EINVAL, "ktrt_gemm: NULL handle");
+    if (!rt) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_gemm: NULL handle");
     int rc = check_problem("ktrt_gemm", dtype, m, n, k, err, errlen);
     if (rc) return rc;
-    if (!a || !w || !c) return fail(err, errlen, KT_EINVAL, "ktrt_gemm: NULL %s", !a ? "a" : !w ? "w" : "c");
+    if (!a || !w || !c) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_gemm: NULL %s", !a ? "a" : !w ? "w" : "c");
     if (lda < k || ldw < k || ldc < n)
-        return fail(err, errlen, KT_EINVAL, "ktrt_gemm: lda=%d ldw=%d ldc=%d: need lda >= k=%d, ldw >= k, ldc >= n=%d",
+        return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_gemm: lda=%d ldw=%d ldc=%d: need lda >= k=%d, ldw >= k, ldc >= n=%d",
                     lda, ldw, ldc, k, n);
 
     const ktrt_pick *p;
@@ -182,7 +171,7 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
         v = p->kernel->v;
         rc = load_kernel(rt, p, &fns, err, errlen);
     } else {
-        fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+        ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
     }
     if (rc == KT_OK && v.splitk > 1) {   /* the choice fitted the workspace, so slot >= 0 */
         rt->slots[slot].stream = stream;
@@ -204,11 +193,11 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     kt_launch_dims d = kt_gemm_main_dims(&v, m, n, rt->dev.target->wave_size);
     char why[384];
     if (ktb_launch(rt->gpu, fns.fn, d.grid, d.block, 0, stream, &args, sizeof args, why, sizeof why))
-        return fail(err, errlen, KT_EDEVICE, "%s: launching %s: %s", copy.problem_key, copy.kernel, why);
+        return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s: %s", copy.problem_key, copy.kernel, why);
     if (v.splitk > 1) {
         d = kt_gemm_reduce_dims(m, n);
         if (ktb_launch(rt->gpu, fns.reduce, d.grid, d.block, 0, stream, &args, sizeof args, why, sizeof why))
-            return fail(err, errlen, KT_EDEVICE, "%s: launching %s_reduce: %s", copy.problem_key, copy.kernel, why);
+            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s_reduce: %s", copy.problem_key, copy.kernel, why);
     }
     return KT_OK;
 }
@@ -242,25 +231,25 @@ static int open_device(ktrt *rt, int ordinal, char *err, size_t errlen)
             if (v && nv < 2 && (nv == 0 || strcmp(vendors[0], v) != 0)) vendors[nv++] = v;
         }
     if (nv == 0)
-        return fail(err, errlen, KT_ENODB, "ktrt_open: %s: the database%s no kernels or selections%s%s",
+        return ktrt_fail(err, errlen, KT_ENODB, "ktrt_open: %s: the database%s no kernels or selections%s%s",
                     rt->cat.layers[0].path, rt->cat.nlayers > 1 ? "s have" : " has",
                     targets[0] ? " for a known target; targets: " : "", targets);
     char why[2][384] = {"", ""};
     for (int i = 0; i < nv; i++)
         if (ktb_open(vendors[i], ordinal, &rt->gpu, why[i], sizeof why[i]) == 0) break;
     if (!rt->gpu)
-        return fail(err, errlen, KT_ENODEVICE, "ktrt_open: no device for the databases' targets (%s): %s%s%s", targets,
+        return ktrt_fail(err, errlen, KT_ENODEVICE, "ktrt_open: no device for the databases' targets (%s): %s%s%s", targets,
                     why[0], nv > 1 ? "; " : "", nv > 1 ? why[1] : "");
     if (ktb_info(rt->gpu, &rt->info, why[0], sizeof why[0]))
-        return fail(err, errlen, KT_EDEVICE, "ktrt_open: device %d: %s", ordinal, why[0]);
+        return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: device %d: %s", ordinal, why[0]);
     rt->dev.target = kt_target_for_arch(rt->info.arch);
     rt->dev.compute_units = rt->info.compute_units;
     if (!rt->dev.target)
-        return fail(err, errlen, KT_ENODEVICE, "ktrt_open: device %d (%s, %s) is not a ktune target", ordinal,
+        return ktrt_fail(err, errlen, KT_ENODEVICE, "ktrt_open: device %d (%s, %s) is not a ktune target", ordinal,
                     rt->info.name, rt->info.arch);
     if (kt_device_key(rt->dev.key, sizeof rt->dev.key, rt->info.arch, rt->info.compute_units,
                       rt->info.pci_device_id) < 0)
-        return fail(err, errlen, KT_EDEVICE, "ktrt_open: device %d: arch '%s' makes no device key", ordinal, rt->info.arch);
+        return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: device %d: arch '%s' makes no device key", ordinal, rt->info.arch);
     int rc = ktrt_catalog_check_target(&rt->cat, rt->dev.target, err, errlen);
     if (rc) {
         size_t u = err ? strlen(err) : 0;
@@ -277,31 +266,31 @@ static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen
     rt->slots = calloc((size_t)rt->nslots, sizeof *rt->slots);
     rt->loaded = calloc((size_t)rt->cat.nlayers, sizeof *rt->loaded);
     rt->cache = calloc(KTRT_CACHE_SIZE, sizeof *rt->cache);
-    if (!rt->slots || !rt->loaded || !rt->cache) return fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
+    if (!rt->slots || !rt->loaded || !rt->cache) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
     for (int l = 0; l < rt->cat.nlayers; l++) {
         int n = rt->cat.layers[l].nkernels;
         rt->loaded[l] = calloc((size_t)(n > 0 ? n : 1), sizeof **rt->loaded);
-        if (!rt->loaded[l]) return fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
+        if (!rt->loaded[l]) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
     }
     char why[384];
     for (int i = 0; rt->ws_bytes > 0 && i < rt->nslots; i++)
         if (ktb_alloc(rt->gpu, (size_t)rt->ws_bytes, &rt->slots[i].buf, why, sizeof why))
-            return fail(err, errlen, KT_EDEVICE, "ktrt_open: split-K workspace slot %d of %d (%lld bytes): %s", i + 1,
+            return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: split-K workspace slot %d of %d (%lld bytes): %s", i + 1,
                         rt->nslots, rt->ws_bytes, why);
     return KT_OK;
 }
 
 int ktrt_open(const ktrt_options *opts, ktrt **out, char *err, size_t errlen)
 {
-    if (!out) return fail(err, errlen, KT_EINVAL, "ktrt_open: NULL out pointer");
+    if (!out) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_open: NULL out pointer");
     *out = NULL;
     ktrt_options o;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (o.device < 0 || o.max_streams < 0)
-        return fail(err, errlen, KT_EINVAL, "ktrt_open: device %d, max_streams %d: must be >= 0", o.device, o.max_streams);
+        return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_open: device %d, max_streams %d: must be >= 0", o.device, o.max_streams);
     ktrt *rt = calloc(1, sizeof *rt);
-    if (!rt) return fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
+    if (!rt) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
     pthread_mutex_init(&rt->lock, NULL);
     rt->log.level = ktrt_log_level(getenv("KT_LOG"));
     int rc = ktrt_layers_open(&rt->cat, &o, err, errlen);

@@ -26,8 +26,7 @@ int ktrt_dtype_index(const char *dtype)
 
 const char *ktrt_dtype_name(int index) { return index >= 0 && index < KTRT_NDTYPES ? dtype_names[index] : "?"; }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+int ktrt_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
     if (err && errlen) {
         va_list ap;
@@ -106,44 +105,44 @@ static int key_compute_units(const ktrt_catalog *c, const char *key)
 
 int ktrt_device_from_key(const ktrt_catalog *c, const char *key, ktrt_device *out, char *err, size_t errlen)
 {
-    if (!c || !key || !out) return fail(err, errlen, KT_EINVAL, "ktrt_device_from_key: NULL argument");
+    if (!c || !key || !out) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_device_from_key: NULL argument");
     memset(out, 0, sizeof *out);
     if (snprintf(out->key, sizeof out->key, "%s", key) >= (int)sizeof out->key)
-        return fail(err, errlen, KT_EINVAL, "device '%.80s...': key too long", key);
+        return ktrt_fail(err, errlen, KT_EINVAL, "device '%.80s...': key too long", key);
     const ktrt_device_row *r = device_row(c, key);
     if (r) {
         out->target = kt_target_find(r->target);
         if (!out->target) out->target = kt_target_for_arch(r->arch);
         out->compute_units = r->compute_units;
         if (!out->target)
-            return fail(err, errlen, KT_EINVAL, "device '%s': its target '%s' is not a ktune target", key, r->target);
+            return ktrt_fail(err, errlen, KT_EINVAL, "device '%s': its target '%s' is not a ktune target", key, r->target);
         if (out->compute_units < 1)
-            return fail(err, errlen, KT_EINVAL, "device '%s': its row has %d compute units", key, r->compute_units);
+            return ktrt_fail(err, errlen, KT_EINVAL, "device '%s': its row has %d compute units", key, r->compute_units);
         return KT_OK;
     }
     char arch[32];
     const char *slash = strchr(key, '/');
     size_t alen = slash ? (size_t)(slash - key) : strlen(key);
     if (!slash || alen == 0 || alen >= sizeof arch)
-        return fail(err, errlen, KT_EINVAL, "device '%s': expected <arch>/<compute units>/<pci id>, e.g. sm_90/132/0x2335", key);
+        return ktrt_fail(err, errlen, KT_EINVAL, "device '%s': expected <arch>/<compute units>/<pci id>, e.g. sm_90/132/0x2335", key);
     memcpy(arch, key, alen);
     arch[alen] = 0;
     if (strcmp(slash + 1, "law") == 0)
-        return fail(err, errlen, KT_EINVAL, "device '%s': no device row has this key, so the law's compute units are unknown", key);
+        return ktrt_fail(err, errlen, KT_EINVAL, "device '%s': no device row has this key, so the law's compute units are unknown", key);
     char *end;
     long cus = strtol(slash + 1, &end, 10);
     if (end == slash + 1 || *end != '/' || cus < 1 || cus > 1 << 20)
-        return fail(err, errlen, KT_EINVAL, "device '%s': expected <arch>/<compute units>/<pci id>, e.g. sm_90/132/0x2335", key);
+        return ktrt_fail(err, errlen, KT_EINVAL, "device '%s': expected <arch>/<compute units>/<pci id>, e.g. sm_90/132/0x2335", key);
     out->target = kt_target_for_arch(arch);
     if (!out->target) out->target = kt_target_find(arch);
-    if (!out->target) return fail(err, errlen, KT_EINVAL, "device '%s': arch '%s' has no ktune target", key, arch);
+    if (!out->target) return ktrt_fail(err, errlen, KT_EINVAL, "device '%s': arch '%s' has no ktune target", key, arch);
     out->compute_units = (int)cus;
     return KT_OK;
 }
 
 int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *err, size_t errlen)
 {
-    if (!c || !t) return fail(err, errlen, KT_EINVAL, "ktrt_catalog_check_target: NULL argument");
+    if (!c || !t) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_catalog_check_target: NULL argument");
     for (int l = 0; l < c->nlayers; l++) {
         const ktrt_layer *L = &c->layers[l];
         int has = L->ntargets == 0;
@@ -154,7 +153,7 @@ int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *e
             snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", L->targets[i]);
         }
         if (!has)
-            return fail(err, errlen, KT_EBADDB, "%s: a database for %s, not for this device's target %s", L->path,
+            return ktrt_fail(err, errlen, KT_EBADDB, "%s: a database for %s, not for this device's target %s", L->path,
                         list, t->name);
     }
     return KT_OK;
@@ -258,7 +257,9 @@ static int nearer(const chain *ch, const ktrt_selection *s, const ktrt_selection
     return strcmp(s->device_key, best->device_key) < 0;
 }
 
-static int step_exact(chain *ch, ktrt_pick *out)
+/* This device's own selection for the key: measured = 1 a tuned one (path exact), 0 a law pick
+ * the tuner stored with no device at tune time ('<target>/law'; path law). */
+static int step_own(chain *ch, ktrt_pick *out, int measured)
 {
     for (int l = 0; l < ch->c->nlayers; l++) {
         const ktrt_layer *L = &ch->c->layers[l];
@@ -266,15 +267,18 @@ static int step_exact(chain *ch, ktrt_pick *out)
             const ktrt_selection *s = &L->selections[i];
             const ktrt_kernel *k;
             int kl;
-            if (!s->measured || s->m != ch->bucket || !same_shape(ch, s) ||
+            if (s->measured != measured || s->m != ch->bucket || !same_shape(ch, s) ||
                 strcmp(s->device_key, ch->q->device->key) != 0 || !serves(ch, l, s, &k, &kl))
                 continue;
-            serve(ch, out, "exact", l, k, kl);
+            serve(ch, out, measured ? "exact" : "law", l, k, kl);
             out->served_bucket = s->m;
-            out->choice.tuned_us = s->time_us;
-            if (s->time_us > 0)
+            if (!measured)
+                snprintf(out->choice.reason, sizeof out->choice.reason,
+                         "the database's law pick for this device (nothing measured)");
+            else if (s->time_us > 0) {
+                out->choice.tuned_us = s->time_us;
                 snprintf(out->choice.reason, sizeof out->choice.reason, "tuned on this device: %.3f us", s->time_us);
-            else
+            } else
                 snprintf(out->choice.reason, sizeof out->choice.reason, "tuned on this device");
             return 1;
         }
@@ -316,28 +320,6 @@ static int step_bucket(chain *ch, ktrt_pick *out, int other)
                      best->m, best->time_us);
         }
         return 1;
-    }
-    return 0;
-}
-
-/* A law pick the tuner stored for this device and key (no device at tune time: '<target>/law'). */
-static int step_stored_law(chain *ch, ktrt_pick *out)
-{
-    for (int l = 0; l < ch->c->nlayers; l++) {
-        const ktrt_layer *L = &ch->c->layers[l];
-        for (int i = 0; i < L->nselections; i++) {
-            const ktrt_selection *s = &L->selections[i];
-            const ktrt_kernel *k;
-            int kl;
-            if (s->measured || s->m != ch->bucket || !same_shape(ch, s) ||
-                strcmp(s->device_key, ch->q->device->key) != 0 || !serves(ch, l, s, &k, &kl))
-                continue;
-            serve(ch, out, "law", l, k, kl);
-            out->served_bucket = s->m;
-            snprintf(out->choice.reason, sizeof out->choice.reason,
-                     "the database's law pick for this device (nothing measured)");
-            return 1;
-        }
     }
     return 0;
 }
@@ -431,7 +413,7 @@ int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out)
     out->bucket = ch.bucket;
     kt_gemm_problem_key(ch_out->problem_key, sizeof ch_out->problem_key, ktrt_dtype_name(ch.dtype), q->n, q->k, ch.bucket);
 
-    if (step_exact(&ch, out) || step_bucket(&ch, out, 0) || step_bucket(&ch, out, 1) || step_stored_law(&ch, out))
+    if (step_own(&ch, out, 1) || step_bucket(&ch, out, 0) || step_bucket(&ch, out, 1) || step_own(&ch, out, 0))
         goto served;
     int seen = 0;
     for (int l = 0; l < c->nlayers; l++) {

@@ -97,6 +97,9 @@ int ktrt_layers_open(ktrt_catalog *c, const ktrt_options *opts, char *err, size_
 
 /* ---- ktrt_select.c ---- */
 
+/* vsnprintf into err (when err/errlen allow), then return code: libktrt's one error formatter. */
+int ktrt_fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* The device as the chain sees it. */
 typedef struct ktrt_device {
     char key[KTRT_KEY_LEN];               /* "sm_90/132/0x2335", or "<target>/law" */
