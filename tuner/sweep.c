@@ -283,18 +283,17 @@ static void sw_send_pass(sw_ctx *c, sw_worker *w, sw_job *j)
 
 /* ---- deciding ---- */
 
-static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, double noise, const char *decided_by,
-                              const char *source)
+/* The measured winner of a problem, with its verification error and the law's regret. */
+static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, double noise, const char *decided_by)
 {
     const db_candidate *d = &j->cands[win];
-    int known = 0;
     char status[16];
     double error = NAN;
-    if (strcmp(source, "measured") == 0)
-        db_verify_get(c->db, c->out->device_key, j->p->key, d->code_hash, status, &error, c->err, c->errlen);
+    if (db_verify_get(c->db, c->out->device_key, j->p->key, d->code_hash, status, &error, c->err, c->errlen) < 0)
+        return -1;
     /* regret: the law's pick against the winner, both from the fine pass (same conditions) */
     double law_us = NAN, regret = NAN;
-    if (j->law_idx >= 0 && strcmp(source, "measured") == 0 && j->fine_pass > 0) {
+    if (j->law_idx >= 0 && j->fine_pass > 0) {
         long long pass = 0;
         double lm = -1, wm = -1;
         if (db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[j->law_idx].code_hash, "fine", &lm, &pass,
@@ -305,11 +304,10 @@ static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, doub
             regret = law_regret(lm, wm);
         }
     }
-    (void)known;
     db_selection_row r = {
         .device_key = c->out->device_key, .target = c->o->target, .problem_key = j->p->key, .op = "gemm",
         .dtype = j->p->dtype, .n = j->p->n, .k = j->p->k, .m = j->p->m, .kernel = d->name, .code_hash = d->code_hash,
-        .source = source, .law_kernel = j->law_idx >= 0 ? j->cands[j->law_idx].name : NULL, .decided_by = decided_by,
+        .source = "measured", .law_kernel = j->law_idx >= 0 ? j->cands[j->law_idx].name : NULL, .decided_by = decided_by,
         .time_us = win_us, .error = error, .law_us = law_us, .regret = regret, .noise_floor = noise,
         .run_id = c->out->run_id,
     };
@@ -355,7 +353,7 @@ static int sw_decide(sw_ctx *c, sw_job *j)
         j->stage = ST_TIEBREAK;
         return 0;
     }
-    if (sw_write_selection(c, j, idx[w], med[w], noise, decided_by, "measured")) return -1;
+    if (sw_write_selection(c, j, idx[w], med[w], noise, decided_by)) return -1;
     return 1;
 }
 
