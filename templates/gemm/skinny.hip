@@ -99,14 +99,20 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
                                       : kt_v16_make(0u, 0u, 0u, 0u);
 #pragma unroll
         for (int u = 0; u < kUnroll; u++) {
+            /* this chunk's A rows, all issued before any of them is used: one L1 round trip a
+             * chunk instead of one a row */
+            kt_v16 av[KT_BM];
+#pragma unroll
+            for (int i = 0; i < KT_BM; i++)
+                av[i] = i < rows_m ? kt_chunk(a + (long long)i * args.lda, k0 + u * kStride, args.k, a_vec)
+                                   : kt_v16_make(0u, 0u, 0u, 0u);
             float wf[KT_BN][kChunk];
 #pragma unroll
             for (int j = 0; j < KT_BN; j++) kt_unpack(wv[u][j], wf[j]);
 #pragma unroll
             for (int i = 0; i < KT_BM; i++) {
-                if (i >= rows_m) break;
                 float af[kChunk];
-                kt_unpack(kt_chunk(a + (long long)i * args.lda, k0 + u * kStride, args.k, a_vec), af);
+                kt_unpack(av[i], af);
 #pragma unroll
                 for (int j = 0; j < KT_BN; j++)
 #pragma unroll
