@@ -406,7 +406,7 @@ static double tu_col_real(sqlite3_stmt *st, int i)
 }
 
 int db_selection_get(kt_db *db, const char *device_key, const char *problem_key, db_selection_row *r,
-                     char *kernel, char *source, char *law_kernel, char *err, size_t errlen)
+                     db_selection_text *text, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (tu_prepare(db, &st,
@@ -418,13 +418,17 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
     int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
     if (found) {
         memset(r, 0, sizeof *r);
-        const unsigned char *t0 = sqlite3_column_text(st, 0), *t1 = sqlite3_column_text(st, 1), *t2 = sqlite3_column_text(st, 2);
-        snprintf(kernel, 128, "%s", t0 ? (const char *)t0 : "");
-        snprintf(source, 16, "%s", t1 ? (const char *)t1 : "");
-        snprintf(law_kernel, 128, "%s", t2 ? (const char *)t2 : "");
-        r->kernel = kernel;
-        r->source = source;
-        r->law_kernel = law_kernel;
+        char *dst[4] = {text->kernel, text->source, text->law_kernel, text->decided_by};
+        size_t cap[4] = {sizeof text->kernel, sizeof text->source, sizeof text->law_kernel, sizeof text->decided_by};
+        int col[4] = {0, 1, 2, 11};
+        for (int i = 0; i < 4; i++) {
+            const unsigned char *t = sqlite3_column_text(st, col[i]);
+            snprintf(dst[i], cap[i], "%s", t ? (const char *)t : "");
+        }
+        r->kernel = text->kernel;
+        r->source = text->source;
+        r->law_kernel = text->law_kernel;
+        r->decided_by = text->decided_by;
         r->time_us = tu_col_real(st, 3);
         r->error = tu_col_real(st, 4);
         r->law_us = tu_col_real(st, 5);
@@ -433,10 +437,6 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
         r->n = sqlite3_column_int(st, 8);
         r->k = sqlite3_column_int(st, 9);
         r->m = sqlite3_column_int(st, 10);
-        const unsigned char *t3 = sqlite3_column_text(st, 11);
-        r->decided_by = t3 && strcmp((const char *)t3, "fastest") == 0 ? "fastest"
-                        : t3 && strcmp((const char *)t3, "tie->law") == 0 ? "tie->law"
-                        : t3 && strcmp((const char *)t3, "tie->resources") == 0 ? "tie->resources" : "law";
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db, err, errlen, "reading selection"), -1;

@@ -82,9 +82,13 @@ typedef struct db_selection_row {
     long long run_id;
 } db_selection_row;
 int db_selection_put(kt_db *db, const db_selection_row *r, char *err, size_t errlen);
-/* The selection of (device, problem): 1 found (r's numbers filled; its strings point at the
- * caller's kernel/source/law_kernel buffers of 128, 16 and 128 bytes), 0 not, -1 error. */
+/* Storage for the text columns db_selection_get reads back. */
+typedef struct db_selection_text {
+    char kernel[128], source[16], law_kernel[128], decided_by[32];
+} db_selection_text;
+/* The selection of (device, problem): 1 found (r's numbers filled, its strings pointing into
+ * text), 0 not, -1 error. */
 int db_selection_get(kt_db *db, const char *device_key, const char *problem_key, db_selection_row *r,
-                     char *kernel, char *source, char *law_kernel, char *err, size_t errlen);
+                     db_selection_text *text, char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #include "db_tuner.h"
 #include "law.h"
 #include "plan.h"
+#include "problem_key.h"
 #include "sweep.h"
 #include "target.h"
 #include "worker_proc.h"
@@ -421,11 +422,12 @@ static void sw_finish_job(sw_ctx *c, sw_job *j)
     } else {
         c->out->measured++;
         db_selection_row r;
-        char kernel[128], source[16], law_kernel[128], e[256];
-        if (db_selection_get(c->db, c->out->device_key, j->p->key, &r, kernel, source, law_kernel, e, sizeof e) == 1) {
+        db_selection_text txt;
+        char e[256];
+        if (db_selection_get(c->db, c->out->device_key, j->p->key, &r, &txt, e, sizeof e) == 1) {
             char regret[48] = "law pick not timed";
             if (!isnan(r.regret)) snprintf(regret, sizeof regret, "law %+.1f%%", 100 * r.regret);
-            snprintf(what, sizeof what, "%s %.2f us (%s, %s)", kernel + (strncmp(kernel, "kt_gemm_dense_", 14) ? 0 : 14),
+            snprintf(what, sizeof what, "%s %.2f us (%s, %s)", txt.kernel + (strncmp(txt.kernel, "kt_gemm_dense_", 14) ? 0 : 14),
                      r.time_us, regret, r.decided_by ? r.decided_by : "");
         } else {
             snprintf(what, sizeof what, "done");
@@ -736,16 +738,13 @@ int sweep_run(const sweep_options *o, const sweep_problem *problems, int nproble
 
     db_device_row dr;
     if (have) {
-        if (info.pci_device_id >= 0)
-            snprintf(out->device_key, sizeof out->device_key, "%s/%d/0x%04x", info.arch, info.compute_units, info.pci_device_id);
-        else
-            snprintf(out->device_key, sizeof out->device_key, "%s/%d/unknown", info.arch, info.compute_units);
+        kt_device_key(out->device_key, sizeof out->device_key, info.arch, info.compute_units, info.pci_device_id);
         snprintf(out->device_name, sizeof out->device_name, "%s", info.name);
         out->compute_units = info.compute_units;
         dr = (db_device_row){out->device_key, t->name, info.arch, info.name, info.compute_units, info.pci_device_id,
                              info.l2_bytes};
     } else {
-        snprintf(out->device_key, sizeof out->device_key, "%s/law", t->name);
+        kt_law_device_key(out->device_key, sizeof out->device_key, t->name);
         snprintf(out->device_name, sizeof out->device_name, "no device");
         out->compute_units = sweep_default_compute_units(t->name);
         dr = (db_device_row){out->device_key, t->name, t->name, "no device (law picks)", out->compute_units, -1, 0};

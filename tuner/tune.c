@@ -82,15 +82,15 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
     printf("\n%-34s %-8s %-48s %10s %14s %9s\n", "problem", "layers", "kernel", "time", "ceiling", "law regret");
     for (int i = 0; i < np; i++) {
         db_selection_row r;
-        char kernel[128], source[16], law_kernel[128];
+        db_selection_text txt;
         char e[256];
-        int f = db_selection_get(db, out->device_key, ps[i].key, &r, kernel, source, law_kernel, e, sizeof e);
+        int f = db_selection_get(db, out->device_key, ps[i].key, &r, &txt, e, sizeof e);
         if (f != 1) {
             printf("%-34s %-8s %-48s\n", ps[i].key, ps[i].layers, f == 0 ? "(no selection)" : e);
             continue;
         }
         char tbuf[32] = "-", cbuf[32] = "-", rbuf[32] = "-";
-        if (strcmp(source, "measured") == 0 && r.time_us > 0) {
+        if (strcmp(txt.source, "measured") == 0 && r.time_us > 0) {
             snprintf(tbuf, sizeof tbuf, "%.2f us", r.time_us);
             double bytes = 2.0 * ((double)ps[i].m * ps[i].k + (double)ps[i].n * ps[i].k + (double)ps[i].m * ps[i].n);
             double flops = 2.0 * ps[i].m * (double)ps[i].n * ps[i].k;
@@ -102,7 +102,7 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
         } else {
             snprintf(tbuf, sizeof tbuf, "(law)");
         }
-        printf("%-34s %-8s %-48s %10s %14s %9s\n", ps[i].key, ps[i].layers, kernel, tbuf, cbuf, rbuf);
+        printf("%-34s %-8s %-48s %10s %14s %9s\n", ps[i].key, ps[i].layers, txt.kernel, tbuf, cbuf, rbuf);
     }
     if (out->copy_gbps > 0) printf("copy bandwidth measured in this run: %.0f GB/s (read + write)\n", out->copy_gbps);
     if (peak > 0) printf("matrix peak: %.0f TFLOP/s dense bf16, datasheet figure (not measured)\n", peak);

@@ -11,6 +11,7 @@
 #include "db.h"
 #include "db_tuner.h"
 #include "gemm_geometry.h"
+#include "problem_key.h"
 #include "timing.h"
 #include "worker.h"
 #include "tests/device/half_convert.h"
@@ -441,12 +442,6 @@ done:
     return gbps;
 }
 
-static void wk_device_key(const ktb_device_info *info, char *buf, size_t len)
-{
-    if (info->pci_device_id >= 0) snprintf(buf, len, "%s/%d/0x%04x", info->arch, info->compute_units, info->pci_device_id);
-    else snprintf(buf, len, "%s/%d/unknown", info->arch, info->compute_units);
-}
-
 static int wk_parse_variant(wk_state *st, const char *line)
 {
     if (st->nvars >= WK_MAX_VARIANTS) return -1;
@@ -469,7 +464,7 @@ int wk_main(const char *db_path, const char *target, int device)
         return 1;
     }
     char key[96];
-    wk_device_key(&st.info, key, sizeof key);
+    kt_device_key(key, sizeof key, st.info.arch, st.info.compute_units, st.info.pci_device_id);
     wk_say("ready %s %lld %d %.1f %s", key, st.info.l2_bytes, st.info.compute_units, wk_copy_gbps(&st), st.info.name);
     char line[1024];
     int status = 0;
