@@ -28,6 +28,16 @@ KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 4 * (lane / 16) + e; }
 KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
 KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
 
+/* Direct fragments (docs/templates.md): two MFMA steps of 4 k each come from one 16-byte chunk at
+ * k 8*(lane/16) of a 32-wide span; k is relabelled (s, 4q + e) -> 8q + 4s + e (q = lane/16). */
+static constexpr int kt_direct_span = 32;
+static constexpr int kt_direct_steps = 2;
+static constexpr int kt_direct_chunks = 1;
+KT_LAYOUT_FN int kt_direct_row(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_direct_k(int lane, int) { return 8 * (lane / 16); }
+KT_LAYOUT_FN int kt_direct_a_src(int s, int e) { return 4 * s + e; }
+KT_LAYOUT_FN int kt_direct_b_src(int s, int e) { return 4 * s + e; }
+
 #ifndef KT_LAYOUT_ONLY
 
 static_assert(kt_frag_ab_elems == kt_frag_ab_run && kt_frag_ab_run == 4, "the loaders read one 8-byte run");
@@ -49,6 +59,17 @@ KT_DEV void kt_load_a(kt_frag_a &f, const unsigned short *t, int ld, int lane)
 KT_DEV void kt_load_b(kt_frag_b &f, const unsigned short *t, int ld, int lane)
 {
     f.v = *(const kt_s16x4 *)(t + kt_frag_b_n(lane, 0) * ld + kt_frag_b_k(lane, 0));
+}
+
+KT_DEV void kt_frag_a_direct(kt_frag_a &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_a_src(s, e));
+}
+KT_DEV void kt_frag_b_direct(kt_frag_b &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_b_src(s, e));
 }
 
 template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b);

@@ -104,5 +104,9 @@ KT_DEV kt_v16 kt_v16_make(unsigned a, unsigned b, unsigned c, unsigned d)
 KT_DEV kt_v16 kt_ldg16(const void *p) { return *(const kt_v16 *)p; }
 KT_DEV void kt_sts16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
 
+/* Half i (0..8*chunks-1) of a lane's direct chunks; with i a compile-time constant it folds to a
+ * register pick and a shift. */
+KT_DEV short kt_direct_half(const kt_v16 *v, int i) { return (short)(v[i / 8][(i % 8) / 2] >> (16 * (i % 2))); }
+
 #endif /* KT_LAYOUT_ONLY */
 #endif

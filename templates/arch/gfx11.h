@@ -27,6 +27,16 @@ KT_LAYOUT_FN int kt_frag_b_k(int, int e) { return e; }
 KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return 2 * i + lane / 16; }
 KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
 
+/* Direct fragments (docs/templates.md): a lane holds a whole 16-k row (replicated across the
+ * half-waves), so it reads it as two 16-byte chunks and k is not relabelled. */
+static constexpr int kt_direct_span = 16;
+static constexpr int kt_direct_steps = 1;
+static constexpr int kt_direct_chunks = 2;
+KT_LAYOUT_FN int kt_direct_row(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_direct_k(int, int c) { return 8 * c; }
+KT_LAYOUT_FN int kt_direct_a_src(int, int e) { return e; }
+KT_LAYOUT_FN int kt_direct_b_src(int, int e) { return e; }
+
 #ifndef KT_LAYOUT_ONLY
 
 static_assert(kt_frag_ab_elems == 2 * kt_frag_ab_run && kt_frag_ab_run == 8, "the loaders read two 16-byte runs");
@@ -57,6 +67,17 @@ KT_DEV void kt_load_b(kt_frag_b &f, const unsigned short *t, int ld, int lane)
 {
     f.v = kt_lds_frag32(t, ld, kt_frag_b_n(lane, 0), kt_frag_b_k(lane, 0),
                         kt_frag_b_n(lane, 8), kt_frag_b_k(lane, 8));
+}
+
+KT_DEV void kt_frag_a_direct(kt_frag_a &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_a_src(s, e));
+}
+KT_DEV void kt_frag_b_direct(kt_frag_b &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_b_src(s, e));
 }
 
 template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b);

@@ -27,6 +27,16 @@ KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 8 * (e / 4) + 4 * (lane /
 KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return i + 8 * (lane / 16); }
 KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
 
+/* Direct fragments (docs/templates.md): a lane already holds 8 k of one row; reading them as
+ * one 16-byte chunk at k 8*(lane/16) relabels k as 8*(e/4) + 4h + e%4 -> 8h + e (h = lane/16). */
+static constexpr int kt_direct_span = 16;
+static constexpr int kt_direct_steps = 1;
+static constexpr int kt_direct_chunks = 1;
+KT_LAYOUT_FN int kt_direct_row(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_direct_k(int lane, int) { return 8 * (lane / 16); }
+KT_LAYOUT_FN int kt_direct_a_src(int, int e) { return e; }
+KT_LAYOUT_FN int kt_direct_b_src(int, int e) { return e; }
+
 #ifndef KT_LAYOUT_ONLY
 
 static_assert(kt_frag_ab_elems == 2 * kt_frag_ab_run && kt_frag_ab_run == 4, "the loaders read two 8-byte runs");
@@ -57,6 +67,17 @@ KT_DEV void kt_load_b(kt_frag_b &f, const unsigned short *t, int ld, int lane)
 {
     f.v = kt_lds_frag16(t, ld, kt_frag_b_n(lane, 0), kt_frag_b_k(lane, 0),
                         kt_frag_b_n(lane, 4), kt_frag_b_k(lane, 4));
+}
+
+KT_DEV void kt_frag_a_direct(kt_frag_a &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_a_src(s, e));
+}
+KT_DEV void kt_frag_b_direct(kt_frag_b &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_b_src(s, e));
 }
 
 template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b);

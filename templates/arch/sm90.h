@@ -36,6 +36,27 @@ KT_LAYOUT_FN int kt_ldsm_b_k(int lane) { return 8 * ((lane / 8) % 2); }
 KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return lane / 4 + 8 * ((i % 4) / 2); }
 KT_LAYOUT_FN int kt_acc_col(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
 
+/* The mma.sync m16n8k16 operand layouts as functions (what ldmatrix above produces), g = lane/4,
+ * t = lane%4: A element e of 8: row g + 8*((e/2)%2), k 2t + e%2 + 8*(e/4); B (16 columns, n-half
+ * h = e/4) element e of 8: column g + 8h, k 2t + e%2 + 8*((e%4)/2). */
+static constexpr int kt_frag_ab_elems = 8;
+KT_LAYOUT_FN int kt_frag_a_row(int lane, int e) { return lane / 4 + 8 * ((e / 2) % 2); }
+KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 2 * (lane % 4) + e % 2 + 8 * (e / 4); }
+KT_LAYOUT_FN int kt_frag_b_n(int lane, int e) { return lane / 4 + 8 * (e / 4); }
+KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 2 * (lane % 4) + e % 2 + 8 * ((e % 4) / 2); }
+
+/* Direct fragments (docs/templates.md, "direct fragments"): a lane reads rows g and g+8 of a
+ * 16-row operand at k 8t..8t+7 of a 32-wide span, one 16-byte chunk each; MMA step s takes halves
+ * 4s..4s+3 of both. The relabelling of k is (s, 2t+j) -> 8t+4s+j, (s, 2t+8+j) -> 8t+4s+2+j for
+ * both operands. Every fragment register is a whole 32-bit word of a chunk. */
+static constexpr int kt_direct_span = 32;
+static constexpr int kt_direct_steps = 2;
+static constexpr int kt_direct_chunks = 2;
+KT_LAYOUT_FN int kt_direct_row(int lane, int c) { return lane / 4 + 8 * c; }
+KT_LAYOUT_FN int kt_direct_k(int lane, int) { return 8 * (lane % 4); }
+KT_LAYOUT_FN int kt_direct_a_src(int s, int e) { return 8 * ((e / 2) % 2) + 4 * s + 2 * (e / 4) + e % 2; }
+KT_LAYOUT_FN int kt_direct_b_src(int s, int e) { return 8 * (e / 4) + 4 * s + 2 * ((e % 4) / 2) + e % 2; }
+
 /* float32 bits -> bf16 bits, round to nearest even; NaN stays NaN (quiet bit set, sign and top
  * payload kept). Bit-identical to kt_f32_to_bf16 in tests/device/half_convert.h, and to the AMD
  * preludes (cvt.rn.bf16.f32 would return a canonical NaN instead). */
@@ -120,6 +141,25 @@ KT_DEV void kt_load_a(kt_frag_a &f, const unsigned short *t, int ld, int lane)
 KT_DEV void kt_load_b(kt_frag_b &f, const unsigned short *t, int ld, int lane)
 {
     kt_ldsm_x4(f.r, t + kt_ldsm_b_n(lane) * ld + kt_ldsm_b_k(lane));
+}
+
+/* Direct fragments from the lane's chunks (layout above); s is a compile-time step after unrolling. */
+KT_DEV unsigned kt_v16_word(kt_v16 v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+KT_DEV void kt_frag_a_direct(kt_frag_a &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = kt_direct_a_src(s, 2 * r);
+        f.r[r] = kt_v16_word(v[i / 8], (i % 8) / 2);
+    }
+}
+KT_DEV void kt_frag_b_direct(kt_frag_b &f, const kt_v16 (&v)[kt_direct_chunks], int s)
+{
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = kt_direct_b_src(s, 2 * r);
+        f.r[r] = kt_v16_word(v[i / 8], (i % 8) / 2);
+    }
 }
 
 #define KT_MMA_M16N8K16(ty, c, a, b0, b1)                                                         \

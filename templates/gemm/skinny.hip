@@ -16,6 +16,7 @@
  * memory, bind on NVIDIA, and the sweep then prefers the dense template. Ragged M, N, K and
  * unaligned rows are served: a chunk that is not 16-byte loadable is read element by element. */
 #include "abi/gemm.h"
+#include "gemm/chunk.h"
 
 #define KT_CAT_(a, b) a##b
 #define KT_CAT(a, b) KT_CAT_(a, b)
@@ -34,25 +35,6 @@ constexpr int kStride = KT_WM * KT_WAVE * kChunk;           /* K between a lane'
 static_assert(KT_SK == 1, "skinny GEMM does not split K across blocks");
 static_assert(KT_WN == 1, "skinny GEMM: waves split K only");
 static_assert(kUnroll >= 1 && KT_BK % (kChunk * KT_WAVE) == 0, "BK is 8 elements a lane times the unroll");
-
-KT_DEV bool kt_vec16_ok(const void *p, int ld)
-{
-    return ((long long)p & 15) == 0 && (ld & 7) == 0;
-}
-
-/* 8 elements from row[k..k+8), zero past len; 16-byte load when the row allows it. */
-KT_DEV kt_v16 kt_chunk(const unsigned short *row, int k, int len, bool vec)
-{
-    if (vec && k + kChunk <= len) return kt_ldg16(row + k);
-    unsigned w[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        unsigned lo = k + 2 * i < len ? row[k + 2 * i] : 0u;
-        unsigned hi = k + 2 * i + 1 < len ? row[k + 2 * i + 1] : 0u;
-        w[i] = lo | (hi << 16);
-    }
-    return kt_v16_make(w[0], w[1], w[2], w[3]);
-}
 
 KT_DEV float kt_lo(unsigned u) { return kt_to_float(kt_elem{(unsigned short)(u & 0xFFFFu)}); }
 KT_DEV float kt_hi(unsigned u) { return kt_to_float(kt_elem{(unsigned short)(u >> 16)}); }

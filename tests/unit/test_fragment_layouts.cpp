@@ -236,9 +236,96 @@ static void test_sm90(const problem &p0)
             }
         }
     }
+    /* the prelude's operand-layout functions (used by the direct fragments) say the same */
+    int layout_bad = 0;
+    for (int l = 0; l < 32; l++)
+        for (int e = 0; e < 8; e++) {
+            int g = l / 4, t = l % 4;
+            if (kt_frag_a_row(l, e) != g + 8 * ((e / 2) % 2) || kt_frag_a_k(l, e) != 2 * t + e % 2 + 8 * (e / 4)) layout_bad++;
+            if (kt_frag_b_n(l, e) != g + 8 * (e / 4) || kt_frag_b_k(l, e) != 2 * t + e % 2 + 8 * ((e % 4) / 2)) layout_bad++;
+        }
+    KT_CHECK_INT(layout_bad, 0);
     check_result("sm90", p, d, kt_acc_row, kt_acc_col);
     KT_CHECK_INT(kt_frag_lanes, 32);
     KT_CHECK_INT(kt_acc_elems, 8);
+}
+
+/* ---- direct fragments: a 16-row operand read from memory straight into registers ----
+ * Each prelude relabels k so that a lane's share of a span is whole 16-byte chunks (the MMA sums
+ * over k, so one relabelling applied to both operands leaves the product unchanged). The law:
+ * building the A fragments of every step from chunks of W (rows = weight rows) and the B fragments
+ * from chunks of X (columns = tokens), then running the emulated MMAs through the prelude's
+ * operand layouts, gives sum over the span of W[i][k] * X[j][k]. Replicated elements (gfx11) must
+ * come out equal, and every operand element must be covered. */
+struct direct_layout {
+    const char *target;
+    int lanes, elems, span, steps, chunks;
+    bool word_pairs;   /* sm_90 builds fragments from whole 32-bit words of the chunks */
+    int (*row)(int, int), (*k)(int, int), (*a_src)(int, int), (*b_src)(int, int);
+    int (*a_row)(int, int), (*a_k)(int, int), (*b_n)(int, int), (*b_k)(int, int);
+};
+
+static void check_direct(const direct_layout &L, unsigned seed)
+{
+    float w[16][32], x[16][32], ref[16][16] = {}, got[16][16] = {};
+    srand(seed);
+    for (int r = 0; r < 16; r++)
+        for (int k = 0; k < 32; k++) {
+            w[r][k] = (float)(rand() % 17 - 8);
+            x[r][k] = (float)(rand() % 17 - 8);
+        }
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            for (int k = 0; k < L.span; k++) ref[i][j] += w[i][k] * x[j][k];
+    int bad = 0;
+    for (int l = 0; l < L.lanes; l++)
+        for (int c = 0; c < L.chunks; c++)
+            if (L.k(l, c) % 8 || L.k(l, c) + 8 > L.span || L.row(l, c) < 0 || L.row(l, c) > 15) bad++;
+    for (int s = 0; s < L.steps; s++) {
+        float A[16][16], B[16][16];
+        int setA[16][16] = {}, setB[16][16] = {};
+        for (int l = 0; l < L.lanes; l++)
+            for (int e = 0; e < L.elems; e++) {
+                int ia = L.a_src(s, e), ib = L.b_src(s, e);
+                if (ia < 0 || ia >= 8 * L.chunks || ib < 0 || ib >= 8 * L.chunks) { bad++; continue; }
+                float va = w[L.row(l, ia / 8)][L.k(l, ia / 8) + ia % 8];
+                float vb = x[L.row(l, ib / 8)][L.k(l, ib / 8) + ib % 8];
+                int r = L.a_row(l, e), ka = L.a_k(l, e), n = L.b_n(l, e), kb = L.b_k(l, e);
+                if (setA[r][ka] && A[r][ka] != va) bad++;
+                if (setB[kb][n] && B[kb][n] != vb) bad++;
+                A[r][ka] = va; setA[r][ka] = 1;
+                B[kb][n] = vb; setB[kb][n] = 1;
+                if (L.word_pairs && e % 2 == 1 && (L.a_src(s, e) != L.a_src(s, e - 1) + 1 || L.a_src(s, e - 1) % 2 ||
+                                                   L.b_src(s, e) != L.b_src(s, e - 1) + 1 || L.b_src(s, e - 1) % 2))
+                    bad++;
+            }
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 16; j++) {
+                if (!setA[i][j] || !setB[i][j]) { bad++; continue; }
+            }
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 16; j++)
+                for (int k = 0; k < 16; k++) got[i][j] += A[i][k] * B[k][j];
+    }
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            if (got[i][j] != ref[i][j]) bad++;
+    if (L.steps * 16 != L.span) bad++;
+    if (bad) fprintf(stderr, "%s direct fragments: %d errors\n", L.target, bad);
+    KT_CHECK(bad == 0);
+}
+
+#define KT_DIRECT_LAYOUT(ns, name, pairs)                                                            \
+    direct_layout{name, ns::kt_frag_lanes, ns::kt_frag_ab_elems, ns::kt_direct_span, ns::kt_direct_steps, \
+                  ns::kt_direct_chunks, pairs, ns::kt_direct_row, ns::kt_direct_k, ns::kt_direct_a_src,   \
+                  ns::kt_direct_b_src, ns::kt_frag_a_row, ns::kt_frag_a_k, ns::kt_frag_b_n, ns::kt_frag_b_k}
+
+static void test_direct(unsigned seed)
+{
+    check_direct(KT_DIRECT_LAYOUT(gfx12, "gfx12", false), seed);
+    check_direct(KT_DIRECT_LAYOUT(gfx11, "gfx11", false), seed);
+    check_direct(KT_DIRECT_LAYOUT(cdna, "cdna", false), seed);
+    check_direct(KT_DIRECT_LAYOUT(sm90, "sm90", true), seed);
 }
 
 /* ---- bf16 rounding: an oracle that picks the nearer neighbour by arithmetic, not bit tricks ---- */
@@ -292,6 +379,7 @@ int main(void)
         test_gfx11(p);
         test_cdna(p);
         test_sm90(p);
+        test_direct(seed);
     }
     test_bf16_rounding();
 #ifndef HAVE_HOST_REFERENCE
