@@ -295,6 +295,23 @@ int db_timing_get(kt_db *db, const char *device_key, const char *problem_key, co
     return found;
 }
 
+int db_timing_in_pass(kt_db *db, long long pass_id, const char *code_hash, double *median_us, char *err,
+                      size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (tu_prepare(db, &st,
+                   "SELECT median_us FROM measurement WHERE pass_id = ?1 AND code_hash = ?2 AND status = 'ok' "
+                   "ORDER BY id DESC LIMIT 1", err, errlen))
+        return -1;
+    sqlite3_bind_int64(st, 1, pass_id);
+    tu_text(st, 2, code_hash);
+    int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+    if (found) *median_us = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db, err, errlen, "reading timing"), -1;
+    return found;
+}
+
 int db_pass_put(kt_db *db, const db_pass_row *r, long long *pass_id, char *err, size_t errlen)
 {
     sqlite3_stmt *st;

@@ -61,6 +61,12 @@ int db_verify_get(kt_db *db, const char *device_key, const char *problem_key, co
 int db_timing_get(kt_db *db, const char *device_key, const char *problem_key, const char *code_hash,
                   const char *kind, double *median_us, long long *pass_id, char *err, size_t errlen);
 
+/* The median of a code object in one pass: 1 found, 0 not, -1 error. Deciding from a pass reads
+ * this, not the newest timing: the same code may have been timed again in a later pass with
+ * other members, and a decision compares only medians taken side by side. */
+int db_timing_in_pass(kt_db *db, long long pass_id, const char *code_hash, double *median_us, char *err,
+                      size_t errlen);
+
 typedef struct db_pass_row {
     long long run_id;
     const char *device_key, *problem_key, *kind, *control_hash;

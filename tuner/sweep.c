@@ -295,12 +295,11 @@ static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, doub
     /* regret: the law's pick against the winner, both from the fine pass (same conditions) */
     double law_us = NAN, regret = NAN;
     if (j->law_idx >= 0 && j->fine_pass > 0) {
-        long long pass = 0;
         double lm = -1, wm = -1;
-        if (db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[j->law_idx].code_hash, "fine", &lm, &pass,
-                          c->err, c->errlen) == 1 && pass == j->fine_pass &&
-            db_timing_get(c->db, c->out->device_key, j->p->key, d->code_hash, "fine", &wm, &pass, c->err,
-                          c->errlen) == 1 && pass == j->fine_pass) {
+        int fl = db_timing_in_pass(c->db, j->fine_pass, j->cands[j->law_idx].code_hash, &lm, c->err, c->errlen);
+        int fw = fl < 0 ? -1 : db_timing_in_pass(c->db, j->fine_pass, d->code_hash, &wm, c->err, c->errlen);
+        if (fl < 0 || fw < 0) return -1;
+        if (fl == 1 && fw == 1) {
             law_us = lm;
             regret = law_regret(lm, wm);
         }
@@ -318,18 +317,16 @@ static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, doub
 /* After a pass (or a reused one): decide, or schedule the tiebreak. 1 = problem done, 0 = more. */
 static int sw_decide(sw_ctx *c, sw_job *j)
 {
-    const char *kind = j->stage == ST_TIEBREAK ? "tiebreak" : "fine";
     int n = j->stage == ST_TIEBREAK ? j->nmembers : j->nfinalists;
     int *idx = j->stage == ST_TIEBREAK ? j->members : j->finalists;
     double med[SW_MAX_FINALISTS + 1];
     const db_candidate *cands[SW_MAX_FINALISTS + 1];
     int law_pos = -1;
     for (int i = 0; i < n; i++) {
-        long long pass = 0;
         double m = -1;
-        int f = db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[idx[i]].code_hash, kind, &m, &pass,
-                              c->err, c->errlen);
-        med[i] = f == 1 && pass == j->decide_pass ? m : -1;
+        int f = db_timing_in_pass(c->db, j->decide_pass, j->cands[idx[i]].code_hash, &m, c->err, c->errlen);
+        if (f < 0) return -1;
+        med[i] = f == 1 ? m : -1;
         cands[i] = &j->cands[idx[i]];
         if (idx[i] == j->law_idx) law_pos = i;
     }

@@ -7,6 +7,7 @@
 #  - kill -9 mid-sweep, then --resume: nothing measured twice, everything measured once
 #  - a second sweep over a finished database measures nothing (keyed by code hash)
 #  - --gpus 2 runs two workers over one sweep and selects what one worker selects
+#  - a finalist set timed before is decided from that pass's medians, not the newest timings
 #  - bad input (unknown model field, tp that does not divide, corrupt database) is refused
 # Uses the compile phase's database (out/test/dense.ktdb) when there is one, else builds gfx1201.
 set -u
@@ -92,6 +93,27 @@ nothing_new() {
 }
 check "a second sweep measures nothing (measurements keyed by code hash)" nothing_new
 
+finalists_return() {
+    # The gpus1 database (one finished sweep): the most selected kernel leaves the database, so
+    # problems that had it as a finalist are timed again with other members (the law's pick among
+    # them), then it comes back and their finalists are the first sweep's again. The decision must
+    # come from the first fine pass's own medians, not from the newest timing of each code object.
+    db=$DIR/back.ktdb
+    rm -f "$db" "$db-wal" "$db-shm"; cp "$DIR/gpus1.ktdb" "$db"
+    q "$db" "SELECT problem_key, kernel, regret IS NULL FROM selection ORDER BY 1" > "$DIR/back0.txt"
+    k=$(q "$db" "SELECT kernel FROM selection GROUP BY kernel ORDER BY count(*) DESC, kernel LIMIT 1")
+    q "$db" "CREATE TABLE held AS SELECT * FROM kernel WHERE name = '$k'; DELETE FROM kernel WHERE name = '$k'"
+    tune --db "$db" > "$DIR/back1.txt" 2>&1 || return 1
+    q "$db" "INSERT INTO kernel SELECT * FROM held; DROP TABLE held"
+    before=$(q "$db" "SELECT count(*) FROM pass")
+    tune --db "$db" > "$DIR/back2.txt" 2>&1 || return 1
+    q "$db" "SELECT problem_key, kernel, regret IS NULL FROM selection ORDER BY 1" > "$DIR/back3.txt"
+    echo "kernel held out: $k; passes before the last sweep $before, after $(q "$db" "SELECT count(*) FROM pass")"
+    grep "problems measured" "$DIR/back2.txt"
+    grep -q "56 problems measured, 0 failed" "$DIR/back2.txt" && diff "$DIR/back0.txt" "$DIR/back3.txt" &&
+        [ "$before" = "$(q "$db" "SELECT count(*) FROM pass")" ]
+}
+
 two_gpus() {
     fresh "$DIR/gpus2.ktdb"
     rm -f "$DIR/gpus2.log"
@@ -105,6 +127,7 @@ two_gpus() {
     diff "$DIR/sel1.txt" "$DIR/sel2.txt" && [ "$(wc -l < "$DIR/sel1.txt")" = 56 ]
 }
 check "--gpus 2: one worker per GPU, same selections as one GPU" two_gpus
+check "finalists that return decide from their own fine pass (selections and regrets as before)" finalists_return
 
 refusals() {
     ok=0
