@@ -14,7 +14,8 @@
  * side, where it costs no memory traffic), and both operands go from global memory straight into
  * fragment registers ("direct fragments": the prelude relabels k so each lane's share is whole
  * 16-byte chunks, the same relabelling for both operands, docs/templates.md). Every weight load
- * of a step is issued before any MMA; waves split K, then reduce through LDS. Ragged M, N, K and
+ * of a step is issued before any MMA, and the next step's before this step's MMAs (register double
+ * buffering); waves split K, then reduce through LDS. Ragged M, N, K and
  * unaligned rows are served: a chunk that is not 16-byte loadable is read element by element. */
 #include "abi/gemm.h"
 #include "gemm/chunk.h"
@@ -39,39 +40,77 @@ static_assert(KT_WN == 1, "swap-AB GEMM: waves split K only");
 static_assert(KT_BN % 16 == 0 && (KT_BM == 8 || KT_BM % 16 == 0), "BN is whole 16-wide fragments, BM 8 or whole");
 static_assert(kUnroll >= 1 && KT_BK % kt_direct_span == 0, "BK is a whole number of direct spans");
 
-/* One step: the weight chunks of every span and tile are all issued before any MMA (they are
- * what must be in flight); each span's token chunks are read just before its MMAs (they come
- * from L1/L2, and holding them for the whole step would take as many registers as the weights).
- * kWhole: the step lies inside K and both operands allow 16-byte loads (every step but a ragged
- * tail or unaligned operands), so each chunk is one plain load. Token rows past M read zeros;
- * weight rows past N were clamped to a real row by the caller (their sums are never written). */
-template <bool kWhole>
-KT_DEV void kt_step(kt_acc (&acc)[kTilesN][kTilesM], const unsigned short *const (&wrow)[kTilesN][kChunks],
-                    const unsigned short *const (&arow)[kTilesM][kChunks], const bool (&aok)[kTilesM][kChunks],
-                    const int (&wk)[kChunks], int k0, int len, bool w_vec, bool a_vec)
+/* Where this lane reads, fixed for the whole K loop. Token rows past M read zeros (aok); weight
+ * rows past N are clamped to a real row (their sums are never written), so weight loads need no
+ * predicate. Whole steps address by a 32-bit element offset from the operand's (uniform) base:
+ * one register a chunk instead of a 64-bit pointer, and on AMD the base+offset+immediate form of
+ * the load (kt_rows_off32 says the operands are small enough); the tail rebuilds 64-bit
+ * addresses from the row numbers. */
+struct kt_rows {
+    const unsigned short *w, *a;         /* operand bases */
+    int ldw, lda;
+    int wrow[kTilesN][kChunks], arow[kTilesM][kChunks];
+    unsigned wofs[kTilesN][kChunks], aofs[kTilesM][kChunks];   /* row * ld + the chunk's k */
+    bool aok[kTilesM][kChunks];
+    int k[kChunks];
+};
+
+KT_DEV bool kt_rows_off32(const kt_gemm_args &args)
 {
-    kt_v16 wv[kUnroll][kTilesN][kChunks];
+    return (long long)args.n * args.ldw < (1LL << 31) && (long long)args.m * args.lda < (1LL << 31);
+}
+
+/* 16 bytes at element offset ofs (+ k) of base, the offset taken as 32-bit unsigned bytes. */
+KT_DEV kt_v16 kt_ldg16_at(const unsigned short *base, unsigned ofs, int k)
+{
+    return kt_ldg16((const char *)base + (unsigned)((ofs + (unsigned)k) * 2u));
+}
+
+template <int kSpans> using kt_weights = kt_v16[kSpans][kTilesN][kChunks];
+
+/* A step's weight chunks, every span and tile issued before any is used: they are what must be in
+ * flight. kWhole: the step lies inside K, the operand allows 16-byte loads and 32-bit offsets, so
+ * each chunk is one plain load (every step but a ragged tail or an unusual operand). */
+template <bool kWhole, int kSpans>
+KT_DEV void kt_load_weights(kt_weights<kSpans> &wv, const kt_rows &r, int k0, int len, bool w_vec)
+{
 #pragma unroll
-    for (int u = 0; u < kUnroll; u++)
+    for (int t = 0; t < kTilesN; t++)
 #pragma unroll
         for (int c = 0; c < kChunks; c++) {
-            const int k = k0 + u * kt_direct_span + wk[c];
+            if (kWhole) {
+                /* one address a chunk row; the spans are immediate offsets from it */
+                const unsigned short *p = (const unsigned short *)((const char *)r.w + (unsigned)((r.wofs[t][c] + (unsigned)k0) * 2u));
 #pragma unroll
-            for (int t = 0; t < kTilesN; t++)
-                wv[u][t][c] = kWhole ? kt_ldg16(wrow[t][c] + k) : kt_chunk(wrow[t][c], k, len, w_vec);
+                for (int u = 0; u < kSpans; u++) wv[u][t][c] = kt_ldg16(p + u * kt_direct_span);
+            } else {
+                const unsigned short *row = r.w + (long long)r.wrow[t][c] * r.ldw;
+#pragma unroll
+                for (int u = 0; u < kSpans; u++)
+                    wv[u][t][c] = kt_chunk(row, k0 + u * kt_direct_span + r.k[c], len, w_vec);
+            }
         }
+}
+
+/* A step's MMAs over weights already loaded. Each span's token chunks are read just before its
+ * MMAs: they come from L1/L2, and holding them for the whole step would take as many registers
+ * as the weights. */
+template <bool kWhole, int kSpans>
+KT_DEV void kt_mma_step(kt_acc (&acc)[kTilesN][kTilesM], const kt_weights<kSpans> &wv, const kt_rows &r, int k0,
+                        int len, bool a_vec)
+{
 #pragma unroll
-    for (int u = 0; u < kUnroll; u++) {
+    for (int u = 0; u < kSpans; u++) {
         kt_v16 av[kTilesM][kChunks];
 #pragma unroll
-        for (int c = 0; c < kChunks; c++) {
-            const int k = k0 + u * kt_direct_span + wk[c];
+        for (int c = 0; c < kChunks; c++)
 #pragma unroll
-            for (int t = 0; t < kTilesM; t++)
-                av[t][c] = !aok[t][c] ? kt_v16_make(0u, 0u, 0u, 0u)
-                           : kWhole   ? kt_ldg16(arow[t][c] + k)
-                                      : kt_chunk(arow[t][c], k, len, a_vec);
-        }
+            for (int t = 0; t < kTilesM; t++) {
+                const int k = k0 + u * kt_direct_span;
+                av[t][c] = !r.aok[t][c] ? kt_v16_make(0u, 0u, 0u, 0u)
+                           : kWhole     ? kt_ldg16_at(r.a, r.aofs[t][c], k)
+                                        : kt_chunk(r.a + (long long)r.arow[t][c] * r.lda, k + r.k[c], len, a_vec);
+            }
 #pragma unroll
         for (int s = 0; s < kt_direct_steps; s++) {
             kt_frag_b xb[kTilesM];
@@ -104,24 +143,26 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
     const bool a_vec = kt_vec16_ok(args.a, args.lda);
     const bool w_vec = kt_vec16_ok(args.w, args.ldw);
 
-    /* The rows this lane reads, fixed for the whole K loop. */
-    const unsigned short *wrow[kTilesN][kChunks];
-    const unsigned short *arow[kTilesM][kChunks];
-    bool aok[kTilesM][kChunks];
-    int wk[kChunks];
+    kt_rows rows;
+    rows.w = (const unsigned short *)args.w;
+    rows.a = (const unsigned short *)args.a;
+    rows.ldw = args.ldw;
+    rows.lda = args.lda;
 #pragma unroll
     for (int c = 0; c < kChunks; c++) {
-        wk[c] = kt_direct_k(lane, c);
+        rows.k[c] = kt_direct_k(lane, c);
 #pragma unroll
         for (int t = 0; t < kTilesN; t++) {
             const int r = t * 16 + kt_direct_row(lane, c);
-            wrow[t][c] = (const unsigned short *)args.w + (long long)(n0 + (r < rows_n ? r : rows_n - 1)) * args.ldw;
+            rows.wrow[t][c] = n0 + (r < rows_n ? r : rows_n - 1);
+            rows.wofs[t][c] = (unsigned)rows.wrow[t][c] * (unsigned)args.ldw + (unsigned)rows.k[c];
         }
 #pragma unroll
         for (int t = 0; t < kTilesM; t++) {
             const int r = t * 16 + kt_direct_row(lane, c);
-            aok[t][c] = (KT_BM >= 16 || r < KT_BM) && r < rows_m;   /* BM = 8: rows 8-15 fold to zero */
-            arow[t][c] = (const unsigned short *)args.a + (long long)(m0 + (aok[t][c] ? r : 0)) * args.lda;
+            rows.aok[t][c] = (KT_BM >= 16 || r < KT_BM) && r < rows_m;   /* BM = 8: rows 8-15 fold to zero */
+            rows.arow[t][c] = m0 + (rows.aok[t][c] ? r : 0);
+            rows.aofs[t][c] = (unsigned)rows.arow[t][c] * (unsigned)args.lda + (unsigned)rows.k[c];
         }
     }
 
@@ -131,13 +172,38 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
 #pragma unroll
         for (int j = 0; j < kTilesM; j++) kt_acc_zero(acc[i][j]);
 
-    const bool vec = a_vec && w_vec;
+    /* Whole steps, software-pipelined: the next step's weights are issued before this step's
+     * MMAs, so a wave always has a step of loads in flight and a shape whose waves stream only a
+     * few steps of K pays about one memory latency, not one a step. */
+    const int stride = KT_WM * KT_BK;
     int k0 = wave * KT_BK;
-    for (; vec && k0 + KT_BK <= args.k; k0 += KT_WM * KT_BK)
-        kt_step<true>(acc, wrow, arow, aok, wk, k0, args.k, w_vec, a_vec);
+    if (a_vec && w_vec && kt_rows_off32(args) && k0 + KT_BK <= args.k) {
+        /* two buffers used in turn (no register copies): fill one while the other is multiplied */
+        kt_weights<kUnroll> ping, pong;
+        kt_load_weights<true, kUnroll>(ping, rows, k0, args.k, true);
+        for (;;) {
+            bool more = k0 + stride + KT_BK <= args.k;
+            if (more) kt_load_weights<true, kUnroll>(pong, rows, k0 + stride, args.k, true);
+            kt_mma_step<true, kUnroll>(acc, ping, rows, k0, args.k, true);
+            k0 += stride;
+            if (!more) break;
+            more = k0 + stride + KT_BK <= args.k;
+            if (more) kt_load_weights<true, kUnroll>(ping, rows, k0 + stride, args.k, true);
+            kt_mma_step<true, kUnroll>(acc, pong, rows, k0, args.k, true);
+            k0 += stride;
+            if (!more) break;
+        }
+    }
     /* the ragged tail, or every step when an operand cannot be read 16 bytes at a time */
-    for (; k0 < args.k; k0 += KT_WM * KT_BK)
-        kt_step<false>(acc, wrow, arow, aok, wk, k0, args.k, w_vec, a_vec);
+    for (; k0 < args.k; k0 += stride) {
+        /* a span at a time: element-wise loads are many registers, and this runs once a wave */
+#pragma unroll 1
+        for (int u = 0; u < kUnroll && k0 + u * kt_direct_span < args.k; u++) {
+            kt_weights<1> wv;
+            kt_load_weights<false, 1>(wv, rows, k0 + u * kt_direct_span, args.k, w_vec);
+            kt_mma_step<false, 1>(acc, wv, rows, k0 + u * kt_direct_span, args.k, a_vec);
+        }
+    }
 
     /* accumulator element e of tile (i, j) is C^T[weight row][token] */
 #pragma unroll

@@ -47,9 +47,10 @@ return {
     -- MMA), the accumulators, ~32 for addresses and loop state. A lane that holds more than ~192
     -- leaves too few waves to cover a barrier; the code object's real count is read back.
     local per32 = tile_regs(t)
-    -- (weights for the whole step, tokens for one span at a time)
+    -- (weights for two whole steps, the one being used and the next in flight; tokens for one
+    -- span at a time)
     local tm = math.max(1, div(p.BM, 16))
-    local chunks = div(p.BK, 32) * div(p.BN, 16) * per32 + tm * per32
+    local chunks = 2 * div(p.BK, 32) * div(p.BN, 16) * per32 + tm * per32
     local acc = div(p.BN, 16) * tm * div(256, t.wave_size)
     if chunks + acc + 32 > 192 then return false, "registers would limit occupancy" end
     -- A 32-token block re-reads nothing (the weights are read once per token block): it only pays
