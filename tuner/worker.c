@@ -14,7 +14,8 @@
 #include "problem_key.h"
 #include "timing.h"
 #include "worker.h"
-#include "tests/device/half_convert.h"
+#include "half_convert.h"
+#include "random_inputs.h"
 
 #define WK_MAX_VARIANTS 512
 #define WK_MAX_SETS 32
@@ -49,24 +50,6 @@ typedef struct wk_state {
 } wk_state;
 
 double wk_error_bound(const char *dtype) { return strcmp(dtype, "fp16") == 0 ? 0x1p-9 : 0x1p-8; }
-
-static uint64_t wk_splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1), rounded to the dtype, never zero (zeros hide unwritten outputs). */
-static uint16_t wk_random_elem(int fp16, uint64_t *rng)
-{
-    for (;;) {
-        double u = (double)(wk_splitmix64(rng) >> 11) * 0x1p-53 * 2.0 - 1.0;
-        uint16_t h = fp16 ? kt_f32_to_f16((float)u) : kt_f32_to_bf16((float)u);
-        if ((h & 0x7fff) != 0) return h;
-    }
-}
 
 static double wk_elem_to_double(int fp16, uint16_t h) { return fp16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
 
@@ -201,8 +184,8 @@ static int wk_prepare(wk_state *st)
         return -1;
     }
     uint64_t rng = st->seed;
-    for (size_t i = 0; i < ea; i++) h_a[i] = wk_random_elem(fp16, &rng);
-    for (size_t i = 0; i < ew; i++) h_w[i] = wk_random_elem(fp16, &rng);
+    for (size_t i = 0; i < ea; i++) h_a[i] = kt_rand_input(fp16, &rng);
+    for (size_t i = 0; i < ew; i++) h_w[i] = kt_rand_input(fp16, &rng);
     int rc = -1;
     long long max_partials = 1;
     for (int i = 0; i < st->nvars; i++) {
@@ -531,8 +514,8 @@ int wk_check_reference(const char *db_path, const char *target, int device)
             size_t ea = (size_t)st.m * st.k, ew = (size_t)st.n * st.k;
             uint16_t *h_a = malloc(ea * 2), *h_w = malloc(ew * 2);
             uint64_t rng = st.seed;
-            for (size_t i = 0; i < ea; i++) h_a[i] = wk_random_elem(fp16, &rng);
-            for (size_t i = 0; i < ew; i++) h_w[i] = wk_random_elem(fp16, &rng);
+            for (size_t i = 0; i < ea; i++) h_a[i] = kt_rand_input(fp16, &rng);
+            for (size_t i = 0; i < ew; i++) h_w[i] = kt_rand_input(fp16, &rng);
             double num = 0, den = 0;
             for (int i = 0; i < st.m; i++)
                 for (int j = 0; j < st.n; j++) {

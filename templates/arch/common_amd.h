@@ -19,7 +19,7 @@
 #endif
 
 /* float32 bits -> bf16 bits, round to nearest even; NaN stays NaN (quiet bit set, sign and top
- * payload kept). Bit-identical to kt_f32_to_bf16 in tests/device/half_convert.h. gfx11/gfx12
+ * payload kept). Bit-identical to kt_f32_to_bf16 in tuner/half_convert.h. gfx11/gfx12
  * have no bf16 convert instruction at all, so this is the conversion on every AMD target. */
 KT_LAYOUT_FN unsigned short kt_bf16_bits_rne(unsigned int u)
 {

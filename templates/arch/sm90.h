@@ -58,7 +58,7 @@ KT_LAYOUT_FN int kt_direct_a_src(int s, int e) { return 8 * ((e / 2) % 2) + 4 * 
 KT_LAYOUT_FN int kt_direct_b_src(int s, int e) { return 8 * (e / 4) + 4 * s + 2 * ((e % 4) / 2) + e % 2; }
 
 /* float32 bits -> bf16 bits, round to nearest even; NaN stays NaN (quiet bit set, sign and top
- * payload kept). Bit-identical to kt_f32_to_bf16 in tests/device/half_convert.h, and to the AMD
+ * payload kept). Bit-identical to kt_f32_to_bf16 in tuner/half_convert.h, and to the AMD
  * preludes (cvt.rn.bf16.f32 would return a canonical NaN instead). */
 KT_LAYOUT_FN unsigned short kt_bf16_bits_rne(unsigned int u)
 {

@@ -13,7 +13,7 @@
  * device (no libcuda.so.1, no device, driver error), printed as "no CUDA device: <reason>".
  *
  * The protocol (docs: DESIGN.md, "Measurement protocol"):
- *  - Inputs are uniform in [-1,1), never zero, rounded to the dtype (RNE, half_convert.h); the
+ *  - Inputs are uniform in [-1,1), never zero, rounded to the dtype (RNE, tuner/half_convert.h); the
  *    float64 reference is computed from the rounded values, so only the kernel's own arithmetic is
  *    measured. Inputs are drawn once per (shape, dtype) from a seed derived from --seed and the
  *    shape, and every variant of that dtype runs on them (the reference is the costly part).
@@ -860,8 +860,9 @@ static uint16_t *simulate_kernel(enum dtype dt, const shape *s, const host_case 
 
 static void selftest_reference(void)
 {
+    /* the last is over KT_REF_THREAD_MACS: the reference is split by columns over threads */
     static const shape shapes[] = { { 1, 1, 1, 0 }, { 3, 5, 7, 0 }, { 4, 9, 33, 3 }, { 17, 13, 100, 8 },
-                                    { 2, 3, 1001, 0 } };
+                                    { 2, 3, 1001, 0 }, { 64, 263, 1031, 5 } };
     for (int dt = 0; dt < DT_COUNT; dt++)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             const shape *s = &shapes[si];

@@ -2,9 +2,10 @@
  * (templates/abi/gemm.h), shared by the device checks (gemm_check.c, ktrt_check.c) and
  * bench/gemm.c's spot checks, so all three judge a GEMM by the same numbers. Prefix kt_ref_.
  *
- * Header-only (static functions), plain C11 + libm: gemm_check must build with nothing but libc.
+ * Header-only (static functions), plain C11 + libm + POSIX threads (in glibc itself since 2.34):
+ * gemm_check must build with nothing but libc.
  *
- * Inputs are uniform in [-1,1), never zero, rounded to the dtype (RNE, half_convert.h); the
+ * Inputs are uniform in [-1,1), never zero, rounded to the dtype (RNE; tuner/random_inputs.h); the
  * reference is computed from the rounded values, so only the kernel's own arithmetic is judged.
  * Outputs are judged on the rows the caller asks for (all rows, or a sample where M x N x K is too
  * large for a CPU), while the poison checks (every element written, nothing written outside C)
@@ -16,13 +17,15 @@
 #ifndef KT_GEMM_REF_H
 #define KT_GEMM_REF_H
 
-#include "half_convert.h"
+#include "../../tuner/random_inputs.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KT_REF_POISON16 0xFFFFu      /* NaN in bf16 and fp16: 0xFF bytes */
 
@@ -50,25 +53,10 @@ static inline double kt_ref_from_dtype(kt_ref_dtype dt, uint16_t h)
     return dt == KT_REF_BF16 ? kt_bf16_to_f32(h) : kt_f16_to_f32(h);
 }
 
-static inline uint64_t kt_ref_splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t kt_ref_splitmix64(uint64_t *state) { return kt_rand_splitmix64(state); }
 
-/* Uniform in [-1,1), a multiple of 2^-23 so the float is exact, never zero (zeros hide unwritten
- * and misindexed outputs, and run faster than real data), rounded to the dtype. */
-static inline uint16_t kt_ref_random_input(kt_ref_dtype dt, uint64_t *rng)
-{
-    for (;;) {
-        int32_t r = (int32_t)(kt_ref_splitmix64(rng) >> 40) - (1 << 23);
-        uint16_t h = kt_ref_to_dtype(dt, (float)r * 0x1p-23f);
-        if (h & 0x7FFFu)
-            return h;
-    }
-}
+/* The tuner's inputs (tuner/random_inputs.h): uniform in [-1,1), exact, never zero. */
+static inline uint16_t kt_ref_random_input(kt_ref_dtype dt, uint64_t *rng) { return kt_rand_input(dt == KT_REF_F16, rng); }
 
 /* rows x cols values into a row-major buffer of leading dimension ld; the columns cols..ld-1 are
  * set to poison, so a kernel that reads past K picks up NaN. */
@@ -94,26 +82,30 @@ static inline double kt_ref_elem_bound(kt_ref_dtype dt, int k, double ref, doubl
  * memory is (nrows + 1) * k doubles whatever N is; four partial sums let the adds overlap (at
  * float64 the order does not matter at these sizes: gemm_check --selftest checks this against a
  * long double Kahan sum). Returns 0, or -1 when out of memory. */
-static inline int kt_ref_gemm_rows(kt_ref_dtype dt, const int *rows, int nrows, int n, int k,
-                                   const uint16_t *a, int lda, const uint16_t *w, int ldw,
-                                   double *ref, double *absdot)
+/* Columns [j0, j1) of the reference rows, from A's rows already widened to double (ad). */
+typedef struct kt_ref_cols_job {
+    kt_ref_dtype dt;
+    int nrows, n, k, j0, j1, ldw;
+    const double *ad;
+    const uint16_t *w;
+    double *ref, *absdot;
+    int failed;
+} kt_ref_cols_job;
+
+static inline void *kt_ref_gemm_cols(void *arg)
 {
-    double *ad = malloc(sizeof *ad * (size_t)nrows * k), *wd = malloc(sizeof *wd * (size_t)k);
-    if (!ad || !wd) {
-        free(ad);
-        free(wd);
-        return -1;
+    kt_ref_cols_job *jb = arg;
+    const int k = jb->k, n = jb->n;
+    double *wd = malloc(sizeof *wd * (size_t)k);
+    if (!wd) {
+        jb->failed = 1;
+        return NULL;
     }
-    for (int r = 0; r < nrows; r++) {
-        size_t i = (size_t)(rows ? rows[r] : r);
+    for (int j = jb->j0; j < jb->j1; j++) {
         for (int kk = 0; kk < k; kk++)
-            ad[(size_t)r * k + kk] = kt_ref_from_dtype(dt, a[i * lda + kk]);
-    }
-    for (int j = 0; j < n; j++) {
-        for (int kk = 0; kk < k; kk++)
-            wd[kk] = kt_ref_from_dtype(dt, w[(size_t)j * ldw + kk]);
-        for (int r = 0; r < nrows; r++) {
-            const double *ar = ad + (size_t)r * k;
+            wd[kk] = kt_ref_from_dtype(jb->dt, jb->w[(size_t)j * jb->ldw + kk]);
+        for (int r = 0; r < jb->nrows; r++) {
+            const double *ar = jb->ad + (size_t)r * k;
             double s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0;
             int kk = 0;
             for (; kk + 4 <= k; kk += 4) {
@@ -128,13 +120,50 @@ static inline int kt_ref_gemm_rows(kt_ref_dtype dt, const int *rows, int nrows, 
                 s0 += p;
                 t0 += fabs(p);
             }
-            ref[(size_t)r * n + j] = (s0 + s1) + (s2 + s3);
-            absdot[(size_t)r * n + j] = t0 + t1;
+            jb->ref[(size_t)r * n + j] = (s0 + s1) + (s2 + s3);
+            jb->absdot[(size_t)r * n + j] = t0 + t1;
         }
     }
-    free(ad);
     free(wd);
-    return 0;
+    return NULL;
+}
+
+/* Large references are split by columns over the host's cores (each column's sum is computed
+ * the same way whoever computes it, so the result does not depend on the thread count). */
+#define KT_REF_THREAD_MACS (1ll << 24)
+#define KT_REF_MAX_THREADS 32
+
+static inline int kt_ref_gemm_rows(kt_ref_dtype dt, const int *rows, int nrows, int n, int k,
+                                   const uint16_t *a, int lda, const uint16_t *w, int ldw,
+                                   double *ref, double *absdot)
+{
+    double *ad = malloc(sizeof *ad * (size_t)nrows * k);
+    if (!ad) return -1;
+    for (int r = 0; r < nrows; r++) {
+        size_t i = (size_t)(rows ? rows[r] : r);
+        for (int kk = 0; kk < k; kk++)
+            ad[(size_t)r * k + kk] = kt_ref_from_dtype(dt, a[i * lda + kk]);
+    }
+    long long macs = (long long)nrows * n * k;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = macs < KT_REF_THREAD_MACS || cores < 2 ? 1 : cores > KT_REF_MAX_THREADS ? KT_REF_MAX_THREADS : (int)cores;
+    if (threads > n) threads = n;
+    kt_ref_cols_job jobs[KT_REF_MAX_THREADS];
+    pthread_t tid[KT_REF_MAX_THREADS];
+    int created[KT_REF_MAX_THREADS] = {0}, failed = 0;
+    for (int t = 0; t < threads; t++)
+        jobs[t] = (kt_ref_cols_job){dt, nrows, n, k, (int)((long long)n * t / threads),
+                                    (int)((long long)n * (t + 1) / threads), ldw, ad, w, ref, absdot, 0};
+    for (int t = 1; t < threads; t++) created[t] = pthread_create(&tid[t], NULL, kt_ref_gemm_cols, &jobs[t]) == 0;
+    /* this thread's share, and the share of any thread that could not start */
+    for (int t = 0; t < threads; t++)
+        if (!created[t]) kt_ref_gemm_cols(&jobs[t]);
+    for (int t = 0; t < threads; t++) {
+        if (created[t]) pthread_join(tid[t], NULL);
+        failed |= jobs[t].failed;
+    }
+    free(ad);
+    return failed ? -1 : 0;
 }
 
 /* Up to max distinct rows of 0..m-1 spread over the matrix, ascending: all of them when m <= max,

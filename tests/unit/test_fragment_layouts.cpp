@@ -30,8 +30,8 @@ namespace sm90 {
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if __has_include("../device/half_convert.h")
-#include "../device/half_convert.h"
+#if __has_include("../../tuner/half_convert.h")
+#include "../../tuner/half_convert.h"
 #define HAVE_HOST_REFERENCE 1
 #endif
 
@@ -383,7 +383,7 @@ int main(void)
     }
     test_bf16_rounding();
 #ifndef HAVE_HOST_REFERENCE
-    printf("note: tests/device/half_convert.h not found; bf16 checked against the oracle only\n");
+    printf("note: tuner/half_convert.h not found; bf16 checked against the oracle only\n");
 #endif
     KT_TEST_END();
 }

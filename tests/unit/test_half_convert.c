@@ -1,9 +1,9 @@
-/* test_half_convert.c: the host-side bf16/fp16 conversions of tests/device/half_convert.h.
+/* test_half_convert.c: the host-side bf16/fp16 conversions of tuner/half_convert.h.
  * Known bit patterns, every tie between neighbouring 16-bit values (so every binade, the
  * subnormals and the overflow edge), exhaustive round trips, and, where the compiler has
  * _Float16, a sweep against its conversion as an independent oracle. */
 #include "kt_test.h"
-#include "../device/half_convert.h"
+#include "../../tuner/half_convert.h"
 
 #include <math.h>
 #include <stdint.h>
