@@ -45,6 +45,7 @@ struct ktrt {
     ktrt_loaded **loaded;            /* [layer][kernel index] */
     ktrt_cached *cache;
     ktrt_log log;                    /* once-per-key stderr lines (KT_LOG) */
+    ktrt_stats stats;                /* ktrt_gemm calls by path */
 };
 
 
@@ -98,6 +99,24 @@ int ktrt_choose_gemm(ktrt *rt, const char *dtype, int m, int n, int k, ktrt_choi
 }
 
 /* ---- launch ---- */
+
+static void count_path(ktrt_stats *s, const char *path)
+{
+    if (!strcmp(path, "exact")) s->exact++;
+    else if (!strcmp(path, "bucket")) s->bucket++;
+    else if (!strcmp(path, "law")) s->law++;
+    else s->refused++;
+}
+
+int ktrt_get_stats(ktrt *rt, ktrt_stats *out)
+{
+    if (!rt || !out) return KT_EINVAL;
+    pthread_mutex_lock(&rt->lock);
+    *out = rt->stats;
+    pthread_mutex_unlock(&rt->lock);
+    return KT_OK;
+}
+
 
 /* The slot bound to stream, else a free one (*bound 0), else -1. */
 static int slot_for(ktrt *rt, void *stream, int *bound)
@@ -166,6 +185,7 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
                         "one-segment variants\n", rt->nslots);
     rc = choose_locked(rt, dtype, m, n, k, slot >= 0 ? rt->ws_bytes : 0, &p);
     ktrt_choice copy = p->choice;
+    count_path(&rt->stats, copy.path);
     kt_gemm_variant v = {0, 0, 0, 0, 0, 0};
     if (rc == KT_OK) {
         v = p->kernel->v;

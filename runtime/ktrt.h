@@ -87,6 +87,14 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
               const void *a, int lda, const void *w, int ldw, void *c, int ldc,
               void *stream, ktrt_choice *choice, char *err, size_t errlen);
 
+/* ktrt_gemm calls since ktrt_open, by the path that served them (refused: answered KT_ENOKERNEL).
+ * The fallbacks (bucket, law, refused) are what a serving image watches; KT_LOG=1 names their keys
+ * once each. Thread-safe. Returns KT_OK, or KT_EINVAL for a NULL argument. */
+typedef struct ktrt_stats {
+    unsigned long long exact, bucket, law, refused;
+} ktrt_stats;
+int ktrt_get_stats(ktrt *rt, ktrt_stats *out);
+
 /* The device key the handle matched selections against: "sm_90/132/0x2335" ("sm_90/132/unknown"
  * where the PCI product id cannot be read; see runtime/problem_key.h). "" for NULL. */
 const char *ktrt_device_key(const ktrt *rt);

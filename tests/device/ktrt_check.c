@@ -21,6 +21,7 @@
  *  - capture: ktrt_gemm on a capturing stream, the first launch of its kernel in the process (the
  *    code object loads under capture), then the graph replayed twice on fresh inputs; and once
  *    more after the kernel is loaded.
+ *  - stats: ktrt_get_stats equals the calls the test made, path by path.
  *  - threads: two threads, each with its own stream and backend, enqueue the same split-K-heavy
  *    list back to back at the same moment (a shared workspace would corrupt one of them), then
  *    check every output; each choice must match the single-threaded one.
@@ -376,12 +377,23 @@ static int kc_prepare(ktb_backend *b, const kc_case *c, kc_buf *x, uint64_t seed
 
 static void *kc_c0(const kc_buf *x) { return (char *)x->c + KC_GUARD * 2; }
 
+/* Every ktrt_gemm call this test makes, by the path it reported (from any thread), to hold
+ * ktrt_get_stats to at the end. */
+static unsigned long long kc_calls[4];   /* exact, bucket, law, refused */
+
 static int kc_launch(ktrt *rt, const kc_case *c, const kc_buf *x, void *stream, ktrt_choice *ch, char *err,
                      size_t errlen)
 {
-    return ktrt_gemm(rt, c->dtype, c->m, c->n, c->k, x->a, kc_lda(c), x->w, kc_ldw(c), kc_c0(x), kc_ldc(c), stream,
-                     ch, err, errlen);
+    ch->path[0] = 0;
+    int rc = ktrt_gemm(rt, c->dtype, c->m, c->n, c->k, x->a, kc_lda(c), x->w, kc_ldw(c), kc_c0(x), kc_ldc(c), stream,
+                       ch, err, errlen);
+    if (rc != KT_EINVAL && ch->path[0]) {
+        int i = !strcmp(ch->path, "exact") ? 0 : !strcmp(ch->path, "bucket") ? 1 : !strcmp(ch->path, "law") ? 2 : 3;
+        __atomic_fetch_add(&kc_calls[i], 1ull, __ATOMIC_RELAXED);
+    }
+    return rc;
 }
+
 
 /* Reads C back (the stream must be synchronized) and judges it, with the path expectation. */
 static void kc_judge(ktb_backend *b, const kc_case *c, kc_buf *x, kc_result *r)
@@ -455,6 +467,20 @@ static void kc_report(kc_tally *t, const char *kind, const kc_case *c, const kc_
     fflush(stdout);
     t->cases++;
     t->failed += !r->ok;
+}
+
+/* ktrt_get_stats counts exactly the calls made, path by path. */
+static void kc_stats(ktrt *rt, kc_tally *t)
+{
+    ktrt_stats st;
+    int rc = ktrt_get_stats(rt, &st);
+    int ok = rc == KT_OK && st.exact == kc_calls[0] && st.bucket == kc_calls[1] && st.law == kc_calls[2] &&
+             st.refused == kc_calls[3];
+    printf("%-4s stats     ktrt_get_stats exact=%llu bucket=%llu law=%llu refused=%llu; calls made %llu/%llu/%llu/%llu\n",
+           ok ? "ok" : "FAIL", st.exact, st.bucket, st.law, st.refused, kc_calls[0], kc_calls[1], kc_calls[2],
+           kc_calls[3]);
+    t->cases++;
+    t->failed += !ok;
 }
 
 static uint64_t kc_seed(uint64_t base, int index)
@@ -799,6 +825,7 @@ int main(int argc, char **argv)
         }
         kc_capture(b, rt, stream, &cap[0], kc_seed(seed, ci++), "capture2", &t);
         kc_threads(b, rt, &plan, kc_seed(seed, ci++), &t);
+        kc_stats(rt, &t);
     }
     printf("ktrt_check: %d cases, %d failed\n", t.cases, t.failed);
     status = t.failed || !t.cases ? 1 : 0;

@@ -616,6 +616,9 @@ static void test_open(const char *main_db)
         printf("ktrt_open found a device: %s\n", ktrt_device_key(rt));
         ktrt_choice ch;
         KT_CHECK(ktrt_choose_gemm(rt, "bf16", 16, 4096, 4096, &ch, err, sizeof err) == KT_OK);
+        ktrt_stats st;
+        KT_CHECK_INT(ktrt_get_stats(rt, &st), KT_OK);
+        KT_CHECK(st.exact + st.bucket + st.law + st.refused == 0);   /* choosing is not dispatching */
         ktrt_close(rt);
     } else {
         KT_CHECK(rt == NULL);
@@ -624,6 +627,8 @@ static void test_open(const char *main_db)
         KT_CHECK_CONTAINS(err, "sm_90a");
         KT_CHECK_CONTAINS(err, "cuda");
     }
+    ktrt_stats none;
+    KT_CHECK_INT(ktrt_get_stats(NULL, &none), KT_EINVAL);
     /* a HIP database: Debian's libamdhip64 loads, finds no device */
     path_in(gfx, sizeof gfx, "gfx.ktdb");
     o.db_path = gfx;
