@@ -46,10 +46,18 @@ static inline kt_launch_dims kt_gemm_reduce_dims(int m, int n)
     return d;
 }
 
-/* fp32 elements of split-K workspace a launch needs. */
+/* fp32-sized elements of split-K workspace a launch needs: the slabs and the tile counters
+ * (templates/abi/gemm.h), which sit in the workspace's last KT_GEMM_TILE_COUNTERS words. */
 static inline long long kt_gemm_partials_needed(const kt_gemm_variant *v, int m, int n)
 {
-    return v->splitk > 1 ? (long long)v->splitk * m * n : 0;
+    return v->splitk > 1 ? (long long)v->splitk * m * n + KT_GEMM_TILE_COUNTERS : 0;
+}
+
+/* Bytes at the start of a workspace of `elems` elements that slabs may use (and a verifier may
+ * poison); the rest are the tile counters, which must stay zero between launches. */
+static inline long long kt_gemm_slab_bytes(long long elems)
+{
+    return elems > KT_GEMM_TILE_COUNTERS ? (elems - KT_GEMM_TILE_COUNTERS) * 4 : 0;
 }
 
 #endif

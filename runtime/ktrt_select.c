@@ -73,7 +73,7 @@ const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, long long
             snprintf(buf, len, "m*n=%lld over the split-K reduce's grid limit", elems);
             return buf;
         }
-        long long need = (long long)v->splitk * elems * (long long)sizeof(float);
+        long long need = kt_gemm_partials_needed(v, m, n) * (long long)sizeof(float);
         if (need > workspace_bytes) {
             snprintf(buf, len, "sk%d needs %lld bytes of split-K workspace, %lld available", v->splitk, need,
                      workspace_bytes);
@@ -194,7 +194,7 @@ long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t
             if (strcmp(s->target, t->name) != 0) continue;
             const ktrt_kernel *k = find_kernel(c, l, s, &kl, &why);
             if (!k || k->v.splitk < 2) continue;
-            long long need = (long long)k->v.splitk * s->m * s->n * (long long)sizeof(float);
+            long long need = kt_gemm_partials_needed(&k->v, s->m, s->n) * (long long)sizeof(float);
             if (need > most) most = need;
         }
     return most;
@@ -375,7 +375,7 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
         if (want && want != k && want->v.splitk > k->v.splitk)
             reason_add(out->choice.reason, sizeof out->choice.reason,
                        "sk%d instead of the law's %s: it needs %lld bytes of split-K workspace, %lld available",
-                       k->v.splitk, want->name, (long long)want->v.splitk * q->m * q->n * (long long)sizeof(float),
+                       k->v.splitk, want->name, kt_gemm_partials_needed(&want->v, q->m, q->n) * (long long)sizeof(float),
                        q->workspace_bytes);
         served = 1;
     } else if (!ch->law_note[0] && nall > 0 && nfit == 0) {

@@ -118,7 +118,9 @@ static int wk_load(wk_state *st, const char *name, void **module, void **fn, voi
     if (fn_reduce) {
         char rname[160];
         snprintf(rname, sizeof rname, "%s_reduce", name);
-        if (ktb_function(st->b, *module, rname, fn_reduce, st->err, sizeof st->err)) return -1;
+        /* none: the variant reduces in its own launch (templates/abi/gemm.h) */
+        char ignored[384];
+        if (ktb_function(st->b, *module, rname, fn_reduce, ignored, sizeof ignored)) *fn_reduce = NULL;
     }
     return 0;
 }
@@ -148,7 +150,7 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *fn, void
     kt_gemm_args a = wk_args(st, &wv->v, set);
     kt_launch_dims d = kt_gemm_main_dims(&wv->v, st->m, st->n, st->info.wave_size);
     if (ktb_launch(st->b, fn, d.grid, d.block, 0, stream, &a, sizeof a, err, errlen)) return -1;
-    if (wv->v.splitk > 1) {
+    if (wv->v.splitk > 1 && fn_reduce) {
         kt_launch_dims r = kt_gemm_reduce_dims(st->m, st->n);
         if (ktb_launch(st->b, fn_reduce, r.grid, r.block, 0, stream, &a, sizeof a, err, errlen)) return -1;
     }
@@ -202,6 +204,7 @@ static int wk_prepare(wk_state *st)
             goto done;
     }
     if (ktb_alloc(st->b, (size_t)max_partials * 4, &st->partials, st->err, sizeof st->err) ||
+        ktb_memset8(st->b, st->partials, 0, (size_t)max_partials * 4, st->err, sizeof st->err) ||   /* tile counters */
         ktb_alloc(st->b, ec * sizeof(double), &st->ref_dev, st->err, sizeof st->err))
         goto done;
 
@@ -259,7 +262,7 @@ static int wk_verify(wk_state *st, wk_variant *wv)
     wk_say("begin %s", wv->hash);
     char e[1024] = "";
     if (ktb_memset8(st->b, st->c[0], 0xff, ec * 2, e, sizeof e) ||
-        ktb_memset8(st->b, st->partials, 0xff, (size_t)st->partials_elems * 4, e, sizeof e) ||
+        ktb_memset8(st->b, st->partials, 0xff, (size_t)kt_gemm_slab_bytes(st->partials_elems), e, sizeof e) ||
         wk_enqueue_variant(st, wv, wv->fn, wv->fn_reduce, 0, st->stream, e, sizeof e) ||
         ktb_sync(st->b, st->stream, e, sizeof e) ||
         ktb_copy_d2h(st->b, st->h_c, st->c[0], ec * 2, e, sizeof e)) {

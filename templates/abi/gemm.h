@@ -11,9 +11,19 @@
  * (kt_gemm_k_per_split). Each segment writes its fp32 tile to partials[z*M*N + m*N + n]
  * (a dense M x N slab per segment), and the variant's reduce kernel, <name>_reduce, sums the
  * S slabs in order z = 0..S-1 (deterministic) and writes C. The workspace is a fixed-size
- * buffer of partials_elems floats, allocated once; a launch needs S*M*N <= partials_elems. */
+ * buffer of partials_elems floats, allocated once; a launch needs S*M*N <= partials_elems -
+ * KT_GEMM_TILE_COUNTERS.
+ *
+ * A split-K variant whose code object has no <name>_reduce reduces in its own launch: after
+ * writing its slab, a block bumps the counter of its output tile, and the block that arrives last
+ * sums the S slabs in the same order and writes C, then sets the counter back to zero. The
+ * counters are the last KT_GEMM_TILE_COUNTERS 32-bit words of the workspace (tile t uses word
+ * t % KT_GEMM_TILE_COUNTERS; the last block on a word reduces every tile that shares it). Whoever
+ * allocates a workspace zeroes them once; every launch leaves them zero. */
 #ifndef KT_ABI_GEMM_H
 #define KT_ABI_GEMM_H
+
+#define KT_GEMM_TILE_COUNTERS 4096   /* 32-bit words at the end of every split-K workspace */
 
 typedef struct kt_gemm_args {
     const void *a;          /* [M][lda] */

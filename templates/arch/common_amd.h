@@ -76,6 +76,15 @@ KT_DEV float kt_shfl_xor(float v, int mask)
     return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute(src, __builtin_bit_cast(int, v)));
 }
 
+/* ---- cross-block handoff (split-K reduced in the launch, templates/abi/gemm.h): writes made
+ * visible device-wide before a counter bump, and loads that read what other blocks wrote ---- */
+KT_DEV void kt_fence_device(void) { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
+KT_DEV unsigned kt_atomic_add_device(unsigned *p, unsigned v)
+{
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+KT_DEV float kt_load_coherent(const float *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
+
 /* ---- 16-bit storage types and their conversions ---- */
 struct kt_bf16 { unsigned short bits; };
 struct kt_f16 { unsigned short bits; };

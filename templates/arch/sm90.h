@@ -85,6 +85,17 @@ KT_DEV int kt_wave_id(void) { return (int)threadIdx.x >> 5; }
 KT_DEV void kt_barrier(void) { __syncthreads(); }
 KT_DEV float kt_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xFFFFFFFFu, v, mask); }
 
+/* ---- cross-block handoff (split-K reduced in the launch, templates/abi/gemm.h): writes made
+ * visible device-wide before a counter bump, and loads that read what other blocks wrote ---- */
+KT_DEV void kt_fence_device(void) { __threadfence(); }
+KT_DEV unsigned kt_atomic_add_device(unsigned *p, unsigned v) { return atomicAdd(p, v); }
+KT_DEV float kt_load_coherent(const float *p)
+{
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* ---- 16-bit storage types and their conversions ---- */
 struct kt_bf16 { unsigned short bits; };
 struct kt_f16 { unsigned short bits; };

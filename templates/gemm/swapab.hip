@@ -5,6 +5,8 @@
  *       so it costs neither loads nor registers) or a multiple of 16 (grid.y = ceil(M/BM)),
  *   BN  weight rows a block owns, a multiple of 16 (grid.x = ceil(N/BN)),
  *   WM  waves of the block; they split K between them, WN = 1,
+ *   SK  K segments, one a block along grid.z; the last block to finish a tile adds the segments'
+ *       slabs in order and writes C, in the same launch (no reduce kernel; templates/abi/gemm.h),
  *   BK  K a wave streams per step, a multiple of the prelude's direct span.
  *
  * Why: at M <= 16 a GEMM is a weight stream. The vector-unit kernel (skinny.hip) spends BM FMAs a
@@ -35,7 +37,7 @@ constexpr int kTilesM = (KT_BM + 15) / 16;          /* 16-token column tiles */
 constexpr int kUnroll = KT_BK / kt_direct_span;     /* spans a wave has in flight per step */
 constexpr int kChunks = kt_direct_chunks;
 
-static_assert(KT_SK == 1, "swap-AB GEMM does not split K across blocks");
+static_assert(KT_SK >= 1, "split-K segments");
 static_assert(KT_WN == 1, "swap-AB GEMM: waves split K only");
 static_assert(KT_BN % 16 == 0 && (KT_BM == 8 || KT_BM % 16 == 0), "BN is whole 16-wide fragments, BM 8 or whole");
 static_assert(kUnroll >= 1 && KT_BK % kt_direct_span == 0, "BK is a whole number of direct spans");
@@ -133,6 +135,7 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
 {
     /* [wave][token * BN + weight row]: the waves' partial sums, added in wave order */
     KT_SHARED float partial[KT_WM][KT_BM * KT_BN];
+    KT_SHARED int last_arrival;   /* split-K: this block reduces its tile's segments */
 
     const int lane = kt_lane_id();
     const int wave = kt_wave_id();
@@ -174,34 +177,37 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
 
     /* Whole steps, software-pipelined: the next step's weights are issued before this step's
      * MMAs, so a wave always has a step of loads in flight and a shape whose waves stream only a
-     * few steps of K pays about one memory latency, not one a step. */
+     * few steps of K pays about one memory latency, not one a step. The block streams its K
+     * segment (the whole of K when SK = 1). */
     const int stride = KT_WM * KT_BK;
-    int k0 = wave * KT_BK;
-    if (a_vec && w_vec && kt_rows_off32(args) && k0 + KT_BK <= args.k) {
+    const int kbeg = KT_SK > 1 ? kt_block_id_z() * args.k_per_split : 0;
+    const int kend = KT_SK > 1 && kbeg + args.k_per_split < args.k ? kbeg + args.k_per_split : args.k;
+    int k0 = kbeg + wave * KT_BK;
+    if (a_vec && w_vec && kt_rows_off32(args) && k0 + KT_BK <= kend) {
         /* two buffers used in turn (no register copies): fill one while the other is multiplied */
         kt_weights<kUnroll> ping, pong;
-        kt_load_weights<true, kUnroll>(ping, rows, k0, args.k, true);
+        kt_load_weights<true, kUnroll>(ping, rows, k0, kend, true);
         for (;;) {
-            bool more = k0 + stride + KT_BK <= args.k;
-            if (more) kt_load_weights<true, kUnroll>(pong, rows, k0 + stride, args.k, true);
-            kt_mma_step<true, kUnroll>(acc, ping, rows, k0, args.k, true);
+            bool more = k0 + stride + KT_BK <= kend;
+            if (more) kt_load_weights<true, kUnroll>(pong, rows, k0 + stride, kend, true);
+            kt_mma_step<true, kUnroll>(acc, ping, rows, k0, kend, true);
             k0 += stride;
             if (!more) break;
-            more = k0 + stride + KT_BK <= args.k;
-            if (more) kt_load_weights<true, kUnroll>(ping, rows, k0 + stride, args.k, true);
-            kt_mma_step<true, kUnroll>(acc, pong, rows, k0, args.k, true);
+            more = k0 + stride + KT_BK <= kend;
+            if (more) kt_load_weights<true, kUnroll>(ping, rows, k0 + stride, kend, true);
+            kt_mma_step<true, kUnroll>(acc, pong, rows, k0, kend, true);
             k0 += stride;
             if (!more) break;
         }
     }
     /* the ragged tail, or every step when an operand cannot be read 16 bytes at a time */
-    for (; k0 < args.k; k0 += stride) {
+    for (; k0 < kend; k0 += stride) {
         /* a span at a time: element-wise loads are many registers, and this runs once a wave */
 #pragma unroll 1
-        for (int u = 0; u < kUnroll && k0 + u * kt_direct_span < args.k; u++) {
+        for (int u = 0; u < kUnroll && k0 + u * kt_direct_span < kend; u++) {
             kt_weights<1> wv;
-            kt_load_weights<false, 1>(wv, rows, k0 + u * kt_direct_span, args.k, w_vec);
-            kt_mma_step<false, 1>(acc, wv, rows, k0 + u * kt_direct_span, args.k, a_vec);
+            kt_load_weights<false, 1>(wv, rows, k0 + u * kt_direct_span, kend, w_vec);
+            kt_mma_step<false, 1>(acc, wv, rows, k0 + u * kt_direct_span, kend, a_vec);
         }
     }
 
@@ -217,12 +223,56 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
             }
     kt_barrier();
     kt_elem *const c = (kt_elem *)args.c;
+    if (KT_SK == 1) {
+        for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
+            const int t = x / KT_BN, r = x % KT_BN;
+            if (t >= rows_m || r >= rows_n) continue;
+            float s = 0.0f;
+#pragma unroll
+            for (int q = 0; q < KT_WM; q++) s += partial[q][x];
+            c[(long long)(m0 + t) * args.ldc + n0 + r] = kt_from_float<kt_elem>(s);
+        }
+        return;
+    }
+
+    /* Split-K in the launch (templates/abi/gemm.h): this segment's sums to its slab, then the
+     * block that arrives last at the tile's counter adds the slabs in segment order and writes C. */
+    const long long mn = (long long)args.m * args.n;
+    float *const slab = args.partials + kt_block_id_z() * mn;
     for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
         const int t = x / KT_BN, r = x % KT_BN;
         if (t >= rows_m || r >= rows_n) continue;
         float s = 0.0f;
 #pragma unroll
         for (int q = 0; q < KT_WM; q++) s += partial[q][x];
-        c[(long long)(m0 + t) * args.ldc + n0 + r] = kt_from_float<kt_elem>(s);
+        slab[(long long)(m0 + t) * args.n + n0 + r] = s;
     }
+    kt_fence_device();
+    kt_barrier();
+    const int gx = (args.n + KT_BN - 1) / KT_BN, gy = (args.m + KT_BM - 1) / KT_BM;
+    const int tiles = gx * gy, word = (kt_block_id_y() * gx + kt_block_id_x()) % KT_GEMM_TILE_COUNTERS;
+    unsigned *const counters = (unsigned *)(args.partials + args.partials_elems) - KT_GEMM_TILE_COUNTERS;
+    if (kt_thread_id() == 0) {
+        /* tiles share a counter only past KT_GEMM_TILE_COUNTERS of them; its last block reduces all */
+        const unsigned sharing = (unsigned)((tiles - 1 - word) / KT_GEMM_TILE_COUNTERS + 1);
+        last_arrival = kt_atomic_add_device(&counters[word], 1u) + 1u == sharing * KT_SK;
+    }
+    kt_barrier();
+    if (!last_arrival) return;
+    kt_fence_device();
+    for (int tile = word; tile < tiles; tile += KT_GEMM_TILE_COUNTERS) {
+        const int bn0 = (tile % gx) * KT_BN, bm0 = (tile / gx) * KT_BM;
+        const int rn = args.n - bn0 < KT_BN ? args.n - bn0 : KT_BN;
+        const int rm = args.m - bm0 < KT_BM ? args.m - bm0 : KT_BM;
+        for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
+            const int t = x / KT_BN, r = x % KT_BN;
+            if (t >= rm || r >= rn) continue;
+            const long long at = (long long)(bm0 + t) * args.n + bn0 + r;
+            float s = 0.0f;
+#pragma unroll
+            for (int z = 0; z < KT_SK; z++) s += kt_load_coherent(args.partials + z * mn + at);
+            c[(long long)(bm0 + t) * args.ldc + bn0 + r] = kt_from_float<kt_elem>(s);
+        }
+    }
+    if (kt_thread_id() == 0) counters[word] = 0u;   /* as the next launch expects it */
 }

@@ -1,10 +1,11 @@
 -- swapab.lua: the variant space of templates/gemm/swapab.hip, the decode GEMM on the matrix units
 -- with the operands swapped (weights are the MMA's 16-row operand, tokens its 16 columns), one
--- launch, no split-K workspace. Same ABI and op as dense.lua and skinny.lua: the sweep times all
--- three for every problem and keeps the fastest.
+-- launch (split-K, where chosen, is reduced by the last block of each tile in the same launch).
+-- Same ABI and op as dense.lua and skinny.lua: the sweep times all three for every problem and
+-- keeps the fastest.
 -- Axes as swapab.hip reads them: BM tokens a block owns, BN weight rows a block owns, WM waves
--- splitting K (WN = 1, SK = 1), BK = K a wave streams per step (a multiple of the direct span,
--- 16 or 32 by target: 32 serves every target).
+-- splitting K (WN = 1), SK K segments (blocks along grid.z), BK = K a wave streams per step (a
+-- multiple of the direct span, 16 or 32 by target: 32 serves every target).
 
 local function div(a, b) return math.floor(a / b) end
 
@@ -28,7 +29,7 @@ return {
     { "BK", { 64, 128, 256 } },
     { "WM", { 2, 4, 8, 16 } },
     { "WN", { 1 } },
-    { "SK", { 1 } },
+    { "SK", { 1, 2, 4 } },
   },
 
   threads = function(p, t) return p.WM * t.wave_size end,
@@ -56,6 +57,9 @@ return {
     -- A 32-token block re-reads nothing (the weights are read once per token block): it only pays
     -- when each weight tile meets enough tokens, so keep it to the wider weight tiles.
     if p.BM == 32 and p.BN == 16 then return false, "32 tokens against one weight tile" end
+    -- Splitting K buys blocks for the mid-size decode shapes, whose N / 16 tiles leave SMs with
+    -- uneven shares; a wide or tall tile already has too few blocks to split usefully.
+    if p.SK > 1 and (p.BM > 16 or p.BN > 32) then return false, "split-K with a wide tile" end
     return true
   end,
 }

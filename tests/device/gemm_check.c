@@ -178,7 +178,8 @@ oom:
 /* ---------------------------------------------------------------- checking one output */
 
 /* The verdict and its rules are gemm_ref.h's; gemm_check fills ws_written itself (the split-K
- * workspace past S*M*N must stay poison). */
+ * workspace past S*M*N must stay poison, and the tile counters at its end zero: a variant that
+ * reduces in its own launch must leave them as it found them). */
 typedef kt_ref_check check;
 
 static double norm_bound(enum dtype dt) { return kt_ref_norm_bound((kt_ref_dtype)dt); }
@@ -299,7 +300,8 @@ static int run_case(device_run *dr, const variant *v, variant_dev *vd, int si)
     cudrv_result r;
     kt_gemm_variant geo = v->geo;
     int lda = shape_lda(s), ldw = shape_ldw(s), ldc = shape_ldc(s);
-    long long ws_needed = kt_gemm_partials_needed(&geo, s->m, s->n);
+    long long slab_elems = geo.splitk > 1 ? (long long)geo.splitk * s->m * s->n : 0;
+    long long counters_at = dr->ws_elems - KT_GEMM_TILE_COUNTERS;   /* the slabs' limit */
 
     kt_gemm_args args;
     memset(&args, 0, sizeof args);
@@ -324,13 +326,16 @@ static int run_case(device_run *dr, const variant *v, variant_dev *vd, int si)
     CU(d->memset_d8(vd->a, 0xFF, dr->a_elems * sizeof(uint16_t)), "cuMemsetD8(A)");
     CU(d->memset_d8(vd->w, 0xFF, dr->w_elems * sizeof(uint16_t)), "cuMemsetD8(W)");
     CU(d->memset_d8(vd->c, 0xFF, dr->c_elems * sizeof(uint16_t)), "cuMemsetD8(C)");
-    if (dr->ws_elems)
-        CU(d->memset_d8(vd->ws, 0xFF, (size_t)dr->ws_elems * sizeof(float)), "cuMemsetD8(workspace)");
+    if (dr->ws_elems) {
+        CU(d->memset_d8(vd->ws, 0xFF, (size_t)kt_gemm_slab_bytes(dr->ws_elems)), "cuMemsetD8(workspace)");
+        CU(d->memset_d8(vd->ws + (size_t)counters_at * sizeof(float), 0, KT_GEMM_TILE_COUNTERS * sizeof(float)),
+           "cuMemsetD8(tile counters)");
+    }
     CU(d->memcpy_htod(vd->a, hc->a, (size_t)s->m * lda * sizeof(uint16_t)), "cuMemcpyHtoD(A)");
     CU(d->memcpy_htod(vd->w, hc->w, (size_t)s->n * ldw * sizeof(uint16_t)), "cuMemcpyHtoD(W)");
     CU(d->launch_kernel(vd->fn_main, md.grid[0], md.grid[1], md.grid[2], md.block[0], md.block[1],
                         md.block[2], 0, NULL, params, NULL), "cuLaunchKernel(main)");
-    if (geo.splitk > 1)
+    if (geo.splitk > 1 && vd->fn_reduce)
         CU(d->launch_kernel(vd->fn_reduce, rd.grid[0], rd.grid[1], rd.grid[2], rd.block[0],
                             rd.block[1], rd.block[2], 0, NULL, params, NULL), "cuLaunchKernel(reduce)");
     CU(d->ctx_synchronize(), "cuCtxSynchronize");
@@ -341,8 +346,10 @@ static int run_case(device_run *dr, const variant *v, variant_dev *vd, int si)
 
     check ck;
     check_output(&ck, dr->cbuf, dr->c_elems, s, v->dt, hc);
-    for (long long i = ws_needed; i < dr->ws_elems; i++)
+    for (long long i = slab_elems; i < counters_at; i++)
         ck.ws_written += dr->wsbuf[i] != POISON32;
+    for (long long i = counters_at > 0 ? counters_at : 0; i < dr->ws_elems; i++)
+        ck.ws_written += dr->wsbuf[i] != 0;
     report(dr->t, v, dr->shapes, si, &ck, "");
     return 0;
 
@@ -376,7 +383,8 @@ static void run_variant(device_run *dr, const variant *v)
     CU(d->module_get_function(&vd.fn_main, mod, v->kernel), "cuModuleGetFunction(main)");
     if (v->geo.splitk > 1) {
         snprintf(reduce_name, sizeof reduce_name, "%s_reduce", v->kernel);
-        CU(d->module_get_function(&vd.fn_reduce, mod, reduce_name), "cuModuleGetFunction(reduce)");
+        /* none: the variant reduces in its own launch (templates/abi/gemm.h) */
+        if (d->module_get_function(&vd.fn_reduce, mod, reduce_name) != CUDRV_SUCCESS) vd.fn_reduce = 0;
     }
     CU(d->mem_alloc(&vd.a, dr->a_elems * sizeof(uint16_t)), "cuMemAlloc(A)");
     CU(d->mem_alloc(&vd.w, dr->w_elems * sizeof(uint16_t)), "cuMemAlloc(W)");
