@@ -69,16 +69,7 @@ KT_DEV void kt_load_b(kt_frag_b &f, const unsigned short *t, int ld, int lane)
                         kt_frag_b_n(lane, 8), kt_frag_b_k(lane, 8));
 }
 
-KT_DEV void kt_frag_a_direct(kt_frag_a &f, const kt_v16 (&v)[kt_direct_chunks], int s)
-{
-#pragma unroll
-    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_a_src(s, e));
-}
-KT_DEV void kt_frag_b_direct(kt_frag_b &f, const kt_v16 (&v)[kt_direct_chunks], int s)
-{
-#pragma unroll
-    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = kt_direct_half(v, kt_direct_b_src(s, e));
-}
+#include "direct_amd.h"
 
 template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b);
 template <> KT_DEVICE void kt_mma<kt_bf16>(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b)
