@@ -1,5 +1,5 @@
 /* swapab.hip: C[M,N] = A[M,K] . W[N,K]^T for decode-sized M on the matrix units, one launch.
- * ABI: templates/abi/gemm.h (SK is always 1: no partials, no reduce kernel); launch geometry:
+ * ABI: templates/abi/gemm.h (split-K reduced in the launch: no reduce kernel); launch geometry:
  * runtime/gemm_geometry.h, reading the recipe's axes as
  *   BM  tokens a block owns: 8 (M <= 8: the upper half of the 16-token fragment is known zero,
  *       so it costs neither loads nor registers) or a multiple of 16 (grid.y = ceil(M/BM)),
@@ -17,8 +17,8 @@
  * fragment registers ("direct fragments": the prelude relabels k so each lane's share is whole
  * 16-byte chunks, the same relabelling for both operands, docs/templates.md). Every weight load
  * of a step is issued before any MMA, and the next step's before this step's MMAs (register double
- * buffering); waves split K, then reduce through LDS. Ragged M, N, K and
- * unaligned rows are served: a chunk that is not 16-byte loadable is read element by element. */
+ * buffering); waves split K, then reduce through LDS. Ragged M, N, K and unaligned rows are
+ * served: a chunk that is not 16-byte loadable is read element by element. */
 #include "abi/gemm.h"
 #include "gemm/chunk.h"
 
