@@ -296,7 +296,7 @@ static int bg_cmp_int(const void *a, const void *b)
 static uint64_t bg_mix(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 {
     uint64_t st = seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b << 21) ^ (c << 42);
-    return kt_ref_splitmix64(&st);
+    return kt_rand_splitmix64(&st);
 }
 
 /* Sample rows of M (a deterministic function of the seed, the shape and M). */

@@ -274,11 +274,11 @@ int db_verify_get(kt_db *db, const char *device_key, const char *problem_key, co
 }
 
 int db_timing_get(kt_db *db, const char *device_key, const char *problem_key, const char *code_hash,
-                  const char *kind, double *median_us, long long *pass_id, char *err, size_t errlen)
+                  const char *kind, double *median_us, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (tu_prepare(db, &st,
-                   "SELECT median_us, pass_id FROM measurement WHERE kind = ?4 AND status = 'ok' AND "
+                   "SELECT median_us FROM measurement WHERE kind = ?4 AND status = 'ok' AND "
                    "device_key = ?1 AND problem_key = ?2 AND code_hash = ?3 ORDER BY id DESC LIMIT 1", err, errlen))
         return -1;
     tu_text(st, 1, device_key);
@@ -286,10 +286,7 @@ int db_timing_get(kt_db *db, const char *device_key, const char *problem_key, co
     tu_text(st, 3, code_hash);
     tu_text(st, 4, kind);
     int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
-    if (found) {
-        *median_us = sqlite3_column_double(st, 0);
-        if (pass_id) *pass_id = sqlite3_column_int64(st, 1);
-    }
+    if (found) *median_us = sqlite3_column_double(st, 0);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db, err, errlen, "reading timing"), -1;
     return found;

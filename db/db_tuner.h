@@ -59,7 +59,7 @@ int db_verify_get(kt_db *db, const char *device_key, const char *problem_key, co
                   char status[16], double *error, char *err, size_t errlen);
 /* The newest timing of a code object (kind coarse, fine or tiebreak): 1 found, 0 not, -1 error. */
 int db_timing_get(kt_db *db, const char *device_key, const char *problem_key, const char *code_hash,
-                  const char *kind, double *median_us, long long *pass_id, char *err, size_t errlen);
+                  const char *kind, double *median_us, char *err, size_t errlen);
 
 /* The median of a code object in one pass: 1 found, 0 not, -1 error. Deciding from a pass reads
  * this, not the newest timing: the same code may have been timed again in a later pass with

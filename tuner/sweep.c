@@ -190,8 +190,7 @@ static int sw_verified_ok(sw_ctx *c, sw_job *j, int ci, int *known)
 static double sw_median(sw_ctx *c, sw_job *j, int ci, const char *kind)
 {
     double m = -1;
-    long long pass = 0;
-    if (db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[ci].code_hash, kind, &m, &pass, c->err, c->errlen) != 1)
+    if (db_timing_get(c->db, c->out->device_key, j->p->key, j->cands[ci].code_hash, kind, &m, c->err, c->errlen) != 1)
         return -1;
     return m;
 }

@@ -141,11 +141,11 @@ static int reference_gemm(enum dtype dt, const shape *s, const uint16_t *a, cons
 static uint64_t case_seed(uint64_t seed, const shape *s, enum dtype dt)
 {
     uint64_t st = seed;
-    uint64_t h = kt_ref_splitmix64(&st);
+    uint64_t h = kt_rand_splitmix64(&st);
     uint64_t parts[5] = { (uint64_t)s->m, (uint64_t)s->n, (uint64_t)s->k, (uint64_t)s->pad, (uint64_t)dt };
     for (int i = 0; i < 5; i++) {
         st = h ^ parts[i];
-        h = kt_ref_splitmix64(&st);
+        h = kt_rand_splitmix64(&st);
     }
     return h;
 }

@@ -53,7 +53,6 @@ static inline double kt_ref_from_dtype(kt_ref_dtype dt, uint16_t h)
     return dt == KT_REF_BF16 ? kt_bf16_to_f32(h) : kt_f16_to_f32(h);
 }
 
-static inline uint64_t kt_ref_splitmix64(uint64_t *state) { return kt_rand_splitmix64(state); }
 
 /* The tuner's inputs (tuner/random_inputs.h): uniform in [-1,1), exact, never zero. */
 static inline uint16_t kt_ref_random_input(kt_ref_dtype dt, uint64_t *rng) { return kt_rand_input(dt == KT_REF_F16, rng); }
@@ -184,7 +183,7 @@ static inline int kt_ref_sample_rows(int m, int max, uint64_t seed, int *rows)
     uint64_t st = seed;
     for (int i = 0; i < max; i++) {
         long lo = (long)m * i / max, hi = (long)m * (i + 1) / max;   /* [lo, hi) non-empty */
-        int r = i == 0 ? 0 : i == max - 1 ? m - 1 : (int)(lo + (long)(kt_ref_splitmix64(&st) % (uint64_t)(hi - lo)));
+        int r = i == 0 ? 0 : i == max - 1 ? m - 1 : (int)(lo + (long)(kt_rand_splitmix64(&st) % (uint64_t)(hi - lo)));
         if (!count || r > rows[count - 1])
             rows[count++] = r;
     }

@@ -486,7 +486,7 @@ static void kc_stats(ktrt *rt, kc_tally *t)
 static uint64_t kc_seed(uint64_t base, int index)
 {
     uint64_t st = base ^ ((uint64_t)index * 0xD1B54A32D192ED03ull);
-    return kt_ref_splitmix64(&st);
+    return kt_rand_splitmix64(&st);
 }
 
 /* ---------------------------------------------------------------- capture */
