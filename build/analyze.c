@@ -23,12 +23,13 @@ static const char *analyze_verdict(const kt_target *t, const kt_analysis *a)
 }
 
 int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
-                        const char *name, int threads, kt_analysis *a, char *err, size_t errlen)
+                        const char *name, int threads, int dynamic_lds, kt_analysis *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     int rc = t->vendor == KT_VENDOR_AMD ? elf_amdgpu_read_resources(code, len, name, &a->res, err, errlen)
                                         : elf_cubin_read_resources(code, len, name, &a->res, err, errlen);
     if (rc) return rc;
+    a->res.lds_dynamic_bytes = dynamic_lds > 0 ? dynamic_lds : 0;
     if (t->vendor == KT_VENDOR_AMD && a->res.wave_size != t->wave_size) {
         snprintf(err, errlen, "kernel %s was compiled for wave%d, target %s runs wave%d", name, a->res.wave_size, t->name, t->wave_size);
         return 1;

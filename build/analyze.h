@@ -18,9 +18,10 @@ typedef struct kt_analysis {
 } kt_analysis;
 
 /* Analyse code object `code` (len bytes, also on disk at path for the disassembler) holding
- * kernel `name`, launched with `threads` per workgroup. Returns nonzero (message in err) when
+ * kernel `name`, launched with `threads` per workgroup and dynamic_lds bytes of shared memory on
+ * top of what the code object declares (the recipe's lds_at_launch figure; 0: none). Returns nonzero (message in err) when
  * the object cannot be read: that makes the variant 'failed', not 'excluded'. */
 int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
-                        const char *name, int threads, kt_analysis *out, char *err, size_t errlen);
+                        const char *name, int threads, int dynamic_lds, kt_analysis *out, char *err, size_t errlen);
 
 #endif

@@ -113,8 +113,9 @@ static int occ_amd(const kt_target *t, const kt_resources *r, int wg, kt_occupan
                  t->max_regs_per_thread);
         return occ_nofit(o, "vgpr", why, whylen, msg);
     }
-    if (r->lds_bytes > t->lds_per_workgroup) {
-        snprintf(msg, sizeof msg, "%d B LDS > %d B per workgroup", r->lds_bytes, t->lds_per_workgroup);
+    const int lds_total = r->lds_bytes + r->lds_dynamic_bytes;   /* AMD: one limit, static or not */
+    if (lds_total > t->lds_per_workgroup) {
+        snprintf(msg, sizeof msg, "%d B LDS > %d B per workgroup", lds_total, t->lds_per_workgroup);
         return occ_nofit(o, "lds", why, whylen, msg);
     }
 
@@ -132,10 +133,10 @@ static int occ_amd(const kt_target *t, const kt_resources *r, int wg, kt_occupan
         occ_limit *l = occ_add(&s, "sgpr", sw * simds / wpg);
         snprintf(l->detail, sizeof l->detail, "%d SGPRs: %d waves/SIMD", r->sgpr, sw);
     }
-    if (r->lds_bytes > 0) {
-        int alloc = occ_round_up(r->lds_bytes, t->lds_granule);
+    if (lds_total > 0) {
+        int alloc = occ_round_up(lds_total, t->lds_granule);
         occ_limit *l = occ_add(&s, "lds", t->lds_per_pool / alloc);
-        snprintf(l->detail, sizeof l->detail, "%d B alloc %d of %d", r->lds_bytes, alloc, t->lds_per_pool);
+        snprintf(l->detail, sizeof l->detail, "%d B alloc %d of %d", lds_total, alloc, t->lds_per_pool);
     }
     int best = s.lim[0].groups;
     for (int i = 1; i < s.n; i++) best = occ_min(best, s.lim[i].groups);
@@ -162,8 +163,12 @@ static int occ_nvidia(const kt_target *t, const kt_resources *r, int wg, kt_occu
         snprintf(msg, sizeof msg, "%d registers > %d per thread", r->vgpr, t->max_regs_per_thread);
         return occ_nofit(o, "regs", why, whylen, msg);
     }
-    if (r->lds_bytes > t->lds_per_workgroup) {
-        snprintf(msg, sizeof msg, "%d B shared > %d B per block", r->lds_bytes, t->lds_per_workgroup);
+    /* beyond the static 48 KiB a block may have what the SM holds less the driver's reserve, once
+     * the launcher opts in (dynamic shared memory only) */
+    const int smem_total = r->lds_bytes + r->lds_dynamic_bytes;
+    const int smem_limit = r->lds_dynamic_bytes ? kt_target_lds_at_launch_max(t) : t->lds_per_workgroup;
+    if (smem_total > smem_limit) {
+        snprintf(msg, sizeof msg, "%d B shared > %d B per block", smem_total, smem_limit);
         return occ_nofit(o, "smem", why, whylen, msg);
     }
     int rpw = occ_round_up(r->vgpr * t->wave_size, t->reg_granule);
@@ -183,10 +188,10 @@ static int occ_nvidia(const kt_target *t, const kt_resources *r, int wg, kt_occu
         snprintf(l->detail, sizeof l->detail, "%d regs: %d per warp, %d warps", r->vgpr, rpw, warps);
     }
     /* Shared memory is always charged: the driver reserves lds_reserved_per_block per block. */
-    int smem = occ_round_up(r->lds_bytes + t->lds_reserved_per_block, t->lds_granule);
+    int smem = occ_round_up(smem_total + t->lds_reserved_per_block, t->lds_granule);
     if (smem > 0) {
         occ_limit *l = occ_add(&s, "smem", t->lds_per_pool / smem);
-        snprintf(l->detail, sizeof l->detail, "%d B alloc %d of %d", r->lds_bytes, smem, t->lds_per_pool);
+        snprintf(l->detail, sizeof l->detail, "%d B alloc %d of %d", smem_total, smem, t->lds_per_pool);
     }
     int best = s.lim[0].groups;
     for (int i = 1; i < s.n; i++) best = occ_min(best, s.lim[i].groups);

@@ -110,7 +110,7 @@ static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt
         snprintf(reason, sizeof reason, "code object %s unreadable: %s", it->obj, strerror(errno));
         row.status = "failed";
         row.reason = reason;
-    } else if (analyze_code_object(t, code, len, it->obj, it->v->name, it->v->threads, &an, aerr, sizeof aerr) != 0) {
+    } else if (analyze_code_object(t, code, len, it->obj, it->v->name, it->v->threads, it->v->lds_dynamic, &an, aerr, sizeof aerr) != 0) {
         snprintf(reason, sizeof reason, "%s: %s", it->obj, aerr);
         row.status = "failed";
         row.reason = reason;
@@ -120,7 +120,7 @@ static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt
         row.reason = an.reason[0] ? an.reason : NULL;
         row.has_resources = 1;
         row.vgpr = an.res.vgpr; row.sgpr = an.res.sgpr; row.agpr = an.res.agpr; row.regs = an.regs;
-        row.lds_bytes = an.res.lds_bytes; row.scratch_bytes = an.res.scratch_bytes;
+        row.lds_bytes = an.res.lds_bytes + an.res.lds_dynamic_bytes; row.scratch_bytes = an.res.scratch_bytes;
         row.spills = an.res.vgpr_spills + an.res.sgpr_spills; row.waves_per_simd = an.waves;
         row.occupancy_limit = an.limit; row.isa = an.isa_json[0] ? an.isa_json : NULL;
         row.code_hash = hash; row.code = code; row.code_len = len;
@@ -146,6 +146,11 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     memset(sum, 0, sizeof *sum);
     snprintf(sum->target, sizeof sum->target, "%s", t->name);
     if (gen_enumerate(o->recipe, t, &sp, err, errlen)) return 1;
+    if (sp.not_for_target) {
+        snprintf(sum->only_for, sizeof sum->only_for, "%s", sp.only_for);
+        gen_space_free(&sp);
+        return 0;
+    }
     if (o->cache_dir) snprintf(cache, sizeof cache, "%s", o->cache_dir);
     else pl_default_cache(&sp, cache, sizeof cache);
     snprintf(objdir, sizeof objdir, "%s/objects", cache);
@@ -257,6 +262,10 @@ done:
 
 void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
 {
+    if (s->only_for[0]) {
+        fprintf(f, "%s  nothing to build: the recipe is written for %s only\n", s->target, s->only_for);
+        return;
+    }
     fprintf(f, "%s  %s\n", s->target, s->compiler);
     fprintf(f, "  space %d, variants %d (rejected by the recipe: %d)\n", s->space, s->variants, s->rejected);
     for (int i = 0; i < s->nrejected_by; i++) fprintf(f, "    %6d  %s\n", s->rejected_by[i].count, s->rejected_by[i].reason);

@@ -8,6 +8,8 @@ typedef struct kt_resources {
     int sgpr;            /* AMD SGPRs per wave (0 on NVIDIA) */
     int agpr;            /* AMD AccVGPRs (gfx90a/942), else 0 */
     int lds_bytes;       /* static LDS / shared memory per workgroup */
+    int lds_dynamic_bytes; /* added by every launch (not in the code object: the recipe's figure
+                            for a template that declares its shared memory at launch); 0 else */
     int scratch_bytes;   /* private segment / stack frame per work-item */
     int vgpr_spills;     /* AMD .vgpr_spill_count; NVIDIA: spill stores+loads if known, else 0 */
     int sgpr_spills;     /* AMD .sgpr_spill_count */

@@ -14,6 +14,11 @@ static const kt_target kt_targets[] = {
     {"sm_90a",  KT_VENDOR_NVIDIA, "arch/sm90.h",   "mma-sync",    32, 49152,  233472, 1,  65536, 256, 64,   255, 32,  128,  1024, 0},
 };
 
+int kt_target_lds_at_launch_max(const kt_target *t)
+{
+    return t->vendor == KT_VENDOR_NVIDIA ? t->lds_per_pool - t->lds_reserved_per_block : t->lds_per_workgroup;
+}
+
 int kt_target_count(void) { return (int)(sizeof kt_targets / sizeof kt_targets[0]); }
 
 const kt_target *kt_target_at(int i)

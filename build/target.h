@@ -30,6 +30,10 @@ const kt_target *kt_target_find(const char *name);
  * gfx1201): the row named arch, else the row named arch + "a" (NVIDIA's arch-specific variant).
  * NULL when none. */
 const kt_target *kt_target_for_arch(const char *arch);
+/* Shared memory one workgroup may have when it takes it at launch (dynamic): NVIDIA's opt-in
+ * maximum, what the SM holds less the driver's per-block reserve; on AMD the same 64 KiB as
+ * static LDS. */
+int kt_target_lds_at_launch_max(const kt_target *t);
 /* Number of rows, and the i-th row (for listings and loops). */
 int kt_target_count(void);
 const kt_target *kt_target_at(int i);

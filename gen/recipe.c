@@ -24,7 +24,7 @@ typedef struct gen_axis {
 } gen_axis;
 
 static const char *const gen_known_fields[] = {
-    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", NULL,
+    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", NULL,
 };
 
 static void gen_open_sandbox(lua_State *L)
@@ -76,6 +76,7 @@ static void gen_push_target(lua_State *L, const kt_target *t)
     lua_pushstring(L, t->mma); lua_setfield(L, -2, "mma");
     lua_pushinteger(L, t->wave_size); lua_setfield(L, -2, "wave_size");
     lua_pushinteger(L, t->lds_per_workgroup); lua_setfield(L, -2, "lds_per_workgroup");
+    lua_pushinteger(L, kt_target_lds_at_launch_max(t)); lua_setfield(L, -2, "lds_at_launch_max");
     lua_pushinteger(L, t->regs_per_simd); lua_setfield(L, -2, "regs_per_simd");
     lua_pushinteger(L, t->max_regs_per_thread); lua_setfield(L, -2, "max_regs_per_thread");
     lua_pushinteger(L, t->max_waves_per_simd); lua_setfield(L, -2, "max_waves_per_simd");
@@ -266,7 +267,7 @@ static int gen_check_fields(lua_State *L, const char *path, char *err, size_t er
                 if (strcmp(lua_tostring(L, -1), gen_known_fields[i]) == 0) known = 1;
         if (!known) {
             const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(non-string key)";
-            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint)", path, k);
+            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch)", path, k);
             lua_pop(L, 1);
             return 1;
         }
@@ -336,6 +337,29 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
         goto done;
     if (!gen_is_identifier(s->kernel)) { gen_fail(err, errlen, "%s: kernel prefix '%s' is not a C identifier", recipe_path, s->kernel); goto done; }
     if (gen_locate_template(s, tmpl, err, errlen)) goto done;
+    /* targets: the recipe is written for these alone (an instruction only they have); for any
+     * other target the space is empty by design, which is not an error */
+    lua_getfield(L, ri, "targets");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1) || lua_objlen(L, -1) == 0) {
+            gen_fail(err, errlen, "%s: recipe field 'targets' must be a non-empty list of target names%s", recipe_path, "");
+            goto done;
+        }
+        int listed = 0;
+        for (int i = 1; i <= (int)lua_objlen(L, -1); i++) {
+            lua_rawgeti(L, -1, i);
+            if (lua_type(L, -1) != LUA_TSTRING || !kt_target_find(lua_tostring(L, -1))) {
+                snprintf(err, errlen, "%s: 'targets' entry %d is not a known target name", recipe_path, i);
+                goto done;
+            }
+            if (strcmp(lua_tostring(L, -1), t->name) == 0) listed = 1;
+            size_t used = strlen(s->only_for);
+            snprintf(s->only_for + used, sizeof s->only_for - used, "%s%s", used ? "," : "", lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+        if (!listed) { s->not_for_target = 1; rc = 0; goto done; }
+    }
+    lua_pop(L, 1);
     lua_getfield(L, ri, "ops");
     for (int i = 1; lua_istable(L, -1) && i <= (int)lua_objlen(L, -1); i++) {
         lua_rawgeti(L, -1, i);
@@ -358,6 +382,10 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
     lua_getfield(L, ri, "lds_bytes");
     int has_lds = lua_isfunction(L, -1);
     lua_pop(L, 1);
+    lua_getfield(L, ri, "lds_at_launch");
+    int at_launch = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (at_launch && !has_lds) { gen_fail(err, errlen, "%s: lds_at_launch needs an lds_bytes function%s", recipe_path, ""); goto done; }
     int idx[GEN_MAX_AXES] = {0};
     for (long long n = 0; n < total; n++) {
         gen_push_params(L, axes, naxes, idx);
@@ -380,6 +408,7 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
                 if (gen_call(L, ri, "lds_bytes", pi, ti, 1, err, errlen)) goto done;
                 v->lds_estimate = (int)lua_tointeger(L, -1);
                 lua_pop(L, 1);
+                if (at_launch) v->lds_dynamic = v->lds_estimate;
             }
             gen_emit_variant(s, t, axes, naxes, idx, v);
             if (!v->source) { gen_fail(err, errlen, "%s: out of memory emitting %s", recipe_path, v->name); goto done; }

@@ -3,7 +3,9 @@
  * source the toolchain compiles. C never holds a variant list; the recipe does.
  *
  * Recipe table fields: family, template, kernel (name prefix), ops, axes = { {name, {values}}, ... },
- * threads(p, t), lds_bytes(p, t) (optional), constraint(p, t) -> true | false, "reason".
+ * threads(p, t), lds_bytes(p, t) (optional), constraint(p, t) -> true | false, "reason", and
+ * targets = { "sm_90a", ... } (optional): the only targets the template is written for, and
+ * lds_at_launch = true (optional): lds_bytes is dynamic shared memory each launch provides.
  * `p` refuses unknown axis names and `t` unknown target fields, so a typo is an error with a line. */
 #ifndef KT_RECIPE_H
 #define KT_RECIPE_H
@@ -16,6 +18,7 @@ typedef struct gen_variant {
     char *source;            /* instantiation source (owned) */
     int threads;             /* workgroup size the recipe declares */
     int lds_estimate;        /* recipe's LDS estimate in bytes, -1 if it gives none */
+    int lds_dynamic;         /* with lds_at_launch: the bytes every launch must provide; else 0 */
 } gen_variant;
 
 typedef struct gen_reason_count {
@@ -36,10 +39,12 @@ typedef struct gen_space {
     int nvariants;
     gen_reason_count *rejected;/* constraint rejections counted by reason */
     int nrejected;
+    int not_for_target;        /* the recipe's `targets` leave this target out: no variants, no error */
+    char only_for[96];         /* those targets, comma-separated ("" when the recipe names none) */
 } gen_space;
 
 /* Enumerate recipe_path's space for target t. On error returns nonzero with a message that names
- * the recipe file and, where Lua knows it, the line. An empty space is an error. */
+ * the recipe file and, where Lua knows it, the line. An empty space is an error, unless the recipe's `targets` leave t out (not_for_target). */
 int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *out, char *err, size_t errlen);
 void gen_space_free(gen_space *s);
 

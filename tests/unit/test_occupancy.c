@@ -176,8 +176,38 @@ static void test_edges(void)
     KT_CHECK_INT(strlen(tiny), 7);
 }
 
+/* Shared memory taken at launch: it is charged like static, and past the static 48 KiB on sm_90a
+ * only up to the opt-in maximum (228 KiB less the 1 KiB reserve); AMD has one limit either way. */
+static void test_dynamic_shared(void)
+{
+    kt_resources r = res(170, 0, 0, 0);
+    r.lds_dynamic_bytes = 4 * 48 * 1024 + 1024;   /* wgmma 128x256x64, 4 stages */
+    kt_occupancy o = occ("sm_90a", r, 256);
+    KT_CHECK_INT(o.waves, 8);
+    KT_CHECK_INT(o.groups, 1);
+    r = res(106, 0, 0, 0);
+    r.lds_dynamic_bytes = 4 * 32 * 1024 + 1024;   /* 132096 B + 1 KiB reserve: one block, by smem */
+    o = occ("sm_90a", r, 256);
+    KT_CHECK_INT(o.groups, 1);
+    KT_CHECK(strcmp(o.limit, "smem") == 0);
+    KT_CHECK_INT(kt_target_lds_at_launch_max(kt_target_find("sm_90a")), 232448);
+    r.lds_dynamic_bytes = 232448;
+    KT_CHECK_INT(occ("sm_90a", r, 128).groups, 1);
+    r.lds_dynamic_bytes = 232449;
+    KT_CHECK_INT(waves("sm_90a", r, 128), 0);
+    r = res(32, 0, 0, 49152);                      /* static alone keeps the 48 KiB limit */
+    r.lds_bytes = 49153;
+    KT_CHECK_INT(waves("sm_90a", r, 128), 0);
+    r = res(64, 0, 16, 16384);
+    r.lds_dynamic_bytes = 49152;                   /* gfx1201: 64 KiB together */
+    KT_CHECK(waves("gfx1201", r, 128) > 0);
+    r.lds_dynamic_bytes = 49153;
+    KT_CHECK_INT(waves("gfx1201", r, 128), 0);
+}
+
 int main(void)
 {
+    test_dynamic_shared();
     test_seed_gfx1201();
     test_llvm_levels();
     test_gfx942();

@@ -59,6 +59,26 @@ int main(void)
     KT_CHECK_CONTAINS(s.variants[2].source, "#include \"arch/cdna.h\"");
     gen_space_free(&s);
 
+    /* `targets` confines a recipe: elsewhere nothing is enumerated and that is not an error */
+    KT_CHECK_INT(gen_enumerate(DIR "only_cdna.lua", gfx, &s, err, sizeof err), 0);
+    KT_CHECK_INT(s.not_for_target, 1);
+    KT_CHECK_INT(s.nvariants, 0);
+    KT_CHECK(strcmp(s.only_for, "gfx942,gfx90a") == 0);
+    gen_space_free(&s);
+    KT_CHECK_INT(gen_enumerate(DIR "only_cdna.lua", cdna, &s, err, sizeof err), 0);
+    KT_CHECK_INT(s.not_for_target, 0);
+    KT_CHECK_INT(s.nvariants, 2);
+    gen_space_free(&s);
+    KT_CHECK_CONTAINS(fail_message(DIR "bad_targets.lua", "gfx942"), "bad_targets.lua: 'targets' entry 2 is not a known target name");
+    /* lds_at_launch: lds_bytes is what every launch provides (dynamic); without it, 0 */
+    KT_CHECK_INT(gen_enumerate(DIR "only_cdna.lua", cdna, &s, err, sizeof err), 0);
+    KT_CHECK_INT(s.variants[1].lds_dynamic, 32 * 512);
+    gen_space_free(&s);
+    KT_CHECK_INT(gen_enumerate(DIR "good.lua", gfx, &s, err, sizeof err), 0);
+    KT_CHECK_INT(s.variants[2].lds_dynamic, 0);
+    gen_space_free(&s);
+    KT_CHECK_CONTAINS(fail_message(DIR "launch_no_lds.lua", "gfx942"), "lds_at_launch needs an lds_bytes function");
+
     /* errors name the file and, where Lua knows it, the line */
     KT_CHECK_CONTAINS(fail_message(DIR "syntax.lua", "gfx1201"), DIR "syntax.lua:5:");
     KT_CHECK_CONTAINS(fail_message(DIR "unknown_axis.lua", "gfx1201"), DIR "unknown_axis.lua:6: unknown axis 'BN'");
