@@ -156,7 +156,7 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
     if (tu_prepare(db, &st,
                    "SELECT name, code_hash, json_extract(params, '$.BM'), json_extract(params, '$.BN'), "
                    "json_extract(params, '$.BK'), json_extract(params, '$.WM'), json_extract(params, '$.WN'), "
-                   "json_extract(params, '$.SK'), threads, regs, lds_bytes, waves_per_simd FROM kernel "
+                   "json_extract(params, '$.SK'), threads, regs, lds_bytes, waves_per_simd, json_extract(params, '$.ST') FROM kernel "
                    "WHERE target = ?1 AND ops = ?2 AND status = 'ok' AND code IS NOT NULL AND "
                    "json_extract(params, '$.dtype') = ?3 ORDER BY name", err, errlen))
         return 1;
@@ -176,9 +176,9 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
         snprintf(c->name, sizeof c->name, "%s", (const char *)sqlite3_column_text(st, 0));
         const unsigned char *h = sqlite3_column_text(st, 1);
         snprintf(c->code_hash, sizeof c->code_hash, "%s", h ? (const char *)h : "");
-        int *f[10] = {&c->bm, &c->bn, &c->bk, &c->wm, &c->wn, &c->sk, &c->threads, &c->regs, &c->lds_bytes,
-                      &c->waves_per_simd};
-        for (int i = 0; i < 10; i++) *f[i] = sqlite3_column_int(st, 2 + i);
+        int *f[11] = {&c->bm, &c->bn, &c->bk, &c->wm, &c->wn, &c->sk, &c->threads, &c->regs, &c->lds_bytes,
+                      &c->waves_per_simd, &c->st};
+        for (int i = 0; i < 11; i++) *f[i] = sqlite3_column_int(st, 2 + i);
         if (c->sk < 1) c->sk = 1;
     }
     sqlite3_finalize(st);

@@ -33,6 +33,7 @@ typedef struct db_candidate {
     char name[128];
     char code_hash[72];
     int bm, bn, bk, wm, wn, sk;
+    int st;                  /* ST axis (dynamic shared-memory stages); 0 when the recipe has none */
     int threads, regs, lds_bytes, waves_per_simd;
 } db_candidate;
 /* Kernels with status 'ok' and ops = op, ordered by name. *out is malloc'd (free it). */

@@ -164,6 +164,13 @@ static int cuda_function(ktb_backend *b, void *module, const char *name, void **
         snprintf(call, sizeof call, "cuModuleGetFunction(\"%.256s\")", name);
         return cerr(c, r, call, err, errlen);
     }
+    /* staged kernels take their shared memory at launch, beyond the 48 KiB a launch gets unasked */
+    r = cudrv_allow_dynamic_shared(&c->d, f, c->dev);
+    if (r != CUDRV_SUCCESS) {
+        char call[320];
+        snprintf(call, sizeof call, "cuFuncSetAttribute(\"%.256s\", MAX_DYNAMIC_SHARED_SIZE_BYTES)", name);
+        return cerr(c, r, call, err, errlen);
+    }
     *fn = f;
     return 0;
 }

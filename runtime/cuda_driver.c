@@ -24,6 +24,8 @@ static const struct {
     { "cuModuleLoadData", offsetof(cudrv, module_load_data) },
     { "cuModuleUnload", offsetof(cudrv, module_unload) },
     { "cuModuleGetFunction", offsetof(cudrv, module_get_function) },
+    { "cuFuncGetAttribute", offsetof(cudrv, func_get_attribute) },
+    { "cuFuncSetAttribute", offsetof(cudrv, func_set_attribute) },
     { "cuMemAlloc_v2", offsetof(cudrv, mem_alloc) },
     { "cuMemFree_v2", offsetof(cudrv, mem_free) },
     { "cuMemcpyHtoD_v2", offsetof(cudrv, memcpy_htod) },
@@ -69,6 +71,16 @@ static const struct {
     { 804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE" },
     { 999, "CUDA_ERROR_UNKNOWN" },
 };
+
+cudrv_result cudrv_allow_dynamic_shared(const cudrv *d, cudrv_function fn, cudrv_device dev)
+{
+    int optin = 0, fixed = 0;
+    cudrv_result r = d->device_get_attribute(&optin, CUDRV_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+    if (r == CUDRV_SUCCESS) r = d->func_get_attribute(&fixed, CUDRV_FUNC_ATTR_SHARED_SIZE_BYTES, fn);
+    if (r == CUDRV_SUCCESS && optin > fixed)
+        r = d->func_set_attribute(fn, CUDRV_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin - fixed);
+    return r;
+}
 
 const char *cudrv_strerror(const cudrv *d, cudrv_result err, char *buf, size_t len)
 {

@@ -39,6 +39,11 @@ typedef struct CUgraphExec_st *cudrv_graph_exec;  /* CUgraphExec */
 #define CUDRV_ATTR_L2_CACHE_SIZE 38
 #define CUDRV_ATTR_COMPUTE_CAPABILITY_MAJOR 75
 #define CUDRV_ATTR_COMPUTE_CAPABILITY_MINOR 76
+#define CUDRV_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
+
+/* CUfunction_attribute values (cuda.h, enum CUfunction_attribute_enum). */
+#define CUDRV_FUNC_ATTR_SHARED_SIZE_BYTES 1
+#define CUDRV_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
 /* Flag values (cuda.h: CUstream_flags, CUevent_flags, CUstreamCaptureMode). */
 #define CUDRV_STREAM_NON_BLOCKING 0x1
@@ -65,6 +70,8 @@ typedef struct cudrv {
     cudrv_result (*module_load_data)(cudrv_module *mod, const void *image);      /* cuModuleLoadData */
     cudrv_result (*module_unload)(cudrv_module mod);                             /* cuModuleUnload */
     cudrv_result (*module_get_function)(cudrv_function *fn, cudrv_module mod, const char *name); /* cuModuleGetFunction */
+    cudrv_result (*func_get_attribute)(int *value, int attr, cudrv_function fn); /* cuFuncGetAttribute */
+    cudrv_result (*func_set_attribute)(cudrv_function fn, int attr, int value);  /* cuFuncSetAttribute */
     cudrv_result (*mem_alloc)(cudrv_deviceptr *ptr, size_t bytes);              /* cuMemAlloc_v2 */
     cudrv_result (*mem_free)(cudrv_deviceptr ptr);                               /* cuMemFree_v2 */
     cudrv_result (*memcpy_htod)(cudrv_deviceptr dst, const void *src, size_t bytes); /* cuMemcpyHtoD_v2 */
@@ -111,6 +118,11 @@ int cudrv_open(cudrv *d, char *why, size_t why_len);
 
 /* dlcloses the library; *d is unusable afterwards. Safe on a closed or zeroed cudrv. */
 void cudrv_close(cudrv *d);
+
+/* Lets fn's launches ask for all the dynamic shared memory a block of dev may have beside fn's
+ * static shared memory. Without this opt-in a launch asking for more than 48 KiB fails; it
+ * reserves nothing (each launch still allocates only what it asks for). */
+cudrv_result cudrv_allow_dynamic_shared(const cudrv *d, cudrv_function fn, cudrv_device dev);
 
 /* "CUDA_ERROR_NAME: description" for err into buf (falls back to the number when the driver does
  * not know the code); returns buf. */

@@ -1,5 +1,5 @@
 /* gemm_geometry.h: launch geometry of a dense GEMM variant, written once and used by the tuner,
- * the runtime and the device checks. A variant is (dtype, BM, BN, BK, WM, WN, SK); see
+ * the runtime and the device checks. A variant is (dtype, BM, BN, BK, WM, WN, SK[, ST]); see
  * templates/abi/gemm.h for the argument struct and the split-K contract. */
 #ifndef KT_GEMM_GEOMETRY_H
 #define KT_GEMM_GEOMETRY_H
@@ -10,12 +10,24 @@ typedef struct kt_gemm_variant {
     int bm, bn, bk;      /* workgroup tile */
     int wm, wn;          /* waves along M and N */
     int splitk;          /* K segments (grid.z); 1 = no partials, no reduce */
+    int stages;          /* ST axis: > 0 when the template keeps that many stages of the A and W
+                            tiles in dynamic shared memory; 0 = static shared memory only */
 } kt_gemm_variant;
 
 typedef struct kt_launch_dims {
     unsigned grid[3];
     unsigned block[3];
+    unsigned shared;     /* dynamic shared memory bytes the launch provides */
 } kt_launch_dims;
+
+/* Dynamic shared memory of a staged variant: ST stages of A[BM][BK] and W[BN][BK], 16-bit, and
+ * 1 KiB over, so the kernel can start its ring on a 1024-byte boundary (the largest swizzle atom)
+ * wherever the launch places it. The recipe's lds_bytes (lds_at_launch) is this same figure. */
+#define KT_GEMM_STAGE_ALIGN 1024
+static inline unsigned kt_gemm_dynamic_shared(const kt_gemm_variant *v)
+{
+    return v->stages > 0 ? (unsigned)(v->stages * (v->bm + v->bn) * v->bk * 2 + KT_GEMM_STAGE_ALIGN) : 0u;
+}
 
 /* Main kernel: one workgroup per BM x BN output tile per K segment. */
 static inline kt_launch_dims kt_gemm_main_dims(const kt_gemm_variant *v, int m, int n, int wave_size)
@@ -27,6 +39,7 @@ static inline kt_launch_dims kt_gemm_main_dims(const kt_gemm_variant *v, int m, 
     d.block[0] = (unsigned)(v->wm * v->wn * wave_size);
     d.block[1] = 1;
     d.block[2] = 1;
+    d.shared = kt_gemm_dynamic_shared(v);
     return d;
 }
 
@@ -43,6 +56,7 @@ static inline kt_launch_dims kt_gemm_reduce_dims(int m, int n)
     d.block[0] = KT_GEMM_REDUCE_THREADS;
     d.block[1] = 1;
     d.block[2] = 1;
+    d.shared = 0;
     return d;
 }
 

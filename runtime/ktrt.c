@@ -188,7 +188,7 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     rc = choose_locked(rt, dtype, m, n, k, slot >= 0 ? rt->ws_bytes : 0, &p);
     ktrt_choice copy = p->choice;
     count_path(&rt->stats, copy.path);
-    kt_gemm_variant v = {0, 0, 0, 0, 0, 0};
+    kt_gemm_variant v = {0};
     if (rc == KT_OK) {
         v = p->kernel->v;
         rc = load_kernel(rt, p, &fns, err, errlen);
@@ -214,11 +214,11 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     args.k_per_split = kt_gemm_k_per_split(k, v.splitk, v.bk);
     kt_launch_dims d = kt_gemm_main_dims(&v, m, n, rt->dev.target->wave_size);
     char why[384];
-    if (ktb_launch(rt->gpu, fns.fn, d.grid, d.block, 0, stream, &args, sizeof args, why, sizeof why))
+    if (ktb_launch(rt->gpu, fns.fn, d.grid, d.block, d.shared, stream, &args, sizeof args, why, sizeof why))
         return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s: %s", copy.problem_key, copy.kernel, why);
     if (v.splitk > 1 && fns.reduce) {
         d = kt_gemm_reduce_dims(m, n);
-        if (ktb_launch(rt->gpu, fns.reduce, d.grid, d.block, 0, stream, &args, sizeof args, why, sizeof why))
+        if (ktb_launch(rt->gpu, fns.reduce, d.grid, d.block, d.shared, stream, &args, sizeof args, why, sizeof why))
             return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s_reduce: %s", copy.problem_key, copy.kernel, why);
     }
     return KT_OK;

@@ -99,7 +99,7 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
     if (sqlite3_prepare_v2(h, "SELECT name, target, code_hash, json_extract(params, '$.dtype') AS dt, "
                               "json_extract(params, '$.BM'), json_extract(params, '$.BN'), json_extract(params, '$.BK'), "
                               "json_extract(params, '$.WM'), json_extract(params, '$.WN'), json_extract(params, '$.SK'), "
-                              "waves_per_simd FROM kernel WHERE status = 'ok' AND ops = 'gemm' AND code IS NOT NULL "
+                              "waves_per_simd, json_extract(params, '$.ST') FROM kernel WHERE status = 'ok' AND ops = 'gemm' AND code IS NOT NULL "
                               "AND json_valid(params) ORDER BY target, dt, name", -1, &st, NULL) != SQLITE_OK)
         return db_fail(err, errlen, l->path, "reading kernels", h);
     int cap = 0, rc;
@@ -120,6 +120,8 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
         }
         if (k->v.splitk < 1) k->v.splitk = 1;   /* recipes without an SK axis do not split */
         k->waves_per_simd = sqlite3_column_int(st, 10);
+        k->v.stages = sqlite3_column_int(st, 11);   /* no ST axis: 0, static shared memory */
+        if (k->v.stages < 0) bad = 1;
         if (!bad) l->nkernels++;   /* a kernel without a tile cannot be launched: leave it out */
     }
     sqlite3_finalize(st);

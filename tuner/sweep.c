@@ -273,8 +273,8 @@ static void sw_send_pass(sw_ctx *c, sw_worker *w, sw_job *j)
     for (int i = 0; i < j->nmembers; i++) {
         const db_candidate *d = &j->cands[j->members[i]];
         int known = 0, ok = sw_verified_ok(c, j, j->members[i], &known);
-        wp_send(&w->proc, "variant %s %s %d %d %d %d %d %d %d", d->code_hash, d->name, d->bm, d->bn, d->bk, d->wm,
-                d->wn, d->sk, ok == 1 ? 0 : 1);
+        wp_send(&w->proc, "variant %s %s %d %d %d %d %d %d %d %d", d->code_hash, d->name, d->bm, d->bn, d->bk, d->wm,
+                d->wn, d->sk, d->st, ok == 1 ? 0 : 1);
     }
     wp_send(&w->proc, "control %s", j->control_hash);
     wp_send(&w->proc, "run");

@@ -149,10 +149,10 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *fn, void
 {
     kt_gemm_args a = wk_args(st, &wv->v, set);
     kt_launch_dims d = kt_gemm_main_dims(&wv->v, st->m, st->n, st->info.wave_size);
-    if (ktb_launch(st->b, fn, d.grid, d.block, 0, stream, &a, sizeof a, err, errlen)) return -1;
+    if (ktb_launch(st->b, fn, d.grid, d.block, d.shared, stream, &a, sizeof a, err, errlen)) return -1;
     if (wv->v.splitk > 1 && fn_reduce) {
         kt_launch_dims r = kt_gemm_reduce_dims(st->m, st->n);
-        if (ktb_launch(st->b, fn_reduce, r.grid, r.block, 0, stream, &a, sizeof a, err, errlen)) return -1;
+        if (ktb_launch(st->b, fn_reduce, r.grid, r.block, r.shared, stream, &a, sizeof a, err, errlen)) return -1;
     }
     return 0;
 }
@@ -433,8 +433,9 @@ static int wk_parse_variant(wk_state *st, const char *line)
     if (st->nvars >= WK_MAX_VARIANTS) return -1;
     wk_variant *wv = &st->vars[st->nvars];
     memset(wv, 0, sizeof *wv);
-    if (sscanf(line, "variant %71s %127s %d %d %d %d %d %d %d", wv->hash, wv->name, &wv->v.bm, &wv->v.bn, &wv->v.bk,
-               &wv->v.wm, &wv->v.wn, &wv->v.splitk, &wv->verify) != 9 || wv->v.splitk < 1)
+    if (sscanf(line, "variant %71s %127s %d %d %d %d %d %d %d %d", wv->hash, wv->name, &wv->v.bm, &wv->v.bn, &wv->v.bk,
+               &wv->v.wm, &wv->v.wn, &wv->v.splitk, &wv->v.stages, &wv->verify) != 10 || wv->v.splitk < 1 ||
+        wv->v.stages < 0)
         return -1;
     st->nvars++;
     return 0;

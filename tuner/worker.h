@@ -5,7 +5,7 @@
  * Protocol: text lines, one message each; the sweep writes to the worker's stdin, the worker
  * answers on stdout.
  *   worker <- problem <dtype> <m> <n> <k> <cold 0|1> <seed> <rounds>
- *   worker <- variant <code_hash> <name> <bm> <bn> <bk> <wm> <wn> <sk> <verify 0|1>   (one or more)
+ *   worker <- variant <code_hash> <name> <bm> <bn> <bk> <wm> <wn> <sk> <st> <verify 0|1>   (one or more)
  *   worker <- control <code_hash>            (optional: time this code twice, as the noise control)
  *   worker <- run                            (verify, then time every variant that passed)
  *   worker -> ready <device_key> <l2_bytes> <compute_units> <copy_gbps> <name...>   (once, at start)

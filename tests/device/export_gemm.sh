@@ -9,6 +9,7 @@ sqlite3 "$DB" "SELECT writefile('$DIR/' || name || '.cubin', code) FROM kernel
                WHERE target='$T' AND status='ok' AND ops='gemm'" > /dev/null
 sqlite3 -separator ' ' "$DB" "SELECT name || '.cubin', name, json_extract(params,'\$.dtype'),
         json_extract(params,'\$.BM'), json_extract(params,'\$.BN'), json_extract(params,'\$.BK'),
-        json_extract(params,'\$.WM'), json_extract(params,'\$.WN'), json_extract(params,'\$.SK')
+        json_extract(params,'\$.WM'), json_extract(params,'\$.WN'), json_extract(params,'\$.SK'),
+        coalesce(json_extract(params,'\$.ST'), 0)
         FROM kernel WHERE target='$T' AND status='ok' AND ops='gemm' ORDER BY name" > "$DIR/manifest.txt"
 echo "$(wc -l < "$DIR/manifest.txt") $T kernels exported to $DIR"

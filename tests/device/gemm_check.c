@@ -4,7 +4,8 @@
  *   gemm_check MANIFEST [--shapes MxNxK[+P],...] [--seed S] [--tsv FILE] [--timeout S]
  *   gemm_check --selftest
  *
- * MANIFEST: one variant per line, "<cubin> <kernel> <bf16|fp16> <BM> <BN> <BK> <WM> <WN> <SK>";
+ * MANIFEST: one variant per line, "<cubin> <kernel> <bf16|fp16> <BM> <BN> <BK> <WM> <WN> <SK> [<ST>]"
+ * (ST: stages of dynamic shared memory, runtime/gemm_geometry.h; absent or 0 for none);
  * '#' starts a comment line; a relative cubin path is taken from the manifest's directory.
  * A shape MxNxK+P uses padded leading dimensions lda = K+P, ldw = K+2P, ldc = N+P (different from
  * each other so a kernel that mixes them up fails); without +P they are K, K and N.
@@ -334,7 +335,7 @@ static int run_case(device_run *dr, const variant *v, variant_dev *vd, int si)
     CU(d->memcpy_htod(vd->a, hc->a, (size_t)s->m * lda * sizeof(uint16_t)), "cuMemcpyHtoD(A)");
     CU(d->memcpy_htod(vd->w, hc->w, (size_t)s->n * ldw * sizeof(uint16_t)), "cuMemcpyHtoD(W)");
     CU(d->launch_kernel(vd->fn_main, md.grid[0], md.grid[1], md.grid[2], md.block[0], md.block[1],
-                        md.block[2], 0, NULL, params, NULL), "cuLaunchKernel(main)");
+                        md.block[2], md.shared, NULL, params, NULL), "cuLaunchKernel(main)");
     if (geo.splitk > 1 && vd->fn_reduce)
         CU(d->launch_kernel(vd->fn_reduce, rd.grid[0], rd.grid[1], rd.grid[2], rd.block[0],
                             rd.block[1], rd.block[2], 0, NULL, params, NULL), "cuLaunchKernel(reduce)");
@@ -381,6 +382,7 @@ static void run_variant(device_run *dr, const variant *v)
     CU(d->ctx_create(&ctx, 0, dr->dev), "cuCtxCreate");
     CU(d->module_load_data(&mod, v->image), "cuModuleLoadData");
     CU(d->module_get_function(&vd.fn_main, mod, v->kernel), "cuModuleGetFunction(main)");
+    CU(cudrv_allow_dynamic_shared(d, vd.fn_main, dr->dev), "cuFuncSetAttribute(main, dynamic shared)");
     if (v->geo.splitk > 1) {
         snprintf(reduce_name, sizeof reduce_name, "%s_reduce", v->kernel);
         /* none: the variant reduces in its own launch (templates/abi/gemm.h) */
@@ -699,16 +701,17 @@ static int load_manifest(const char *path, variant **out, int *count)
         if (!*p || *p == '#')
             continue;
         char file[4096], kernel[4096], dts[16];
-        int bm, bn, bk, wm, wn, sk, end = 0;
+        int bm, bn, bk, wm, wn, sk, st = 0, end = 0, end_st = 0;
         enum dtype dt;
         if (sscanf(p, "%4095s %4095s %15s %d %d %d %d %d %d %n", file, kernel, dts, &bm, &bn, &bk,
-                   &wm, &wn, &sk, &end) != 9 || p[end] != 0) {
-            fprintf(stderr, "gemm_check: %s:%d: expected \"<cubin> <kernel> <bf16|fp16> BM BN BK WM WN SK\"\n",
+                   &wm, &wn, &sk, &end) != 9 ||
+            (p[end] != 0 && (sscanf(p + end, "%d %n", &st, &end_st) != 1 || p[end + end_st] != 0))) {
+            fprintf(stderr, "gemm_check: %s:%d: expected \"<cubin> <kernel> <bf16|fp16> BM BN BK WM WN SK [ST]\"\n",
                     path, lineno);
             bad = 1;
             break;
         }
-        if (parse_dtype(dts, &dt) || bm < 1 || bn < 1 || bk < 1 || wm < 1 || wn < 1 || sk < 1) {
+        if (parse_dtype(dts, &dt) || bm < 1 || bn < 1 || bk < 1 || wm < 1 || wn < 1 || sk < 1 || st < 0) {
             fprintf(stderr, "gemm_check: %s:%d: dtype must be bf16 or fp16 and BM..SK positive\n", path, lineno);
             bad = 1;
             break;
@@ -744,6 +747,7 @@ static int load_manifest(const char *path, variant **out, int *count)
         v->geo.wm = wm;
         v->geo.wn = wn;
         v->geo.splitk = sk;
+        v->geo.stages = st;
         errno = 0;
         if (read_file(v->cubin_path, &v->image, &v->image_len)) {
             fprintf(stderr, "gemm_check: %s:%d: %s: %s\n", path, lineno, v->cubin_path, strerror(errno));

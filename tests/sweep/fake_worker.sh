@@ -31,7 +31,7 @@ while IFS= read -r line; do
         while IFS= read -r v; do
             [ -z "$v" ] && continue
             set -- $v
-            hash=$2 name=$3 verify=${10}
+            hash=$2 name=$3 verify=${11}
             if [ "$verify" = 1 ]; then
                 echo "begin $hash"
                 at=${FAKE_AT_M:-1}

@@ -273,8 +273,24 @@ static void test_regret(void)
     KT_CHECK(isnan(law_regret(-1.0, 1.0)));
 }
 
+/* Launch geometry: a staged variant asks for its stages (plus the alignment slack) at launch;
+ * every other variant and the reduce kernel ask for none. */
+static void test_geometry(void)
+{
+    kt_gemm_variant v = {128, 256, 64, 8, 1, 1, 4};
+    kt_launch_dims d = kt_gemm_main_dims(&v, 4096, 1000, 32);
+    KT_CHECK_INT(d.grid[0], 4);
+    KT_CHECK_INT(d.grid[1], 32);
+    KT_CHECK_INT(d.block[0], 256);
+    KT_CHECK_INT(d.shared, 4 * (128 + 256) * 64 * 2 + 1024);
+    v.stages = 0;
+    KT_CHECK_INT(kt_gemm_main_dims(&v, 1, 1, 32).shared, 0);
+    KT_CHECK_INT(kt_gemm_reduce_dims(64, 64).shared, 0);
+}
+
 int main(void)
 {
+    test_geometry();
     test_devices();
     test_splitk_laws();
     test_splitk_boundaries();
