@@ -5,6 +5,8 @@
 #  - resources in the DB equal llvm-readelf-19 --notes / nvcc -Xptxas -v for >= 10 random kernels per target
 #  - a second run compiles nothing and takes < 2 s; a changed flag recompiles
 #  - bad input to kt gen is refused with a message naming the fault
+#  - the sm_90a-only wgmma recipe builds there (dynamic shared memory counted, PTX has wgmma) and
+#    nothing, without error, on an AMD target
 # Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
 set -u
 cd "$(dirname "$0")/.."
@@ -95,6 +97,27 @@ check "corrupt database" refuses "corrupt.ktdb: not a ktune database" gen --reci
 check "missing option" refuses "are required" gen --recipe $RECIPE
 check "kt problems: a model that does not divide by tp" refuses "num_attention_heads 28 is not divisible by tp 8" problems --modelpath models/qwen2.5-7b-instruct --tp 8
 check "kt problems lists a model's keys" sh -c "$KT problems --modelpath models/llama-3.1-8b --tp 4 | grep -x 'gemm bf16 n=7168 k=4096 m<=16.gate_up x32/forward'"
+
+# the Hopper-only template: built on sm_90a, skipped (not an error) elsewhere; its stages take
+# dynamic shared memory past the static 48 KiB, which occupancy counts; its loop is wgmma
+WG=templates/gemm/wgmma.lua
+check "wgmma recipe builds nothing on gfx1201, and says why" sh -c "
+    $KT gen --recipe $WG --target gfx1201 --db $DB --quiet > $DIR/wg-amd.txt 2>&1 || { cat $DIR/wg-amd.txt; exit 1; }
+    cat $DIR/wg-amd.txt; grep -q 'written for sm_90a only' $DIR/wg-amd.txt &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgmma%' AND target='gfx1201'\") = 0 ]"
+if echo "$TARGETS" | grep -q sm_90a; then
+    check "wgmma on sm_90a: >= 30 ok kernels, dynamic shared memory counted" sh -c "
+        $KT gen --recipe $WG --target sm_90a --db $DB --quiet > $DIR/wg.txt 2>&1 || { cat $DIR/wg.txt; exit 1; }
+        q() { sqlite3 $DB \"\$1\"; }
+        n=\$(q \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgmma%' AND target='sm_90a' AND status='ok'\")
+        big=\$(q \"SELECT lds_bytes || ' ' || waves_per_simd FROM kernel WHERE name = 'kt_gemm_wgmma_bf16_bm128_bn256_bk64_wm8_wn1_sk1_st4'\")
+        echo \"\$n ok; bm128_bn256_st4: lds waves = \$big\"; [ \$n -ge 30 ] && [ \"\$big\" = '197632 8' ]"
+    check "wgmma instantiation's PTX has wgmma.mma_async and cp.async" sh -c "
+        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgmma_bf16_bm128_bn128_bk64_wm8_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/wg.ptx &&
+        grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' $DIR/wg.ptx && grep -q 'cp.async.cg.shared.global' $DIR/wg.ptx"
+fi
 
 echo "compile: $checks checks, $failed failed"
 [ "$failed" = 0 ]
