@@ -112,6 +112,10 @@ if echo "$TARGETS" | grep -q sm_90a; then
         n=\$(q \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgmma%' AND target='sm_90a' AND status='ok'\")
         big=\$(q \"SELECT lds_bytes || ' ' || waves_per_simd FROM kernel WHERE name = 'kt_gemm_wgmma_bf16_bm128_bn256_bk64_wm8_wn1_sk1_st4'\")
         echo \"\$n ok; bm128_bn256_st4: lds waves = \$big\"; [ \$n -ge 30 ] && [ \"\$big\" = '197632 8' ]"
+    check "wgmma_swapab on sm_90a: >= 40 ok kernels" sh -c "
+        $KT gen --recipe templates/gemm/wgmma_swapab.lua --target sm_90a --db $DB --quiet > $DIR/wgs.txt 2>&1 || { cat $DIR/wgs.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgswap%' AND target='sm_90a' AND status='ok'\")
+        echo \"\$n ok\"; [ \$n -ge 40 ]"
     check "wgmma instantiation's PTX has wgmma.mma_async and cp.async" sh -c "
         src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgmma_bf16_bm128_bn128_bk64_wm8_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip | head -1)
         [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }

@@ -67,6 +67,31 @@ template <int kN> KT_DEV void kt_wgmma_fence_acc(float (&d)[kN])
 /* D[64 x N] += A[64 x 16] . B[N x 16]^T, both K-major in shared memory (descriptors da, db), fp32
  * accumulators: lane l of warp w of the warpgroup holds, for each 8-column block j, d[4j + 2h + e]
  * = D[16w + l/4 + 8h][8j + 2(l%4) + e] (the m16n8 pattern, once per warp and column block). */
+#define KT_WGMMA_N8(ty, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32." ty "." ty " {"  \
+                 "%0,%1,%2,%3"  \
+                 "}, %4, %5, p, 1, 1, 0, 0;\n}\n"  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])  \
+                 : "l"(da), "l"(db))
+
+#define KT_WGMMA_N16(ty, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
+                 "wgmma.mma_async.sync.aligned.m64n16k16.f32." ty "." ty " {"  \
+                 "%0,%1,%2,%3,%4,%5,%6,%7"  \
+                 "}, %8, %9, p, 1, 1, 0, 0;\n}\n"  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7])  \
+                 : "l"(da), "l"(db))
+
+#define KT_WGMMA_N32(ty, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." ty "." ty " {"  \
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"  \
+                 "}, %16, %17, p, 1, 1, 0, 0;\n}\n"  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+                   "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15])  \
+                 : "l"(da), "l"(db))
+
 #define KT_WGMMA_N64(ty, d, da, db) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." ty "." ty " {"  \
@@ -132,9 +157,15 @@ template <class T, int kN> struct kt_wgmma_op;
         static KT_DEVICE void run(float (&d)[n / 2], unsigned long long da, unsigned long long db) \
         { KT_WGMMA_N##n(ty, d, da, db); }                                                          \
     };
+KT_WGMMA_OP(kt_bf16, "bf16", 8)
+KT_WGMMA_OP(kt_bf16, "bf16", 16)
+KT_WGMMA_OP(kt_bf16, "bf16", 32)
 KT_WGMMA_OP(kt_bf16, "bf16", 64)
 KT_WGMMA_OP(kt_bf16, "bf16", 128)
 KT_WGMMA_OP(kt_bf16, "bf16", 256)
+KT_WGMMA_OP(kt_f16, "f16", 8)
+KT_WGMMA_OP(kt_f16, "f16", 16)
+KT_WGMMA_OP(kt_f16, "f16", 32)
 KT_WGMMA_OP(kt_f16, "f16", 64)
 KT_WGMMA_OP(kt_f16, "f16", 128)
 KT_WGMMA_OP(kt_f16, "f16", 256)
