@@ -132,6 +132,24 @@ static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt
     return rc;
 }
 
+/* A kernel this recipe built earlier but no longer admits (its axes or constraint changed) must
+ * not stay dispatchable on code no current source produces. Names are C identifiers: no quoting. */
+static int pl_retire_absent(kt_db *db, const gen_space *sp, const kt_target *t, kt_gen_summary *sum,
+                            char *err, size_t errlen)
+{
+    size_t cap = 3, used = 0;
+    for (int i = 0; i < sp->nvariants; i++) cap += strlen(sp->variants[i].name) + 3;
+    char *json = malloc(cap);
+    if (!json) { snprintf(err, errlen, "out of memory"); return 1; }
+    used += (size_t)snprintf(json, cap, "[");
+    for (int i = 0; i < sp->nvariants; i++)
+        used += (size_t)snprintf(json + used, cap - used, "%s\"%s\"", i ? "," : "", sp->variants[i].name);
+    snprintf(json + used, cap - used, "]");
+    int rc = db_kernel_retire_absent(db, t->name, sp->template_rel, sp->kernel, json, &sum->retired, err, errlen);
+    free(json);
+    return rc;
+}
+
 int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *sum, char *err, size_t errlen)
 {
     double t0 = pl_now();
@@ -249,6 +267,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     if (db_begin(db, err, errlen)) goto done;
     for (int i = 0; i < sp.nvariants; i++)
         if (items[i].state != 0 && pl_store(db, &sp, t, &tc, &items[i], sum, err, errlen)) goto done;
+    if (pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
     if (db_commit(db, err, errlen)) goto done;
     rc = 0;
 done:
@@ -271,6 +290,7 @@ void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
     for (int i = 0; i < s->nrejected_by; i++) fprintf(f, "    %6d  %s\n", s->rejected_by[i].count, s->rejected_by[i].reason);
     fprintf(f, "  compiled %d, cached %d, failed %d, excluded %d, ok %d   (%.1f s)\n",
             s->compiled, s->cached, s->failed, s->excluded, s->ok, s->seconds);
+    if (s->retired) fprintf(f, "  retired %d stored kernels the recipe no longer admits (excluded; measurements kept)\n", s->retired);
     for (int i = 0; i < s->nexcluded_by; i++) fprintf(f, "    %6d  excluded: %s\n", s->excluded_by[i].count, s->excluded_by[i].reason);
     if (s->first_failure[0]) fprintf(f, "    first failure: %s\n", s->first_failure);
     int max = 0;

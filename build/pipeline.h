@@ -32,6 +32,7 @@ typedef struct kt_gen_summary {
     int waves_hist[KT_GEN_MAX_WAVES]; /* ok kernels by waves/SIMD (AMD) or warps/SM (NVIDIA); last bin = more */
     char first_failure[512];   /* the first failed variant and its first error line */
     double seconds;
+    int retired;               /* stored kernels of this recipe it no longer admits, now excluded */
     char only_for[96];         /* set when the recipe's targets leave this one out: nothing ran */
 } kt_gen_summary;
 

@@ -227,6 +227,29 @@ int db_kernel_put(kt_db *db, const db_kernel_row *r, char *err, size_t errlen)
     return db_step_done(db, st, err, errlen, "storing kernel");
 }
 
+int db_kernel_retire_absent(kt_db *db, const char *target, const char *template_rel, const char *prefix,
+                            const char *names_json, int *retired, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    *retired = 0;
+    if (sqlite3_prepare_v2(db->h,
+                           "UPDATE kernel SET status = 'excluded', reason = 'no longer in the recipe''s space', "
+                           "cache_key = 'retired', updated_at = datetime('now') "
+                           "WHERE target = ?1 AND template = ?2 AND substr(name, 1, length(?3) + 1) = ?3 || '_' "
+                           "AND cache_key <> 'retired' AND name NOT IN (SELECT value FROM json_each(?4))",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, errlen, "retiring kernels");
+    sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, template_rel, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, prefix, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, names_json, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(db, err, errlen, "retiring kernels");
+    *retired = sqlite3_changes(db->h);
+    return 0;
+}
+
 sqlite3 *db_handle(kt_db *db) { return db->h; }
 const char *db_path(kt_db *db) { return db->path; }
 int db_error(kt_db *db, char *err, size_t errlen, const char *what) { return db_fail(db, err, errlen, what); }

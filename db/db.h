@@ -49,5 +49,11 @@ int db_kernel_is_current(kt_db *db, const char *name, const char *target, const 
                          db_kernel_brief *brief, char *err, size_t errlen);
 /* Insert or replace kernel (name, target). */
 int db_kernel_put(kt_db *db, const db_kernel_row *row, char *err, size_t errlen);
+/* Kernels of target built from template_rel whose names start with prefix + "_" and are not in
+ * names_json (a JSON array of the recipe's current variant names) are no longer in the recipe's
+ * space: status 'excluded', reason saying so, cache key cleared (so a recipe that admits one again
+ * re-stores it). Their measurements stay. *retired = how many changed. */
+int db_kernel_retire_absent(kt_db *db, const char *target, const char *template_rel, const char *prefix,
+                            const char *names_json, int *retired, char *err, size_t errlen);
 
 #endif

@@ -5,6 +5,8 @@
 #  - resources in the DB equal llvm-readelf-19 --notes / nvcc -Xptxas -v for >= 10 random kernels per target
 #  - a second run compiles nothing and takes < 2 s; a changed flag recompiles
 #  - bad input to kt gen is refused with a message naming the fault
+#  - a recipe that stops admitting variants retires their stored kernels; admitting them again
+#    restores them without compiling
 #  - the sm_90a-only wgmma recipe builds there (dynamic shared memory counted, PTX has wgmma) and
 #    nothing, without error, on an AMD target
 # Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
@@ -74,13 +76,32 @@ check "./tune refuses an unknown target before compiling" refuses_tune
 # ... and since the flag (a define the template never reads) does not change the code, every
 # recompiled kernel is byte-identical to before: code hashes, which measurements key on, survive
 q "SELECT name || ' ' || code_hash FROM kernel WHERE target='gfx1100' ORDER BY name" > "$DIR/hash-before.txt"
+# (a flag value of its own each run: the compile cache outlives the run, and a value seen before
+# would be a cache hit, not a recompile)
+flag=$(date +%s%N)
 check "changed flag recompiles gfx1100" sh -c "
-    $KT gen --recipe $RECIPE --target gfx1100 --db $DB --quiet --flags -DKT_TEST_FLAG=1 > $DIR/flag.txt 2>&1 || exit 1
+    $KT gen --recipe $RECIPE --target gfx1100 --db $DB --quiet --flags -DKT_TEST_FLAG=$flag > $DIR/flag.txt 2>&1 || exit 1
     cat $DIR/flag.txt; v=\$(sed -n 's/.*variants \([0-9]*\).*/\1/p' $DIR/flag.txt | head -1)
     grep -q \"compiled \$v,\" $DIR/flag.txt && [ \$(sqlite3 $DB \"SELECT count(DISTINCT fingerprint) FROM kernel WHERE target='gfx1100'\") = 1 ]"
 check "recompiled gfx1100 kernels are byte-identical (code_hash)" sh -c "
     sqlite3 $DB \"SELECT name || ' ' || code_hash FROM kernel WHERE target='gfx1100' ORDER BY name\" > $DIR/hash-after.txt
     [ -s $DIR/hash-before.txt ] && diff $DIR/hash-before.txt $DIR/hash-after.txt"
+
+# a recipe that stops admitting variants retires what it built of them (excluded, not dispatched,
+# measurements kept), and admitting them again brings them back without compiling
+rm -rf "$DIR/tpl"; cp -r templates "$DIR/tpl"
+sed -i 's/{ "SK", { 1, 2, 4, 8, 16, 32 } }/{ "SK", { 1, 2, 4, 8, 16 } }/' "$DIR/tpl/gemm/dense.lua"
+sk32=$(q "SELECT count(*) FROM kernel WHERE target='gfx1201' AND name LIKE 'kt_gemm_dense%_sk32' AND status <> 'excluded'")
+check "a recipe's dropped variants are retired ($sk32 sk32 kernels on gfx1201)" sh -c "
+    grep -q '{ 1, 2, 4, 8, 16 }' $DIR/tpl/gemm/dense.lua || { echo 'recipe copy not narrowed'; exit 1; }
+    $KT gen --recipe $DIR/tpl/gemm/dense.lua --target gfx1201 --db $DB --quiet > $DIR/retire.txt 2>&1 || { cat $DIR/retire.txt; exit 1; }
+    cat $DIR/retire.txt; grep -q 'compiled 0,' $DIR/retire.txt && grep -q 'retired $sk32 stored kernels' $DIR/retire.txt &&
+    [ $sk32 -gt 0 ] && [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND name LIKE 'kt_gemm_dense%_sk32' AND status = 'ok'\") = 0 ] &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1100' AND name LIKE 'kt_gemm_dense%_sk32' AND status = 'ok'\") -gt 0 ]"
+check "admitted again, retired kernels come back without compiling" sh -c "
+    $KT gen --recipe $RECIPE --target gfx1201 --db $DB --quiet > $DIR/unretire.txt 2>&1 || { cat $DIR/unretire.txt; exit 1; }
+    cat $DIR/unretire.txt; grep -q 'compiled 0,' $DIR/unretire.txt && ! grep -q retired $DIR/unretire.txt &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND name LIKE 'kt_gemm_dense%_sk32' AND status <> 'excluded'\") = $sk32 ]"
 
 # refusals: each names the fault
 refuses() {  # refuses EXPECTED-TEXT ARGS...: kt must fail with a message containing the text

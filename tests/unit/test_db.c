@@ -52,6 +52,27 @@ int main(void)
     row.status = "bogus";     /* the schema holds the status vocabulary */
     KT_CHECK(db_kernel_put(db, &row, err, sizeof err) != 0);
     KT_CHECK_CONTAINS(err, "CHECK constraint failed");
+    /* retirement: of the recipe's (template, prefix, target) kernels, those not named are excluded
+     * and lose their cache key; other targets, templates and prefixes are untouched */
+    row.status = "ok";
+    const char *names[4] = {"kt_x_a", "kt_x_b", "kt_xy_c", "kt_x_d"};
+    for (int i = 0; i < 4; i++) {
+        row.name = names[i];
+        row.template_rel = i == 3 ? "gemm/other.hip" : "gemm/dense.hip";
+        KT_CHECK_INT(db_kernel_put(db, &row, err, sizeof err), 0);
+    }
+    int retired = -1;
+    KT_CHECK_INT(db_kernel_retire_absent(db, "gfx1201", "gemm/dense.hip", "kt_x", "[\"kt_x_a\"]", &retired, err, sizeof err), 0);
+    KT_CHECK_INT(retired, 1);   /* kt_x_b only: kt_xy_c has another prefix, kt_x_d another template */
+    KT_CHECK_INT(db_kernel_is_current(db, "kt_x_b", "gfx1201", "key2", NULL, err, sizeof err), 0);
+    KT_CHECK_INT(db_kernel_is_current(db, "kt_x_a", "gfx1201", "key2", NULL, err, sizeof err), 1);
+    KT_CHECK_INT(db_kernel_retire_absent(db, "gfx1201", "gemm/dense.hip", "kt_x", "[\"kt_x_a\"]", &retired, err, sizeof err), 0);
+    KT_CHECK_INT(retired, 0);   /* already retired: counted once */
+    row.name = "kt_x_b";        /* admitted again: stored again, ok */
+    KT_CHECK_INT(db_kernel_put(db, &row, err, sizeof err), 0);
+    KT_CHECK_INT(db_kernel_is_current(db, "kt_x_b", "gfx1201", "key2", &brief, err, sizeof err), 1);
+    KT_CHECK(strcmp(brief.status, "ok") == 0);
+    row.name = "k1";
     db_toolchain_row tc = {"fp", "clang", "/usr/bin/clang-19", "clang 19", "-O3", "gfx1201"};
     KT_CHECK_INT(db_toolchain_put(db, &tc, err, sizeof err), 0);
     KT_CHECK_INT(db_toolchain_put(db, &tc, err, sizeof err), 0);
