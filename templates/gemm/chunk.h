@@ -1,5 +1,6 @@
 /* chunk.h: 8-element chunks of a 16-bit row straight from global memory into registers, for the
- * weight-streaming GEMMs (skinny.hip, swapab.hip). Included after the target's prelude. */
+ * weight-streaming GEMMs (skinny.hip, swapab.hip), and the 16-byte test wgmma.hip's copies use.
+ * Included after the target's prelude. */
 #ifndef KT_GEMM_CHUNK_H
 #define KT_GEMM_CHUNK_H
 

@@ -32,6 +32,7 @@
  * stores straight from the accumulators. */
 #include "abi/gemm.h"
 #include "arch/sm90_async.h"
+#include "gemm/chunk.h"
 
 #define KT_CAT_(a, b) a##b
 #define KT_CAT(a, b) KT_CAT_(a, b)
@@ -135,8 +136,6 @@ KT_DEV void kt_tile_of_block(int &tile_m, int &tile_n)
     tile_n = in / rows;
 }
 
-KT_DEV bool kt_vec16(const void *p, int ld) { return ((long long)p & 15) == 0 && (ld & 7) == 0; }
-
 } /* namespace */
 
 KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
@@ -161,7 +160,7 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
                                 : args.k;
     const unsigned short *a = (const unsigned short *)args.a + (long long)m0 * args.lda + k_begin;
     const unsigned short *w = (const unsigned short *)args.w + (long long)n0 * args.ldw + k_begin;
-    const bool a_vec = kt_vec16(args.a, args.lda), w_vec = kt_vec16(args.w, args.ldw);
+    const bool a_vec = kt_vec16_ok(args.a, args.lda), w_vec = kt_vec16_ok(args.w, args.ldw);
     const kt_copier cx = kSwap ? kt_copier_make(w, args.ldw, args.n - n0, w_vec, tid)
                                : kt_copier_make(a, args.lda, args.m - m0, a_vec, tid);
     const kt_copier cy = kSwap ? kt_copier_make(a, args.lda, args.m - m0, a_vec, tid)
