@@ -1,7 +1,8 @@
 #!/bin/sh
-# export_gemm.sh DB TARGET DIR: write every ok GEMM kernel (dense and skinny) of TARGET in DB as DIR/<name>.cubin
-# plus DIR/manifest.txt for gemm_check, straight from the database the generator wrote (the code
-# that runs on the device is byte for byte the code the DB holds).
+# export_gemm.sh DB TARGET DIR: write every ok GEMM kernel (every template) of TARGET in DB as
+# DIR/<name>.cubin plus DIR/manifest.txt for gemm_check (with the ST column, 0 for static shared
+# memory), straight from the database the generator wrote (the code that runs on the device is
+# byte for byte the code the DB holds).
 set -eu
 DB=$1; T=$2; DIR=$3
 mkdir -p "$DIR"
