@@ -37,10 +37,7 @@ return {
     if p.WM * 16 ~= p.BM then return false, "one warpgroup per 64 rows" end
     -- what one block may have past the static 48 KiB once the launcher opts in
     if p.ST * stage_bytes(p) + STAGE_ALIGN > t.lds_at_launch_max then return false, "stages over shared memory" end
-    -- each thread copies chunks of one column, kRowStep rows apart, in one swizzle phase
     local threads = p.WM * t.wave_size
-    local row_step = div(threads, div(p.BK, 8))
-    if p.BN % row_step ~= 0 or row_step % 8 ~= 0 then return false, "copy rows do not tile" end
     -- accumulators: BN / 2 fp32 a thread, plus ~40 for addresses and the epilogue; the block must
     -- fit the register file (64 Ki) at all
     if threads * (div(p.BN, 2) + 40) > 65536 then return false, "registers over the file" end
