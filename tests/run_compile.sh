@@ -7,8 +7,8 @@
 #  - bad input to kt gen is refused with a message naming the fault
 #  - a recipe that stops admitting variants retires their stored kernels; admitting them again
 #    restores them without compiling
-#  - the sm_90a-only wgmma recipe builds there (dynamic shared memory counted, PTX has wgmma) and
-#    nothing, without error, on an AMD target
+#  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
+#    warp-specialized one has mbarriers, no spills) and nothing, without error, on an AMD target
 # Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
 set -u
 cd "$(dirname "$0")/.."
@@ -126,7 +126,28 @@ check "wgmma recipe builds nothing on gfx1201, and says why" sh -c "
     $KT gen --recipe $WG --target gfx1201 --db $DB --quiet > $DIR/wg-amd.txt 2>&1 || { cat $DIR/wg-amd.txt; exit 1; }
     cat $DIR/wg-amd.txt; grep -q 'written for sm_90a only' $DIR/wg-amd.txt &&
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgmma%' AND target='gfx1201'\") = 0 ]"
+check "wgmma_ws recipe builds nothing on gfx1201" sh -c "
+    $KT gen --recipe templates/gemm/wgmma_ws.lua --target gfx1201 --db $DB --quiet > $DIR/ws-amd.txt 2>&1 || { cat $DIR/ws-amd.txt; exit 1; }
+    grep -q 'written for sm_90a only' $DIR/ws-amd.txt &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgws%' AND target='gfx1201'\") = 0 ]"
 if echo "$TARGETS" | grep -q sm_90a; then
+    # warp-specialized: 12 warps, stages in dynamic shared memory (4 x 48 KiB + 1 KiB of alignment)
+    # plus the 64 static bytes of the 8 mbarriers, no spills (the split-K variants spill if the
+    # element-by-element copy loop is unrolled)
+    check "wgmma_ws on sm_90a: >= 40 ok kernels, none spilling, 12 warps, 4 x 48 KiB stages counted" sh -c "
+        $KT gen --recipe templates/gemm/wgmma_ws.lua --target sm_90a --db $DB --quiet > $DIR/ws.txt 2>&1 || { cat $DIR/ws.txt; exit 1; }
+        q() { sqlite3 $DB \"\$1\"; }
+        n=\$(q \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgws%' AND target='sm_90a' AND status='ok' AND spills = 0\")
+        bad=\$(q \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgws%' AND target='sm_90a' AND status <> 'ok'\")
+        big=\$(q \"SELECT lds_bytes || ' ' || waves_per_simd FROM kernel WHERE name = 'kt_gemm_wgws_bf16_bm128_bn256_bk64_wm12_wn1_sk1_st4'\")
+        echo \"\$n ok, \$bad not ok; bm128_bn256_sk1_st4: lds waves = \$big\"; [ \$n -ge 40 ] && [ \$bad = 0 ] && [ \"\$big\" = '197696 12' ]"
+    check "wgmma_ws PTX: mbarrier waits, hardware-tracked cp.async arrivals, predicate-free interior copies" sh -c "
+        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgws_bf16_bm128_bn256_bk64_wm12_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/ws.ptx &&
+        grep -q 'mbarrier.try_wait.parity' $DIR/ws.ptx && grep -q 'cp.async.mbarrier.arrive.noinc' $DIR/ws.ptx &&
+        grep -q 'wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16' $DIR/ws.ptx &&
+        n=\$(grep -c 'cp.async.cg.shared.global \[%r[0-9]*\], \[%rd[0-9]*\], 16;' $DIR/ws.ptx) && echo \"\$n predicate-free cp.async\" && [ \$n -ge 24 ]"
     check "wgmma on sm_90a: >= 30 ok kernels, dynamic shared memory counted" sh -c "
         $KT gen --recipe $WG --target sm_90a --db $DB --quiet > $DIR/wg.txt 2>&1 || { cat $DIR/wg.txt; exit 1; }
         q() { sqlite3 $DB \"\$1\"; }

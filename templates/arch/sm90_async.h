@@ -27,6 +27,11 @@ KT_DEV void kt_cp_async16(unsigned dst, const void *src, int src_bytes)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+/* 16 bytes from global src to shared dst, all of them read. */
+KT_DEV void kt_cp_async16_whole(unsigned dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
 KT_DEV void kt_cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int kPending> KT_DEV void kt_cp_async_wait(void)
 {
@@ -39,6 +44,33 @@ KT_DEV void kt_sts16_addr(unsigned dst, kt_v16 v)
 /* Shared memory written by this thread (cp.async, st.shared) becomes visible to the async proxy
  * (wgmma's operand reads) once a barrier follows. */
 KT_DEV void kt_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/* mbarrier objects (8 bytes of shared memory at addr) for the warp-specialized template
+ * (gemm/wgmma_ws.hip). A phase completes when `count` arrivals have been made; waits name the
+ * parity of the phase they wait for (a fresh barrier counts as having completed the phase of
+ * parity 1). Initialisation is made visible to the block by a barrier. */
+KT_DEV void kt_mbar_init(unsigned addr, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(addr), "r"(count) : "memory");
+}
+KT_DEV void kt_mbar_arrive(unsigned addr)
+{
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" :: "r"(addr) : "memory");
+}
+/* The arrival is made by the hardware once every cp.async this thread issued before it has
+ * landed; .noinc: it is one of the `count` the barrier was made with. */
+KT_DEV void kt_mbar_arrive_cp_async(unsigned addr)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(addr) : "memory");
+}
+KT_DEV void kt_mbar_wait(unsigned addr, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(addr), "r"(parity) : "memory");
+    } while (!done);
+}
 
 /* Matrix descriptor of a K-major swizzled tile at shared address addr (layout above): start
  * address >> 4 in bits 0-13, leading byte offset (unused by swizzled K-major; 1) in 16-29, stride
@@ -122,6 +154,50 @@ template <int kN> KT_DEV void kt_wgmma_fence_acc(float (&d)[kN])
                    "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63])  \
                  : "l"(da), "l"(db))
 
+#define KT_WGMMA_N144(ty, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
+                 "wgmma.mma_async.sync.aligned.m64n144k16.f32." ty "." ty " {"  \
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"  \
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"  \
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"  \
+                 "%64,%65,%66,%67,%68,%69,%70,%71"  \
+                 "}, %72, %73, p, 1, 1, 0, 0;\n}\n"  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+                   "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
+                   "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
+                   "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]),  \
+                   "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]),  \
+                   "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]),  \
+                   "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]),  \
+                   "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]),  \
+                   "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67]), "+f"((d)[68]), "+f"((d)[69]), "+f"((d)[70]), "+f"((d)[71])  \
+                 : "l"(da), "l"(db))
+
+#define KT_WGMMA_N192(ty, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
+                 "wgmma.mma_async.sync.aligned.m64n192k16.f32." ty "." ty " {"  \
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"  \
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"  \
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"  \
+                 "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"  \
+                 "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"  \
+                 "}, %96, %97, p, 1, 1, 0, 0;\n}\n"  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+                   "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
+                   "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
+                   "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]),  \
+                   "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]),  \
+                   "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]),  \
+                   "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]),  \
+                   "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]),  \
+                   "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67]), "+f"((d)[68]), "+f"((d)[69]), "+f"((d)[70]), "+f"((d)[71]),  \
+                   "+f"((d)[72]), "+f"((d)[73]), "+f"((d)[74]), "+f"((d)[75]), "+f"((d)[76]), "+f"((d)[77]), "+f"((d)[78]), "+f"((d)[79]),  \
+                   "+f"((d)[80]), "+f"((d)[81]), "+f"((d)[82]), "+f"((d)[83]), "+f"((d)[84]), "+f"((d)[85]), "+f"((d)[86]), "+f"((d)[87]),  \
+                   "+f"((d)[88]), "+f"((d)[89]), "+f"((d)[90]), "+f"((d)[91]), "+f"((d)[92]), "+f"((d)[93]), "+f"((d)[94]), "+f"((d)[95])  \
+                 : "l"(da), "l"(db))
+
 #define KT_WGMMA_N256(ty, d, da, db) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  \
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32." ty "." ty " {"  \
@@ -162,12 +238,16 @@ KT_WGMMA_OP(kt_bf16, "bf16", 16)
 KT_WGMMA_OP(kt_bf16, "bf16", 32)
 KT_WGMMA_OP(kt_bf16, "bf16", 64)
 KT_WGMMA_OP(kt_bf16, "bf16", 128)
+KT_WGMMA_OP(kt_bf16, "bf16", 144)
+KT_WGMMA_OP(kt_bf16, "bf16", 192)
 KT_WGMMA_OP(kt_bf16, "bf16", 256)
 KT_WGMMA_OP(kt_f16, "f16", 8)
 KT_WGMMA_OP(kt_f16, "f16", 16)
 KT_WGMMA_OP(kt_f16, "f16", 32)
 KT_WGMMA_OP(kt_f16, "f16", 64)
 KT_WGMMA_OP(kt_f16, "f16", 128)
+KT_WGMMA_OP(kt_f16, "f16", 144)
+KT_WGMMA_OP(kt_f16, "f16", 192)
 KT_WGMMA_OP(kt_f16, "f16", 256)
 
 #endif

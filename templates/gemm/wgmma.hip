@@ -33,6 +33,7 @@
 #include "abi/gemm.h"
 #include "arch/sm90_async.h"
 #include "gemm/chunk.h"
+#include "gemm/wgmma_tile.h"
 
 #define KT_CAT_(a, b) a##b
 #define KT_CAT(a, b) KT_CAT_(a, b)
@@ -66,74 +67,13 @@ static_assert(KT_BK == 64, "128-byte swizzled rows");
 static_assert(kStages >= 3, "a stage copied, one in the matrix units, one queued behind it");
 static_assert(kRowStep % 8 == 0, "a thread's rows share a swizzle phase");
 
-/* One matrix's share of a stage for this thread: rows row0 + i * kRowStep of the tile's kRows,
- * k chunk kc8..kc8+7. */
-struct kt_copier {
-    const unsigned short *src;   /* element (row0, kc8) of the block's rows, segment start */
-    const unsigned short *safe;  /* a valid address to name when nothing is read */
-    long long step;              /* elements between the thread's rows: kRowStep * ld */
-    int row0, kc8, rows;         /* first row (block-relative), its k, valid rows of the block */
-    unsigned dst;                /* swizzled byte offset of (row0, kc8) in the tile */
-    bool vec;
-};
-
-KT_DEV kt_copier kt_copier_make(const unsigned short *base, int ld, int rows, bool vec, int tid)
-{
-    kt_copier c;
-    c.row0 = tid / kChunksPerRow;
-    c.kc8 = (tid % kChunksPerRow) * 8;
-    c.src = base + (long long)c.row0 * ld + c.kc8;
-    c.safe = base;
-    c.step = (long long)kRowStep * ld;
-    c.rows = rows;
-    c.dst = kt_swz_offset(c.row0, c.kc8 / 8, kRowBytes);
-    c.vec = vec;
-    return c;
-}
-
-/* The thread's chunks of a kRows-row tile at K offset k0 (of the segment's k_len) into the tile at
- * shared address tile: rows past c.rows and k past k_len are zeros. */
-template <int kRows>
-KT_DEV void kt_copy_tile(const kt_copier &c, unsigned tile, int k0, int k_len)
-{
-    constexpr int kIters = (kRows + kRowStep - 1) / kRowStep;
-    const int left = k_len - k0 - c.kc8;                     /* elements of the chunk inside K */
-    const int bytes = left >= 8 ? 16 : left > 0 ? 2 * left : 0;
-#pragma unroll
-    for (int i = 0; i < kIters; i++) {
-        const int row = c.row0 + i * kRowStep;
-        if (kRows % kRowStep != 0 && row >= kRows) break;   /* a tile shorter than the threads */
-        const bool live = row < c.rows;
-        const unsigned short *p = c.src + k0 + i * c.step;
-        const unsigned dst = tile + c.dst + (unsigned)(i * kRowStep * kRowBytes);
-        if (c.vec) {
-            kt_cp_async16(dst, live && bytes ? p : c.safe, live ? bytes : 0);
-        } else {
-            unsigned w[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const unsigned lo = live && 2 * j < left ? p[2 * j] : 0u;
-                const unsigned hi = live && 2 * j + 1 < left ? p[2 * j + 1] : 0u;
-                w[j] = lo | (hi << 16);
-            }
-            kt_sts16_addr(dst, kt_v16_make(w[0], w[1], w[2], w[3]));
-        }
-    }
-}
-
 /* Block (x, y) of the launch -> output tile (tile_n, tile_m). Prefill walks kGroupM tile rows at a
  * time so that the blocks in flight together reuse each other's A rows and W columns in L2. */
 KT_DEV void kt_tile_of_block(int &tile_m, int &tile_n)
 {
     if (kSwap) { tile_m = kt_block_id_y(); tile_n = kt_block_id_x(); return; }
-    const int tiles_n = (int)gridDim.x, tiles_m = (int)gridDim.y;
-    const int id = kt_block_id_y() * tiles_n + kt_block_id_x();
-    const int group = id / (kGroupM * tiles_n);
-    const int first = group * kGroupM;
-    const int rows = tiles_m - first < kGroupM ? tiles_m - first : kGroupM;
-    const int in = id - group * kGroupM * tiles_n;
-    tile_m = first + in % rows;
-    tile_n = in / rows;
+    kt_grouped_tile<kGroupM>(kt_block_id_y() * (int)gridDim.x + kt_block_id_x(), (int)gridDim.x, (int)gridDim.y,
+                             tile_m, tile_n);
 }
 
 } /* namespace */
@@ -161,10 +101,10 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
     const unsigned short *a = (const unsigned short *)args.a + (long long)m0 * args.lda + k_begin;
     const unsigned short *w = (const unsigned short *)args.w + (long long)n0 * args.ldw + k_begin;
     const bool a_vec = kt_vec16_ok(args.a, args.lda), w_vec = kt_vec16_ok(args.w, args.ldw);
-    const kt_copier cx = kSwap ? kt_copier_make(w, args.ldw, args.n - n0, w_vec, tid)
-                               : kt_copier_make(a, args.lda, args.m - m0, a_vec, tid);
-    const kt_copier cy = kSwap ? kt_copier_make(a, args.lda, args.m - m0, a_vec, tid)
-                               : kt_copier_make(w, args.ldw, args.n - n0, w_vec, tid);
+    const kt_copier cx = kSwap ? kt_copier_make<kRowStep, kRowBytes>(w, args.ldw, args.n - n0, w_vec, tid)
+                               : kt_copier_make<kRowStep, kRowBytes>(a, args.lda, args.m - m0, a_vec, tid);
+    const kt_copier cy = kSwap ? kt_copier_make<kRowStep, kRowBytes>(a, args.lda, args.m - m0, a_vec, tid)
+                               : kt_copier_make<kRowStep, kRowBytes>(w, args.ldw, args.n - n0, w_vec, tid);
     const unsigned ring0 = (kt_smem_addr(ring) + 1023u) & ~1023u;   /* swizzle atoms are 1 KiB-aligned */
     const int tiles = k_len > 0 ? (k_len + KT_BK - 1) / KT_BK : 0;
 
@@ -175,8 +115,8 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
 #pragma unroll
     for (int s = 0; s < kStages - 2; s++) {
         if (s < tiles) {
-            kt_copy_tile<kXRows>(cx, ring0 + s * kStageBytes, s * KT_BK, k_len);
-            kt_copy_tile<kYRows>(cy, ring0 + s * kStageBytes + kXBytes, s * KT_BK, k_len);
+            kt_copy_tile<kXRows, kRowStep, kRowBytes>(cx, ring0 + s * kStageBytes, s * KT_BK, k_len);
+            kt_copy_tile<kYRows, kRowStep, kRowBytes>(cy, ring0 + s * kStageBytes + kXBytes, s * KT_BK, k_len);
         }
         kt_cp_async_commit();
     }
@@ -188,8 +128,8 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
         const int next = t + kStages - 2;
         if (next < tiles) {
             const unsigned st = ring0 + (next % kStages) * kStageBytes;
-            kt_copy_tile<kXRows>(cx, st, next * KT_BK, k_len);
-            kt_copy_tile<kYRows>(cy, st + kXBytes, next * KT_BK, k_len);
+            kt_copy_tile<kXRows, kRowStep, kRowBytes>(cx, st, next * KT_BK, k_len);
+            kt_copy_tile<kYRows, kRowStep, kRowBytes>(cy, st + kXBytes, next * KT_BK, k_len);
         }
         kt_cp_async_commit();              /* (empty past the end: keeps the group count uniform) */
 
@@ -235,35 +175,5 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
         }
     if (KT_SK == 1) return;
 
-    /* Split-K in the launch (templates/abi/gemm.h): the block that arrives last at the tile's
-     * counter adds the slabs in segment order and writes C. */
-    kt_fence_device();
-    kt_barrier();
-    const int gx = (args.n + KT_BN - 1) / KT_BN, gy = (args.m + KT_BM - 1) / KT_BM;
-    const int ntiles = gx * gy, word = (tile_m * gx + tile_n) % KT_GEMM_TILE_COUNTERS;
-    unsigned *const counters = (unsigned *)(args.partials + args.partials_elems) - KT_GEMM_TILE_COUNTERS;
-    if (tid == 0) {
-        /* tiles share a counter only past KT_GEMM_TILE_COUNTERS of them; its last block reduces all */
-        const unsigned sharing = (unsigned)((ntiles - 1 - word) / KT_GEMM_TILE_COUNTERS + 1);
-        last_arrival = kt_atomic_add_device(&counters[word], 1u) + 1u == sharing * KT_SK;
-    }
-    kt_barrier();
-    if (!last_arrival) return;
-    kt_fence_device();
-    const long long mn = (long long)args.m * args.n;
-    for (int tile = word; tile < ntiles; tile += KT_GEMM_TILE_COUNTERS) {
-        const int bn0 = (tile % gx) * KT_BN, bm0 = (tile / gx) * KT_BM;
-        const int rn = args.n - bn0 < KT_BN ? args.n - bn0 : KT_BN;
-        const int rm = args.m - bm0 < KT_BM ? args.m - bm0 : KT_BM;
-        for (int x = tid; x < KT_BM * KT_BN; x += KT_THREADS) {
-            const int r = x / KT_BN, cc = x % KT_BN;
-            if (r >= rm || cc >= rn) continue;
-            const long long at = (long long)(bm0 + r) * args.n + bn0 + cc;
-            float s = kt_load_coherent(args.partials + at);   /* from slab 0 itself: -0.0 survives */
-#pragma unroll
-            for (int q = 1; q < KT_SK; q++) s += kt_load_coherent(args.partials + q * mn + at);
-            c[(long long)(bm0 + r) * args.ldc + bn0 + cc] = kt_from_float<kt_elem>(s);
-        }
-    }
-    if (tid == 0) counters[word] = 0u;   /* as the next launch expects it */
+    kt_splitk_finish<kt_elem, KT_BM, KT_BN, KT_SK, KT_THREADS>(args, tile_m, tile_n, tid, last_arrival);
 }
