@@ -5,8 +5,8 @@
  *
  *   BM  tile rows: 128 or 256, split between the two computing warpgroups (64 or 128 rows each,
  *       one m64 instruction per 64 rows);
- *   BN  tile columns, the instruction's N (128, 144, 192 or 256: the odd sizes cut N = 1152, 1536
- *       or 4608 into whole tiles, more of them);
+ *   BN  tile columns, the instruction's N (128, 144, 192, 224 or 256: the odd sizes cut N = 1152,
+ *       1536, 3584 or 4608 into whole tiles, more of them or in one wave);
  *   BK  K per stage, 64 (128-byte swizzled rows);
  *   WM  12 warps: warpgroup 0 copies, warpgroups 1 and 2 compute; WN = 1;
  *   ST  stages in dynamic shared memory (kt_gemm_dynamic_shared), opted in past 48 KiB;
