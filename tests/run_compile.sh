@@ -126,9 +126,11 @@ check "wgmma recipe builds nothing on gfx1201, and says why" sh -c "
     $KT gen --recipe $WG --target gfx1201 --db $DB --quiet > $DIR/wg-amd.txt 2>&1 || { cat $DIR/wg-amd.txt; exit 1; }
     cat $DIR/wg-amd.txt; grep -q 'written for sm_90a only' $DIR/wg-amd.txt &&
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgmma%' AND target='gfx1201'\") = 0 ]"
-check "wgmma_ws recipe builds nothing on gfx1201" sh -c "
-    $KT gen --recipe templates/gemm/wgmma_ws.lua --target gfx1201 --db $DB --quiet > $DIR/ws-amd.txt 2>&1 || { cat $DIR/ws-amd.txt; exit 1; }
-    grep -q 'written for sm_90a only' $DIR/ws-amd.txt &&
+check "wgmma_ws and wgmma_ws_swapab recipes build nothing on gfx1201" sh -c "
+    for r in wgmma_ws wgmma_ws_swapab; do
+        $KT gen --recipe templates/gemm/\$r.lua --target gfx1201 --db $DB --quiet > $DIR/ws-amd.txt 2>&1 || { cat $DIR/ws-amd.txt; exit 1; }
+        grep -q 'written for sm_90a only' $DIR/ws-amd.txt || exit 1
+    done
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgws%' AND target='gfx1201'\") = 0 ]"
 if echo "$TARGETS" | grep -q sm_90a; then
     # warp-specialized: 12 warps, stages in dynamic shared memory (4 x 48 KiB + 1 KiB of alignment)
@@ -148,6 +150,15 @@ if echo "$TARGETS" | grep -q sm_90a; then
         grep -q 'mbarrier.try_wait.parity' $DIR/ws.ptx && grep -q 'cp.async.mbarrier.arrive.noinc' $DIR/ws.ptx &&
         grep -q 'wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16' $DIR/ws.ptx &&
         n=\$(grep -c 'cp.async.cg.shared.global \[%r[0-9]*\], \[%rd[0-9]*\], 16;' $DIR/ws.ptx) && echo \"\$n predicate-free cp.async\" && [ \$n -ge 24 ]"
+    check "wgmma_ws_swapab on sm_90a: >= 80 ok kernels, none spilling; the bm16 PTX has m64n16k16 and the mbarrier ring" sh -c "
+        $KT gen --recipe templates/gemm/wgmma_ws_swapab.lua --target sm_90a --db $DB --quiet > $DIR/wss.txt 2>&1 || { cat $DIR/wss.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgwsswap%' AND target='sm_90a' AND status='ok' AND spills = 0\")
+        echo \"\$n ok\"; [ \$n -ge 80 ] || exit 1
+        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgwsswap_bf16_bm16_bn64_bk64_wm1_wn8_sk1_st8\$' \$KT_CACHE/src/*.hip | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/wss.ptx &&
+        grep -q 'wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16' $DIR/wss.ptx &&
+        grep -q 'mbarrier.try_wait.parity' $DIR/wss.ptx && grep -q 'cp.async.mbarrier.arrive.noinc' $DIR/wss.ptx"
     check "wgmma on sm_90a: >= 30 ok kernels, dynamic shared memory counted" sh -c "
         $KT gen --recipe $WG --target sm_90a --db $DB --quiet > $DIR/wg.txt 2>&1 || { cat $DIR/wg.txt; exit 1; }
         q() { sqlite3 $DB \"\$1\"; }

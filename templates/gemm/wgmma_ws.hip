@@ -40,24 +40,32 @@
 typedef KT_CAT(KT_ELEM_, KT_DTYPE) kt_elem;
 
 #define KT_THREADS (KT_WM * KT_WN * KT_WAVE)
+#ifndef KT_WGMMA_SWAP
+#define KT_WGMMA_SWAP 0
+#endif
 
 namespace {
 
-constexpr int kComputers = 2;                                /* computing warpgroups */
+constexpr bool kSwap = KT_WGMMA_SWAP != 0;
+constexpr int kXRows = kSwap ? KT_BN : KT_BM;               /* the 64-row operand's rows a block */
+constexpr int kYRows = kSwap ? KT_BM : KT_BN;               /* the instruction's N */
+constexpr int kComputers = kSwap ? KT_WN / 4 - 1 : 2;      /* computing warpgroups */
 constexpr int kCopyThreads = 128;                            /* the copying warpgroup */
 constexpr int kRowBytes = KT_BK * 2;                         /* one tile row: the swizzle width */
 constexpr int kRowStep = kCopyThreads / (KT_BK / 8);         /* rows between a copier's chunks */
-constexpr int kABytes = KT_BM * kRowBytes;
+constexpr int kXBytes = kXRows * kRowBytes;
 constexpr int kStageBytes = (KT_BM + KT_BN) * kRowBytes;
 constexpr int kStages = KT_ST;
-constexpr int kRowsPerComputer = KT_BM / kComputers;
+constexpr int kRowsPerComputer = kXRows / kComputers;
 constexpr int kM64 = kRowsPerComputer / 64;                  /* m64 instructions per k16 step */
-constexpr int kAcc = KT_BN / 2;                              /* fp32 accumulators per m64, a thread */
+constexpr int kAcc = kYRows / 2;                             /* fp32 accumulators per m64, a thread */
 constexpr int kGroupM = 8;
 
-static_assert(KT_THREADS == kCopyThreads * (1 + kComputers) && KT_WN == 1, "one copying, two computing warpgroups");
+static_assert(kComputers >= 1 && KT_THREADS == kCopyThreads * (1 + kComputers) && (kSwap ? KT_WM == 1 : KT_WN == 1),
+              "one copying warpgroup, the computing ones along the 64-row operand");
+static_assert(kSwap || kComputers == 2, "two computing warpgroups (prefill)");
 static_assert(kRowsPerComputer % 64 == 0, "whole m64 instructions per computing warpgroup");
-static_assert(KT_BN % 8 == 0 && KT_BN <= 256, "N of the instruction");
+static_assert(kYRows % 8 == 0 && kYRows <= 256, "N of the instruction");
 static_assert(KT_BK == 64, "128-byte swizzled rows");
 static_assert(kStages >= 2, "a stage copied while another is consumed");
 static_assert(kRowStep % 8 == 0, "a copier's rows share a swizzle phase");
@@ -68,21 +76,29 @@ static_assert(kRowStep % 8 == 0, "a copier's rows share a swizzle phase");
  * inside the matrices without predicates; else element by element through registers, and the
  * arrival waits for them. */
 template <bool kVec>
-KT_DEV void kt_ws_copy_loop(kt_copier ca, kt_copier cw, unsigned ring0, unsigned full0, unsigned empty0,
+KT_DEV void kt_ws_copy_loop(kt_copier cx, kt_copier cy, unsigned ring0, unsigned full0, unsigned empty0,
                             int tiles, int k_len)
 {
-    ca.vec = cw.vec = kVec;
-    const bool whole_rows = ca.rows >= KT_BM && cw.rows >= KT_BN;   /* the tile is inside M and N */
+    cx.vec = cy.vec = kVec;
+    const bool x_whole = cx.rows >= kXRows, y_whole = cy.rows >= kYRows;   /* inside M, N */
+    const bool whole_rows = x_whole && y_whole;
     for (int t = 0; t < tiles; t++) {
         const int s = t % kStages;
         if (t >= kStages) kt_mbar_wait(empty0 + 8 * s, (unsigned)(t / kStages - 1) & 1u);
         const unsigned st = ring0 + s * kStageBytes;
-        if (kVec && whole_rows && (t + 1) * KT_BK <= k_len) {
-            kt_copy_tile_whole<KT_BM, kRowStep, kRowBytes>(ca, st, t * KT_BK);
-            kt_copy_tile_whole<KT_BN, kRowStep, kRowBytes>(cw, st + kABytes, t * KT_BK);
+        if constexpr (kSwap) {
+            /* decode: the weights are whole tiles though the few token rows rarely are */
+            const bool k_whole = (t + 1) * KT_BK <= k_len;
+            if (kVec && x_whole && k_whole) kt_copy_tile_whole<kXRows, kRowStep, kRowBytes>(cx, st, t * KT_BK);
+            else kt_copy_tile<kXRows, kRowStep, kRowBytes, kVec ? 32 : 1>(cx, st, t * KT_BK, k_len);
+            if (kVec && y_whole && k_whole) kt_copy_tile_whole<kYRows, kRowStep, kRowBytes>(cy, st + kXBytes, t * KT_BK);
+            else kt_copy_tile<kYRows, kRowStep, kRowBytes, kVec ? 32 : 1>(cy, st + kXBytes, t * KT_BK, k_len);
+        } else if (kVec && whole_rows && (t + 1) * KT_BK <= k_len) {
+            kt_copy_tile_whole<kXRows, kRowStep, kRowBytes>(cx, st, t * KT_BK);
+            kt_copy_tile_whole<kYRows, kRowStep, kRowBytes>(cy, st + kXBytes, t * KT_BK);
         } else {
-            kt_copy_tile<KT_BM, kRowStep, kRowBytes, kVec ? 32 : 1>(ca, st, t * KT_BK, k_len);
-            kt_copy_tile<KT_BN, kRowStep, kRowBytes, kVec ? 32 : 1>(cw, st + kABytes, t * KT_BK, k_len);
+            kt_copy_tile<kXRows, kRowStep, kRowBytes, kVec ? 32 : 1>(cx, st, t * KT_BK, k_len);
+            kt_copy_tile<kYRows, kRowStep, kRowBytes, kVec ? 32 : 1>(cy, st + kXBytes, t * KT_BK, k_len);
         }
         if (kVec) {
             kt_mbar_arrive_cp_async(full0 + 8 * s);
@@ -104,8 +120,13 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
     const int tid = kt_thread_id();
     const int warpgroup = tid / 128;
     int tile_m, tile_n;
-    kt_grouped_tile<kGroupM>(kt_block_id_y() * (int)gridDim.x + kt_block_id_x(), (int)gridDim.x, (int)gridDim.y,
-                             tile_m, tile_n);
+    if constexpr (kSwap) {
+        tile_m = kt_block_id_y();
+        tile_n = kt_block_id_x();
+    } else {
+        kt_grouped_tile<kGroupM>(kt_block_id_y() * (int)gridDim.x + kt_block_id_x(), (int)gridDim.x, (int)gridDim.y,
+                                 tile_m, tile_n);
+    }
     const int m0 = tile_m * KT_BM, n0 = tile_n * KT_BN;
     const int z = KT_SK > 1 ? kt_block_id_z() : 0;
 
@@ -131,8 +152,9 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
         const bool vec = kt_vec16_ok(args.a, args.lda) && kt_vec16_ok(args.w, args.ldw);
         const kt_copier ca = kt_copier_make<kRowStep, kRowBytes>(a, args.lda, args.m - m0, vec, tid);
         const kt_copier cw = kt_copier_make<kRowStep, kRowBytes>(w, args.ldw, args.n - n0, vec, tid);
-        if (vec) kt_ws_copy_loop<true>(ca, cw, ring0, full0, empty0, tiles, k_len);
-        else kt_ws_copy_loop<false>(ca, cw, ring0, full0, empty0, tiles, k_len);
+        const kt_copier &cx = kSwap ? cw : ca, &cy = kSwap ? ca : cw;
+        if (vec) kt_ws_copy_loop<true>(cx, cy, ring0, full0, empty0, tiles, k_len);
+        else kt_ws_copy_loop<false>(cx, cy, ring0, full0, empty0, tiles, k_len);
     } else {
         const int g = warpgroup - 1, warp = kt_wave_id() % 4, lane = kt_lane_id();
         float acc[kM64][kAcc];
@@ -146,7 +168,7 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
             kt_mbar_wait(full0 + 8 * s, (unsigned)(t / kStages) & 1u);
             kt_fence_proxy_async();        /* the copies, seen through the barrier, to the async proxy */
             const unsigned st = ring0 + s * kStageBytes;
-            const unsigned a_tile = st + g * kRowsPerComputer * kRowBytes, w_tile = st + kABytes;
+            const unsigned x_tile = st + g * kRowsPerComputer * kRowBytes, y_tile = st + kXBytes;
 #pragma unroll
             for (int r = 0; r < kM64; r++) kt_wgmma_fence_acc(acc[r]);
             kt_wgmma_fence();
@@ -154,8 +176,8 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
             for (int kk = 0; kk < KT_BK; kk += 16)
 #pragma unroll
                 for (int r = 0; r < kM64; r++)
-                    kt_wgmma_op<kt_elem, KT_BN>::run(acc[r], kt_wgmma_desc(a_tile + r * 64 * kRowBytes + kk * 2, kRowBytes),
-                                                     kt_wgmma_desc(w_tile + kk * 2, kRowBytes));
+                    kt_wgmma_op<kt_elem, kYRows>::run(acc[r], kt_wgmma_desc(x_tile + r * 64 * kRowBytes + kk * 2, kRowBytes),
+                                                      kt_wgmma_desc(y_tile + kk * 2, kRowBytes));
             kt_wgmma_commit();
             kt_wgmma_wait<1>();            /* tile t - 1's are done; tile t's stay queued */
             if (t > 0 && lane == 0) kt_mbar_arrive(empty0 + 8 * ((t - 1) % kStages));
@@ -164,10 +186,28 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
 #pragma unroll
         for (int r = 0; r < kM64; r++) kt_wgmma_fence_acc(acc[r]);
 
-        /* acc[r][4j + 2h + e] is C[row][col], row = m0 + 64 (kM64 g + r) + 16 warp + lane/4 + 8h,
-         * col = n0 + 8j + 2 (lane % 4) + e (the instruction's accumulator layout). */
+        /* acc[r][4j + 2h + e] is D[xr][yc], xr = 64 (kM64 g + r) + 16 warp + lane/4 + 8h of the X
+         * rows, yc = 8j + 2 (lane % 4) + e (the instruction's accumulator layout); D is C (prefill)
+         * or C^T (swap-AB: e = 0, 1 are two tokens, two rows of C). */
         kt_elem *const c = (kt_elem *)args.c;
         float *const slab = KT_SK > 1 ? args.partials + (long long)z * args.m * args.n : 0;
+        if constexpr (kSwap) {
+#pragma unroll
+            for (int r = 0; r < kM64; r++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int j = 0; j < kYRows / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int col = n0 + 64 * (kM64 * g + r) + 16 * warp + lane / 4 + 8 * h;
+                            const int row = m0 + 8 * j + 2 * (lane % 4) + e;
+                            const float v = acc[r][4 * j + 2 * h + e];
+                            if (row >= args.m || col >= args.n) continue;
+                            if (KT_SK > 1) slab[(long long)row * args.n + col] = v;
+                            else c[(long long)row * args.ldc + col] = kt_from_float<kt_elem>(v);
+                        }
+        } else {
         const bool pair = KT_SK == 1 && ((long long)args.c & 3) == 0 && (args.ldc & 1) == 0;
 #pragma unroll
         for (int r = 0; r < kM64; r++)
@@ -190,6 +230,7 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
                         if (col + 1 < args.n) c[(long long)row * args.ldc + col + 1] = kt_from_float<kt_elem>(v1);
                     }
                 }
+        }
     }
     if (KT_SK == 1) return;
 
