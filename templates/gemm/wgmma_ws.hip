@@ -1,7 +1,10 @@
 /* wgmma_ws.hip: C[M,N] = A[M,K] . W[N,K]^T on Hopper's warpgroup matrix instruction (sm_90a
  * only), warp-specialized: one warpgroup copies, two compute. bf16 or fp16 in and out, fp32
  * accumulate. ABI: templates/abi/gemm.h (split-K reduced in the launch); launch geometry:
- * runtime/gemm_geometry.h.
+ * runtime/gemm_geometry.h. Two instantiations, as wgmma.hip: prefill (wgmma_ws.lua, below) and
+ * swap-AB for decode (wgmma_ws_swapab.lua, KT_WGMMA_SWAP: C^T = W . A^T, the weights the 64-row
+ * operand, BN = 64 per computing warpgroup with WN = 4 + BN/16 warps, WM = 1, BM = tokens = the
+ * instruction's N). Prefill axes:
  *
  *   BM  tile rows: 128 or 256, split between the two computing warpgroups (64 or 128 rows each,
  *       one m64 instruction per 64 rows);
@@ -24,9 +27,10 @@
  * completions) and empty (8 arrivals: one a computing warp once its matrix work on the stage is
  * done). Copier, K tile t into stage s = t % ST: wait until the stage is empty (its tile t - ST
  * consumed), issue the cp.asyncs (a tile inside the matrices without predicates; an edge tile
- * zero-filling past M, N and the segment's K), let the hardware arrive on full[s] when they land. Computers, K tile t: wait on full[s], fence the stage into the
- * async proxy, issue BK/16 (x rows/64) wgmmas, wait for tile t - 1's and mark its stage empty, so
- * one tile is always queued in the matrix units. The epilogue converts and stores straight from
+ * zero-filling past M, N and the segment's K), let the hardware arrive on full[s] when they land.
+ * Computers, K tile t: wait on full[s], fence the stage into the async proxy, issue BK/16
+ * (x rows/64) wgmmas, wait for tile t - 1's and mark its stage empty, so one tile is always
+ * queued in the matrix units. The epilogue converts and stores straight from
  * the accumulators. Blocks visit tiles in groups of 8 tile rows for L2 reuse, as wgmma.hip. */
 #include "abi/gemm.h"
 #include "arch/sm90_async.h"
