@@ -148,7 +148,7 @@ int kt_cmd_explain(int argc, char **argv)
         fprintf(stderr, "kt explain: %s (device %s)\n", err, dev.key);
         goto done;
     }
-    if (ws < 0) ws = ktrt_catalog_workspace_bytes(&cat, dev.target);
+    if (ws < 0) ws = ktrt_catalog_workspace_bytes(&cat, dev.target, dev.compute_units);
 
     ktrt_query q = {&dev, dtype, m, n, k, ws};
     ktrt_pick p;

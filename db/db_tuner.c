@@ -179,7 +179,7 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
         int *f[11] = {&c->bm, &c->bn, &c->bk, &c->wm, &c->wn, &c->sk, &c->threads, &c->regs, &c->lds_bytes,
                       &c->waves_per_simd, &c->st};
         for (int i = 0; i < 11; i++) *f[i] = sqlite3_column_int(st, 2 + i);
-        if (c->sk < 1) c->sk = 1;
+        if (sqlite3_column_type(st, 7) == SQLITE_NULL) c->sk = 1;   /* no SK axis: one segment; 0 is stream-K */
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

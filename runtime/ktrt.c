@@ -195,7 +195,7 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     } else {
         ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
     }
-    if (rc == KT_OK && v.splitk > 1) {   /* the choice fitted the workspace, so slot >= 0 */
+    if (rc == KT_OK && kt_gemm_uses_workspace(&v)) {   /* the choice fitted the workspace, so slot >= 0 */
         rt->slots[slot].stream = stream;
         rt->slots[slot].bound = 1;
         partials = rt->slots[slot].buf;
@@ -212,7 +212,7 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     args.m = m, args.n = n, args.k = k;
     args.lda = lda, args.ldw = ldw, args.ldc = ldc;
     args.k_per_split = kt_gemm_k_per_split(k, v.splitk, v.bk);
-    kt_launch_dims d = kt_gemm_main_dims(&v, m, n, rt->dev.target->wave_size);
+    kt_launch_dims d = kt_gemm_main_dims(&v, m, n, rt->dev.target->wave_size, rt->dev.compute_units);
     char why[384];
     if (ktb_launch(rt->gpu, fns.fn, d.grid, d.block, d.shared, stream, &args, sizeof args, why, sizeof why))
         return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s: %s", copy.problem_key, copy.kernel, why);
@@ -282,7 +282,7 @@ static int open_device(ktrt *rt, int ordinal, char *err, size_t errlen)
 
 static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen)
 {
-    long long need = ktrt_catalog_workspace_bytes(&rt->cat, rt->dev.target);
+    long long need = ktrt_catalog_workspace_bytes(&rt->cat, rt->dev.target, rt->dev.compute_units);
     rt->ws_bytes = (long long)o->workspace_bytes > need ? (long long)o->workspace_bytes : need;
     rt->nslots = o->max_streams > 0 ? o->max_streams : 4;
     rt->slots = calloc((size_t)rt->nslots, sizeof *rt->slots);

@@ -71,7 +71,7 @@ typedef struct ktrt_choice {
     char reason[256];               /* one line: why this path, or why refused */
     char db_path[512];              /* the layer that answered */
     double tuned_us;                /* the selection's measured time, 0 when not measured */
-    int splitk;                     /* segments the launch uses */
+    int splitk;                     /* K segments the launch uses; 0 = stream-K */
 } ktrt_choice;
 
 /* Chooses without launching (no GPU work), as a launch on a stream that holds or can take a

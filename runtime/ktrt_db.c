@@ -118,7 +118,9 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
             *f[i] = sqlite3_column_int(st, 4 + i);
             if (*f[i] < 1 && i < 5) bad = 1;
         }
-        if (k->v.splitk < 1) k->v.splitk = 1;   /* recipes without an SK axis do not split */
+        /* recipes without an SK axis do not split; SK = 0 is stream-K */
+        if (sqlite3_column_type(st, 9) == SQLITE_NULL) k->v.splitk = 1;
+        if (k->v.splitk < 0) bad = 1;
         k->waves_per_simd = sqlite3_column_int(st, 10);
         k->v.stages = sqlite3_column_int(st, 11);   /* no ST axis: 0, static shared memory */
         if (k->v.stages < 0) bad = 1;

@@ -55,7 +55,7 @@ static void reason_add(char *reason, size_t len, const char *fmt, ...)
 
 static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, long long workspace_bytes,
+const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, int units, long long workspace_bytes,
                                char *buf, size_t len)
 {
     long long rows = ceil_div(m, v->bm), cols = ceil_div(n, v->bn);
@@ -73,7 +73,9 @@ const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, long long
             snprintf(buf, len, "m*n=%lld over the split-K reduce's grid limit", elems);
             return buf;
         }
-        long long need = kt_gemm_partials_needed(v, m, n) * (long long)sizeof(float);
+    }
+    if (kt_gemm_uses_workspace(v)) {
+        long long need = kt_gemm_partials_needed(v, m, n, units) * (long long)sizeof(float);
         if (need > workspace_bytes) {
             snprintf(buf, len, "sk%d needs %lld bytes of split-K workspace, %lld available", v->splitk, need,
                      workspace_bytes);
@@ -182,7 +184,7 @@ static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const k
     return NULL;
 }
 
-long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t)
+long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t, int units)
 {
     long long most = 0;
     if (!c || !t) return 0;
@@ -193,8 +195,8 @@ long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t
             const char *why;
             if (strcmp(s->target, t->name) != 0) continue;
             const ktrt_kernel *k = find_kernel(c, l, s, &kl, &why);
-            if (!k || k->v.splitk < 2) continue;
-            long long need = kt_gemm_partials_needed(&k->v, s->m, s->n) * (long long)sizeof(float);
+            if (!k || !kt_gemm_uses_workspace(&k->v)) continue;
+            long long need = kt_gemm_partials_needed(&k->v, s->m, s->n, units) * (long long)sizeof(float);
             if (need > most) most = need;
         }
     return most;
@@ -222,7 +224,8 @@ static int serves(chain *ch, int l, const ktrt_selection *s, const ktrt_kernel *
     const char *why = NULL;
     char buf[160];
     *k = find_kernel(ch->c, l, s, kl, &why);
-    if (*k) why = ktrt_launch_misfit(&(*k)->v, ch->q->m, ch->q->n, ch->q->workspace_bytes, buf, sizeof buf);
+    if (*k) why = ktrt_launch_misfit(&(*k)->v, ch->q->m, ch->q->n, ch->q->device->compute_units, ch->q->workspace_bytes,
+                                     buf, sizeof buf);
     if (!why) return 1;
     if (!ch->skipped[0])
         snprintf(ch->skipped, sizeof ch->skipped, "m<=%d's pick %s %s", s->m, s->kernel, why);
@@ -350,14 +353,14 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
     for (int i = first; i < first + count; i++) {
         const ktrt_kernel *k = &L->kernels[i];
         law_gemm_candidate cand = {k->v.bm, k->v.bn, k->v.bk, k->v.wm, k->v.wn, k->v.splitk, k->waves_per_simd};
-        const char *why = ktrt_launch_misfit(&k->v, q->m, q->n, LLONG_MAX, buf, sizeof buf);
+        const char *why = ktrt_launch_misfit(&k->v, q->m, q->n, q->device->compute_units, LLONG_MAX, buf, sizeof buf);
         if (why) {
             if (!first_misfit[0]) snprintf(first_misfit, sizeof first_misfit, "%s", why);
             continue;
         }
         all_index[nall] = i;
         all[nall++] = cand;
-        if (ktrt_launch_misfit(&k->v, q->m, q->n, q->workspace_bytes, buf, sizeof buf)) continue;
+        if (ktrt_launch_misfit(&k->v, q->m, q->n, q->device->compute_units, q->workspace_bytes, buf, sizeof buf)) continue;
         fit_index[nfit] = i;
         fit[nfit++] = cand;
     }
@@ -375,7 +378,8 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
         if (want && want != k && want->v.splitk > k->v.splitk)
             reason_add(out->choice.reason, sizeof out->choice.reason,
                        "sk%d instead of the law's %s: it needs %lld bytes of split-K workspace, %lld available",
-                       k->v.splitk, want->name, kt_gemm_partials_needed(&want->v, q->m, q->n) * (long long)sizeof(float),
+                       k->v.splitk, want->name,
+                       kt_gemm_partials_needed(&want->v, q->m, q->n, q->device->compute_units) * (long long)sizeof(float),
                        q->workspace_bytes);
         served = 1;
     } else if (!ch->law_note[0] && nall > 0 && nfit == 0) {

@@ -116,9 +116,10 @@ int ktrt_device_from_key(const ktrt_catalog *c, const char *key, ktrt_device *ou
  * this target. An empty layer is not refused: it only has nothing to say. */
 int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *err, size_t errlen);
 
-/* Split-K workspace, in bytes, the largest selection of this target needs: SK * m(bucket) * n * 4
- * over the selections whose kernel is in the catalog (0 when none splits). */
-long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t);
+/* Split-K workspace, in bytes, the largest selection of this target needs on a device of `units`
+ * compute units (kt_gemm_partials_needed over the selections whose kernel is in the catalog; 0
+ * when none splits K). */
+long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t, int units);
 
 typedef struct ktrt_query {
     const ktrt_device *device;
@@ -140,9 +141,9 @@ typedef struct ktrt_pick {
  * why), or KT_EINVAL (a NULL argument, unknown dtype, a dimension < 1; choice.reason says which). */
 int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out);
 
-/* Why kernel v cannot launch C[m][n] with this workspace, or NULL when it can. The text is static
- * or written into buf. */
-const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, long long workspace_bytes,
+/* Why kernel v cannot launch C[m][n] with this workspace on a device of `units` compute units, or
+ * NULL when it can. The text is static or written into buf. */
+const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, int units, long long workspace_bytes,
                                char *buf, size_t len);
 
 /* ---- ktrt_log.c: what a handle writes to stderr, each line once ---- */

@@ -96,6 +96,7 @@ typedef struct law_score {
     int threads;
 } law_score;
 
+/* Stream-K variants (splitk 0) are not the law's to pick: it reasons in segment counts. */
 static int candidate_usable(const law_gemm_candidate *c)
 {
     if (c->bm < 16 || c->bn < 16 || c->bk < 1 || c->wm < 1 || c->wn < 1 || c->splitk < 1)

@@ -125,7 +125,7 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
         ktrt_catalog_free(&cat);
         return -1;
     }
-    long long ws = ktrt_catalog_workspace_bytes(&cat, dev.target);
+    long long ws = ktrt_catalog_workspace_bytes(&cat, dev.target, dev.compute_units);
     int counts[4] = {0};
     const char *names[4] = {"exact", "bucket", "law", "refused"};
     printf("\ncoverage on %s: the path libktrt takes for each problem of %s at tp=%d\n", out->device_key, o->model, o->tp);

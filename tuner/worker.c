@@ -148,7 +148,7 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *fn, void
                               char *err, size_t errlen)
 {
     kt_gemm_args a = wk_args(st, &wv->v, set);
-    kt_launch_dims d = kt_gemm_main_dims(&wv->v, st->m, st->n, st->info.wave_size);
+    kt_launch_dims d = kt_gemm_main_dims(&wv->v, st->m, st->n, st->info.wave_size, st->info.compute_units);
     if (ktb_launch(st->b, fn, d.grid, d.block, d.shared, stream, &a, sizeof a, err, errlen)) return -1;
     if (wv->v.splitk > 1 && fn_reduce) {
         kt_launch_dims r = kt_gemm_reduce_dims(st->m, st->n);
@@ -191,7 +191,7 @@ static int wk_prepare(wk_state *st)
     int rc = -1;
     long long max_partials = 1;
     for (int i = 0; i < st->nvars; i++) {
-        long long need = kt_gemm_partials_needed(&st->vars[i].v, st->m, st->n);
+        long long need = kt_gemm_partials_needed(&st->vars[i].v, st->m, st->n, st->info.compute_units);
         if (need > max_partials) max_partials = need;
     }
     st->partials_elems = max_partials;
@@ -434,7 +434,7 @@ static int wk_parse_variant(wk_state *st, const char *line)
     wk_variant *wv = &st->vars[st->nvars];
     memset(wv, 0, sizeof *wv);
     if (sscanf(line, "variant %71s %127s %d %d %d %d %d %d %d %d", wv->hash, wv->name, &wv->v.bm, &wv->v.bn, &wv->v.bk,
-               &wv->v.wm, &wv->v.wn, &wv->v.splitk, &wv->v.stages, &wv->verify) != 10 || wv->v.splitk < 1 ||
+               &wv->v.wm, &wv->v.wn, &wv->v.splitk, &wv->v.stages, &wv->verify) != 10 || wv->v.splitk < 0 ||
         wv->v.stages < 0)
         return -1;
     st->nvars++;

@@ -279,6 +279,7 @@ typedef struct device_run {
     host_case (*cases)[DT_COUNT];
     size_t a_elems, w_elems, c_elems;
     long long ws_elems;
+    int units;                /* the device's SMs: stream-K launches are sized by them */
     uint16_t *cbuf;           /* host copy of C, c_elems */
     uint32_t *wsbuf;          /* host copy of the workspace, ws_elems (NULL when 0) */
     tally *t;
@@ -301,7 +302,8 @@ static int run_case(device_run *dr, const variant *v, variant_dev *vd, int si)
     cudrv_result r;
     kt_gemm_variant geo = v->geo;
     int lda = shape_lda(s), ldw = shape_ldw(s), ldc = shape_ldc(s);
-    long long slab_elems = geo.splitk > 1 ? (long long)geo.splitk * s->m * s->n : 0;
+    long long slab_elems = kt_gemm_uses_workspace(&geo) ? kt_gemm_partials_needed(&geo, s->m, s->n, dr->units) -
+                                                              KT_GEMM_TILE_COUNTERS : 0;
     long long counters_at = dr->ws_elems - KT_GEMM_TILE_COUNTERS;   /* the slabs' limit */
 
     kt_gemm_args args;
@@ -319,7 +321,7 @@ static int run_case(device_run *dr, const variant *v, variant_dev *vd, int si)
     args.ldc = ldc;
     args.k_per_split = kt_gemm_k_per_split(s->k, geo.splitk, geo.bk);
     void *params[] = { &args };
-    kt_launch_dims md = kt_gemm_main_dims(&geo, s->m, s->n, WAVE_SIZE);
+    kt_launch_dims md = kt_gemm_main_dims(&geo, s->m, s->n, WAVE_SIZE, dr->units);
     kt_launch_dims rd = kt_gemm_reduce_dims(s->m, s->n);
 
 #define CU(call, name) do { what = (name); if ((r = (call)) != CUDRV_SUCCESS) goto failed; } while (0)
@@ -439,7 +441,8 @@ static pid_t fork_flushed(void)
     return fork();
 }
 
-/* Child of the device probe: prints the device line, or "no CUDA device: ..." and exits 2. */
+/* Child of the device probe: prints the device line and writes "<SMs> <name>" to name_fd, or prints
+ * "no CUDA device: ..." and exits 2. */
 static void probe_child(int name_fd)
 {
     cudrv d;
@@ -467,15 +470,17 @@ static void probe_child(int name_fd)
     printf("gemm_check: device 0: %s, sm_%d%d, %d SMs, driver %d.%d\n", name, cc_major, cc_minor,
            sms, version / 1000, version % 1000 / 10);
     fflush(stdout);
-    size_t len = strlen(name);
-    ssize_t w = write(name_fd, name, len);
+    char line[300];
+    snprintf(line, sizeof line, "%d %s", sms, name);
+    size_t len = strlen(line);
+    ssize_t w = write(name_fd, line, len);
     cudrv_close(&d);
     _exit(w == (ssize_t)len ? 0 : 1);
 }
 
 /* Finds the device in a child process. Returns 0 with its name, 2 when there is none (the child
  * has said why), 1 on any other failure. */
-static int probe_device(char *name, size_t len)
+static int probe_device(char *name, size_t len, int *units)
 {
     int fds[2];
     if (pipe(fds)) {
@@ -500,11 +505,13 @@ static int probe_device(char *name, size_t len)
         got += n > 0 ? (size_t)n : 0;
     name[got] = 0;
     close(fds[0]);
-    int st;
+    int st, skip = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && got > 0)
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && sscanf(name, "%d %n", units, &skip) == 1 && skip > 0 && *units > 0) {
+        memmove(name, name + skip, strlen(name + skip) + 1);
         return 0;
+    }
     if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
         return 2;
     fprintf(stderr, "gemm_check: the device probe failed (status 0x%x)\n", (unsigned)st);
@@ -711,8 +718,9 @@ static int load_manifest(const char *path, variant **out, int *count)
             bad = 1;
             break;
         }
-        if (parse_dtype(dts, &dt) || bm < 1 || bn < 1 || bk < 1 || wm < 1 || wn < 1 || sk < 1 || st < 0) {
-            fprintf(stderr, "gemm_check: %s:%d: dtype must be bf16 or fp16 and BM..SK positive\n", path, lineno);
+        if (parse_dtype(dts, &dt) || bm < 1 || bn < 1 || bk < 1 || wm < 1 || wn < 1 || sk < 0 || st < 0) {
+            fprintf(stderr, "gemm_check: %s:%d: dtype must be bf16 or fp16, BM..WN positive, SK >= 0 (0: stream-K)\n",
+                    path, lineno);
             bad = 1;
             break;
         }
@@ -1162,7 +1170,8 @@ int main(int argc, char **argv)
         goto done;
 
     char name[256];
-    status = probe_device(name, sizeof name);
+    int units = 0;
+    status = probe_device(name, sizeof name, &units);
     if (status)
         goto done;
     status = 1;
@@ -1189,6 +1198,7 @@ int main(int argc, char **argv)
     device_run dr;
     tally t = { NULL, -1, 0, 0 };
     memset(&dr, 0, sizeof dr);
+    dr.units = units;
     dr.shapes = shapes;
     dr.nshapes = ns;
     dr.cases = cases;
@@ -1201,7 +1211,7 @@ int main(int argc, char **argv)
         dr.w_elems = nw > dr.w_elems ? nw : dr.w_elems;
         dr.c_elems = nc > dr.c_elems ? nc : dr.c_elems;
         for (int j = 0; j < nv; j++) {
-            long long need = kt_gemm_partials_needed(&vs[j].geo, s->m, s->n);
+            long long need = kt_gemm_partials_needed(&vs[j].geo, s->m, s->n, units);
             dr.ws_elems = need > dr.ws_elems ? need : dr.ws_elems;
         }
     }

@@ -42,6 +42,9 @@ static int kernel(kt_db *db, const char *target, const char *ops, const char *st
     else snprintf(name, sizeof name, "kt_gemm_dense_%s_bm%d_bn%d_bk%d_wm%d_wn%d_sk%d", dtype, bm, bn, bk, wm, wn, sk);
     snprintf(params, sizeof params, "{\"dtype\":\"%s\",\"BM\":%d,\"BN\":%d,\"BK\":%d,\"WM\":%d,\"WN\":%d,\"SK\":%d}",
              dtype, bm, bn, bk, wm, wn, sk);
+    if (sk < 0)   /* a recipe without an SK axis */
+        snprintf(params, sizeof params, "{\"dtype\":\"%s\",\"BM\":%d,\"BN\":%d,\"BK\":%d,\"WM\":%d,\"WN\":%d}", dtype, bm,
+                 bn, bk, wm, wn);
     snprintf(hash, sizeof hash, "h_%s", name);
     snprintf(key, sizeof key, "ck_%s_%s", target, name);
     char *code = malloc(code_bytes);
@@ -184,7 +187,7 @@ static void test_chain(const char *path)
     if (c.nlayers != 1) return;
     KT_CHECK_INT(c.layers[0].nkernels, 5);          /* ok gemm kernels only: no reference, no failure */
     for (int i = 0; i < c.layers[0].nkernels; i++) KT_CHECK(strcmp(c.layers[0].kernels[i].name, K_REF) != 0);
-    long long ws = ktrt_catalog_workspace_bytes(&c, kt_target_find("sm_90a"));
+    long long ws = ktrt_catalog_workspace_bytes(&c, kt_target_find("sm_90a"), 132);
     KT_CHECK_INT(ws, (4LL * 8 * 8192 + KT_GEMM_TILE_COUNTERS) * 4);   /* slabs and the tile counters */
     int rc;
 
@@ -375,6 +378,47 @@ static void build_override(const char *path)
     device(db, DEV_A, 132, 0x2335);
     selection(db, run(db, DEV_A, "sweep"), DEV_A, 4096, 4096, 16, K_C, NULL, "measured", 9.0);
     db_close(db);
+}
+
+/* Stream-K (SK = 0) is read as such, not as "no SK axis" (absent: one segment); its workspace is
+ * sized by the device's compute units; without that workspace its selection does not serve and
+ * the law, which never picks stream-K, serves instead. */
+#define K_SK0 "kt_gemm_swapab_bf16_bm16_bn32_bk64_wm8_wn1_sk0"
+#define K_NOSK "kt_gemm_skinny_bf16_bm16_bn64_bk64_wm1_wn1"
+static void test_streamk(const char *path)
+{
+    char err[512];
+    kt_db *db = NULL;
+    unlink(path);
+    KT_CHECK_INT(db_open(path, 1, &db, err, sizeof err), 0);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 32, 64, 8, 1, 0, K_SK0, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 64, 64, 1, 1, -1, K_NOSK, 64), 0);
+    device(db, DEV_A, 132, 0x2335);
+    selection(db, run(db, DEV_A, "sweep"), DEV_A, 4608, 3584, 16, K_SK0, NULL, "measured", 13.0);
+    db_close(db);
+
+    ktrt_catalog c = {NULL, 0};
+    KT_CHECK_INT(ktrt_catalog_add(&c, path, "caller", err, sizeof err), KT_OK);
+    if (c.nlayers != 1) return;
+    KT_CHECK_INT(c.layers[0].nkernels, 2);
+    for (int i = 0; i < c.layers[0].nkernels; i++) {
+        const ktrt_kernel *k = &c.layers[0].kernels[i];
+        KT_CHECK_INT(k->v.splitk, strcmp(k->name, K_SK0) == 0 ? 0 : 1);
+    }
+    long long ws = ktrt_catalog_workspace_bytes(&c, kt_target_find("sm_90a"), 132);
+    KT_CHECK_INT(ws, (2LL * 264 * 16 * 32 + KT_GEMM_TILE_COUNTERS) * 4);   /* two slabs a block, two blocks an SM */
+    KT_CHECK_INT(ktrt_catalog_workspace_bytes(&c, kt_target_find("sm_90a"), 66), (2LL * 132 * 16 * 32 + KT_GEMM_TILE_COUNTERS) * 4);
+    int rc;
+    ktrt_pick p = pick(&c, DEV_A, "bf16", 16, 4608, 3584, ws, &rc);
+    KT_CHECK_INT(rc, KT_OK);
+    KT_CHECK(strcmp(p.choice.path, "exact") == 0 && strcmp(p.choice.kernel, K_SK0) == 0);
+    KT_CHECK_INT(p.choice.splitk, 0);
+    p = pick(&c, DEV_A, "bf16", 16, 4608, 3584, ws - 4, &rc);
+    KT_CHECK_INT(rc, KT_OK);
+    KT_CHECK(strcmp(p.choice.path, "law") == 0 && strcmp(p.choice.kernel, K_NOSK) == 0);
+    KT_CHECK(strstr(p.choice.reason, "sk0 needs") != NULL);
+    ktrt_catalog_free(&c);
 }
 
 static void test_layers(const char *main_db, const char *override_db)
@@ -863,6 +907,9 @@ int main(int argc, char **argv)
     test_open(main_db);
     test_cli(main_db);
     test_readonly_folder(main_db);
+    char streamk_db[256];
+    path_in(streamk_db, sizeof streamk_db, "streamk.ktdb");
+    test_streamk(streamk_db);
     if (!kt_test_failures && !getenv("KT_TEST_KEEP")) {   /* KT_TEST_KEEP=1 keeps them to look at */
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -278,18 +278,80 @@ static void test_regret(void)
 static void test_geometry(void)
 {
     kt_gemm_variant v = {128, 256, 64, 8, 1, 1, 4};
-    kt_launch_dims d = kt_gemm_main_dims(&v, 4096, 1000, 32);
+    kt_launch_dims d = kt_gemm_main_dims(&v, 4096, 1000, 32, 132);
     KT_CHECK_INT(d.grid[0], 4);
     KT_CHECK_INT(d.grid[1], 32);
     KT_CHECK_INT(d.block[0], 256);
     KT_CHECK_INT(d.shared, 4 * (128 + 256) * 64 * 2 + 1024);
     v.stages = 0;
-    KT_CHECK_INT(kt_gemm_main_dims(&v, 1, 1, 32).shared, 0);
+    KT_CHECK_INT(kt_gemm_main_dims(&v, 1, 1, 32, 132).shared, 0);
     KT_CHECK_INT(kt_gemm_reduce_dims(64, 64).shared, 0);
+    KT_CHECK_INT(kt_gemm_partials_needed(&v, 4096, 1000, 132), 0);
+    KT_CHECK(!kt_gemm_uses_workspace(&v));
+    /* stream-K: two blocks a compute unit whatever the shape, within the tile counters */
+    kt_gemm_variant s = {16, 32, 64, 8, 1, 0, 0};
+    d = kt_gemm_main_dims(&s, 16, 4608, 32, 132);
+    KT_CHECK_INT(d.grid[0], 264);
+    KT_CHECK_INT(d.grid[1], 1);
+    KT_CHECK_INT(d.grid[2], 1);
+    KT_CHECK_INT(d.block[0], 256);
+    KT_CHECK_INT(kt_gemm_main_dims(&s, 1, 1, 32, 100000).grid[0], KT_GEMM_TILE_COUNTERS);
+    KT_CHECK_INT(kt_gemm_main_dims(&s, 1, 1, 32, 0).grid[0], 2);
+    KT_CHECK(kt_gemm_uses_workspace(&s));
+    KT_CHECK_INT(kt_gemm_partials_needed(&s, 16, 4608, 132), 2LL * 264 * 16 * 32 + KT_GEMM_TILE_COUNTERS);
+    KT_CHECK_INT(kt_gemm_k_per_split(3584, 0, 64), 3584);
+}
+
+/* The stream-K partition of templates/abi/gemm.h, for every (tiles, steps, grid) in a range that
+ * includes grids larger than the steps: the working blocks' shares are non-empty, differ by at
+ * most one step and cover the steps once; the owner of a step is the block whose share holds it;
+ * a tile split over blocks c0..c1 has a piece in every one of them (the last block counts c1 - c0
+ * + 1 arrivals), in distinct slabs below 2G; only c0 may have begun in an earlier tile; no two
+ * split tiles share a counter word (c0). */
+static void test_streamk_partition(void)
+{
+    static const int blocks[] = {1, 2, 3, 7, 64, 132};
+    for (int bi = 0; bi < (int)(sizeof blocks / sizeof blocks[0]); bi++)
+        for (int tiles = 1; tiles <= 300; tiles += tiles < 20 ? 1 : 37)
+            for (int steps = 1; steps <= 70; steps += steps < 10 ? 1 : 13) {
+                long long total = (long long)tiles * steps;
+                int g = kt_gemm_streamk_working(total, blocks[bi]);
+                KT_CHECK(g >= 1 && g <= blocks[bi] && g <= total);
+                char slab_used[264] = {0}, word_used[132] = {0};
+                long long lo = total, hi = 0;
+                KT_CHECK_INT(kt_gemm_streamk_start(total, g, 0), 0);
+                KT_CHECK_INT(kt_gemm_streamk_start(total, g, g), total);
+                for (int b = 0; b < g; b++) {
+                    long long s0 = kt_gemm_streamk_start(total, g, b), s1 = kt_gemm_streamk_start(total, g, b + 1);
+                    KT_CHECK(s1 > s0);
+                    lo = s1 - s0 < lo ? s1 - s0 : lo;
+                    hi = s1 - s0 > hi ? s1 - s0 : hi;
+                    for (long long x = s0; x < s1; x++) KT_CHECK_INT(kt_gemm_streamk_owner(total, g, x), b);
+                }
+                KT_CHECK(hi - lo <= 1);
+                for (int t = 0; t < tiles; t++) {
+                    long long first = (long long)t * steps;
+                    int c0 = kt_gemm_streamk_owner(total, g, first);
+                    int c1 = kt_gemm_streamk_owner(total, g, first + steps - 1);
+                    KT_CHECK(c0 <= c1 && c1 < g);
+                    if (c0 == c1) continue;   /* whole in one block: written directly */
+                    KT_CHECK(!word_used[c0]);
+                    word_used[c0] = 1;
+                    for (int c = c0; c <= c1; c++) {
+                        int slab = kt_gemm_streamk_slab(total, g, c, c0, first);
+                        KT_CHECK(slab >= 0 && slab < 2 * g && !slab_used[slab]);
+                        slab_used[slab] = 1;
+                        long long cs = kt_gemm_streamk_start(total, g, c), ce = kt_gemm_streamk_start(total, g, c + 1);
+                        KT_CHECK(cs < first + steps && ce > first);   /* c has a piece of the tile */
+                        if (c > c0) KT_CHECK(cs > first);
+                    }
+                }
+            }
 }
 
 int main(void)
 {
+    test_streamk_partition();
     test_geometry();
     test_devices();
     test_splitk_laws();
