@@ -7,6 +7,8 @@
 #  - bad input to kt gen is refused with a message naming the fault
 #  - a recipe that stops admitting variants retires their stored kernels; admitting them again
 #    restores them without compiling
+#  - swapab's stream-K variants compile without spills on gfx1201 and sm_90a (PTX: the grid size
+#    read, the tile counters bumped, the slabs read coherently)
 #  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
 #    warp-specialized one has mbarriers, no spills) and nothing, without error, on an AMD target
 # Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
@@ -132,7 +134,24 @@ check "wgmma_ws and wgmma_ws_swapab recipes build nothing on gfx1201" sh -c "
         grep -q 'written for sm_90a only' $DIR/ws-amd.txt || exit 1
     done
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgws%' AND target='gfx1201'\") = 0 ]"
+# swapab's stream-K variants (SK = 0) alone, from a narrowed copy of the recipe: they compile on
+# the RDNA4 target without spills (the partition arithmetic of abi/gemm.h runs in the kernel)
+sed -i 's/{ "SK", { 0, 1, 2, 4 } }/{ "SK", { 0 } }/' "$DIR/tpl/gemm/swapab.lua"
+check "swapab stream-K (SK = 0) on gfx1201: >= 24 ok kernels, none spilling" sh -c "
+    grep -q '{ \"SK\", { 0 } }' $DIR/tpl/gemm/swapab.lua || { echo 'recipe copy not narrowed'; exit 1; }
+    $KT gen --recipe $DIR/tpl/gemm/swapab.lua --target gfx1201 --db $DB --quiet > $DIR/sk0.txt 2>&1 || { cat $DIR/sk0.txt; exit 1; }
+    n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_swapab%_sk0' AND target='gfx1201' AND status='ok' AND spills = 0\")
+    bad=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_swapab%_sk0' AND target='gfx1201' AND status <> 'ok'\")
+    echo \"\$n ok, \$bad not ok\"; [ \$n -ge 24 ] && [ \$bad = 0 ]"
 if echo "$TARGETS" | grep -q sm_90a; then
+    check "swapab stream-K on sm_90a: >= 50 ok kernels, none spilling; the PTX reads the grid size and bumps counters" sh -c "
+        $KT gen --recipe $DIR/tpl/gemm/swapab.lua --target sm_90a --db $DB --quiet > $DIR/sk0n.txt 2>&1 || { cat $DIR/sk0n.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_swapab%_sk0' AND target='sm_90a' AND status='ok' AND spills = 0\")
+        echo \"\$n ok\"; [ \$n -ge 50 ] || exit 1
+        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_swapab_bf16_bm16_bn32_bk64_wm8_wn1_sk0\$' \$KT_CACHE/src/*.hip | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/sk0.ptx &&
+        grep -q '%nctaid.x' $DIR/sk0.ptx && grep -q 'atom.global.add.u32' $DIR/sk0.ptx && grep -q 'ld.global.cg.f32' $DIR/sk0.ptx"
     # warp-specialized: 12 warps, stages in dynamic shared memory (4 x 48 KiB + 1 KiB of alignment)
     # plus the 64 static bytes of the 8 mbarriers, no spills (the split-K variants spill if the
     # element-by-element copy loop is unrolled)

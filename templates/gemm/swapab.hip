@@ -37,7 +37,7 @@ constexpr int kTilesM = (KT_BM + 15) / 16;          /* 16-token column tiles */
 constexpr int kUnroll = KT_BK / kt_direct_span;     /* spans a wave has in flight per step */
 constexpr int kChunks = kt_direct_chunks;
 
-static_assert(KT_SK >= 1, "split-K segments");
+static_assert(KT_SK >= 0, "split-K segments (0: stream-K)");
 static_assert(KT_WN == 1, "swap-AB GEMM: waves split K only");
 static_assert(KT_BN % 16 == 0 && (KT_BM == 8 || KT_BM % 16 == 0), "BN is whole 16-wide fragments, BM 8 or whole");
 static_assert(kUnroll >= 1 && KT_BK % kt_direct_span == 0, "BK is a whole number of direct spans");
@@ -129,22 +129,15 @@ KT_DEV void kt_mma_step(kt_acc (&acc)[kTilesN][kTilesM], const kt_weights<kSpans
     }
 }
 
-} /* namespace */
-
-KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
+/* The waves' sums of the tile at (n0, m0) over K [kbeg, kend): wave q's into partial[q], as
+ * [token * BN + weight row]. Each wave streams every WM-th BK step from kbeg. */
+KT_DEV void kt_tile_sums(float (*partial)[KT_BM * KT_BN], const kt_gemm_args &args, int n0, int m0, int kbeg,
+                         int kend, bool a_vec, bool w_vec)
 {
-    /* [wave][token * BN + weight row]: the waves' partial sums, added in wave order */
-    KT_SHARED float partial[KT_WM][KT_BM * KT_BN];
-    KT_SHARED int last_arrival;   /* split-K: this block reduces its tile's segments */
-
     const int lane = kt_lane_id();
     const int wave = kt_wave_id();
-    const int n0 = kt_block_id_x() * KT_BN;
-    const int m0 = kt_block_id_y() * KT_BM;
     const int rows_n = args.n - n0 < KT_BN ? args.n - n0 : KT_BN;
     const int rows_m = args.m - m0 < KT_BM ? args.m - m0 : KT_BM;
-    const bool a_vec = kt_vec16_ok(args.a, args.lda);
-    const bool w_vec = kt_vec16_ok(args.w, args.ldw);
 
     kt_rows rows;
     rows.w = (const unsigned short *)args.w;
@@ -177,11 +170,8 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
 
     /* Whole steps, software-pipelined: the next step's weights are issued before this step's
      * MMAs, so a wave always has a step of loads in flight and a shape whose waves stream only a
-     * few steps of K pays about one memory latency, not one a step. The block streams its K
-     * segment (the whole of K when SK = 1). */
+     * few steps of K pays about one memory latency, not one a step. */
     const int stride = KT_WM * KT_BK;
-    const int kbeg = KT_SK > 1 ? kt_block_id_z() * args.k_per_split : 0;
-    const int kend = KT_SK > 1 && kbeg + args.k_per_split < args.k ? kbeg + args.k_per_split : args.k;
     int k0 = kbeg + wave * KT_BK;
     if (a_vec && w_vec && kt_rows_off32(args) && k0 + KT_BK <= kend) {
         /* two buffers used in turn (no register copies): fill one while the other is multiplied */
@@ -221,16 +211,105 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
                 const int r = i * 16 + kt_acc_row(lane, e), t = j * 16 + kt_acc_col(lane, e);
                 if (t < KT_BM) partial[wave][t * KT_BN + r] = kt_acc_get(acc[i][j], e);
             }
+}
+
+/* Element x of the tile: the waves' sums added in wave order. */
+KT_DEV float kt_waves_sum(const float (*partial)[KT_BM * KT_BN], int x)
+{
+    float s = 0.0f;
+#pragma unroll
+    for (int q = 0; q < KT_WM; q++) s += partial[q][x];
+    return s;
+}
+
+#if KT_SK == 0
+/* Stream-K (templates/abi/gemm.h): the block's share of the T * U steps, a tile piece at a time. */
+KT_DEV void kt_stream_k(float (*partial)[KT_BM * KT_BN], int *last_arrival, const kt_gemm_args &args, bool a_vec,
+                        bool w_vec)
+{
+    kt_elem *const c = (kt_elem *)args.c;
+    const int gx = (args.n + KT_BN - 1) / KT_BN, gy = (args.m + KT_BM - 1) / KT_BM;
+    const int steps = (args.k + KT_BK - 1) / KT_BK;
+    const long long total = (long long)gx * gy * steps;
+    const int blocks = kt_gemm_streamk_working(total, kt_grid_blocks_x()), b = kt_block_id_x();
+    if (b >= blocks) return;   /* more blocks than steps: a piece of every tile must have its block */
+    unsigned *const counters = (unsigned *)(args.partials + args.partials_elems) - KT_GEMM_TILE_COUNTERS;
+    const long long end = kt_gemm_streamk_start(total, blocks, b + 1);
+    for (long long u = kt_gemm_streamk_start(total, blocks, b); u < end;) {
+        const int tile = (int)(u / steps);
+        const long long first = (long long)tile * steps;
+        const int s0 = (int)(u - first), s1 = end - first < steps ? (int)(end - first) : steps;
+        const int n0 = (tile % gx) * KT_BN, m0 = (tile / gx) * KT_BM;
+        const int rows_n = args.n - n0 < KT_BN ? args.n - n0 : KT_BN;
+        const int rows_m = args.m - m0 < KT_BM ? args.m - m0 : KT_BM;
+        const int kend = s1 * KT_BK < args.k ? s1 * KT_BK : args.k;
+        kt_tile_sums(partial, args, n0, m0, s0 * KT_BK, kend, a_vec, w_vec);
+        kt_barrier();
+        const int c0 = kt_gemm_streamk_owner(total, blocks, first);
+        const int c1 = kt_gemm_streamk_owner(total, blocks, first + steps - 1);
+        if (c0 == c1) {   /* the whole tile is this block's */
+            for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
+                const int t = x / KT_BN, r = x % KT_BN;
+                if (t < rows_m && r < rows_n)
+                    c[(long long)(m0 + t) * args.ldc + n0 + r] = kt_from_float<kt_elem>(kt_waves_sum(partial, x));
+            }
+        } else {
+            /* this block's piece to its slab; the last of the tile's c1 - c0 + 1 blocks adds them */
+            float *const slab = args.partials + (long long)kt_gemm_streamk_slab(total, blocks, b, c0, first) * (KT_BM * KT_BN);
+            for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) slab[x] = kt_waves_sum(partial, x);
+            kt_fence_device();
+            kt_barrier();
+            if (kt_thread_id() == 0)
+                *last_arrival = kt_atomic_add_device(&counters[c0], 1u) + 1u == (unsigned)(c1 - c0 + 1);
+            kt_barrier();
+            if (*last_arrival) {
+                kt_fence_device();
+                for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
+                    const int t = x / KT_BN, r = x % KT_BN;
+                    if (t >= rows_m || r >= rows_n) continue;
+                    float s = 0.0f;
+                    for (int q = c0; q <= c1; q++)
+                        s += kt_load_coherent(args.partials +
+                                              (long long)kt_gemm_streamk_slab(total, blocks, q, c0, first) * (KT_BM * KT_BN) + x);
+                    c[(long long)(m0 + t) * args.ldc + n0 + r] = kt_from_float<kt_elem>(s);
+                }
+                if (kt_thread_id() == 0) counters[c0] = 0u;   /* as the next launch expects it */
+            }
+        }
+        kt_barrier();   /* partial is rewritten by the next piece */
+        u = first + s1;
+    }
+}
+#endif
+
+} /* namespace */
+
+KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
+{
+    /* [wave][token * BN + weight row]: the waves' partial sums, added in wave order */
+    KT_SHARED float partial[KT_WM][KT_BM * KT_BN];
+    KT_SHARED int last_arrival;   /* split-K: this block reduces its tile's segments */
+
+    const bool a_vec = kt_vec16_ok(args.a, args.lda);
+    const bool w_vec = kt_vec16_ok(args.w, args.ldw);
+#if KT_SK == 0
+    kt_stream_k(partial, &last_arrival, args, a_vec, w_vec);
+#else
+    const int n0 = kt_block_id_x() * KT_BN;
+    const int m0 = kt_block_id_y() * KT_BM;
+    const int rows_n = args.n - n0 < KT_BN ? args.n - n0 : KT_BN;
+    const int rows_m = args.m - m0 < KT_BM ? args.m - m0 : KT_BM;
+    /* the block streams its K segment (the whole of K when SK = 1) */
+    const int kbeg = KT_SK > 1 ? kt_block_id_z() * args.k_per_split : 0;
+    const int kend = KT_SK > 1 && kbeg + args.k_per_split < args.k ? kbeg + args.k_per_split : args.k;
+    kt_tile_sums(partial, args, n0, m0, kbeg, kend, a_vec, w_vec);
     kt_barrier();
     kt_elem *const c = (kt_elem *)args.c;
     if (KT_SK == 1) {
         for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
             const int t = x / KT_BN, r = x % KT_BN;
             if (t >= rows_m || r >= rows_n) continue;
-            float s = 0.0f;
-#pragma unroll
-            for (int q = 0; q < KT_WM; q++) s += partial[q][x];
-            c[(long long)(m0 + t) * args.ldc + n0 + r] = kt_from_float<kt_elem>(s);
+            c[(long long)(m0 + t) * args.ldc + n0 + r] = kt_from_float<kt_elem>(kt_waves_sum(partial, x));
         }
         return;
     }
@@ -242,10 +321,7 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
     for (int x = kt_thread_id(); x < KT_BM * KT_BN; x += KT_THREADS) {
         const int t = x / KT_BN, r = x % KT_BN;
         if (t >= rows_m || r >= rows_n) continue;
-        float s = 0.0f;
-#pragma unroll
-        for (int q = 0; q < KT_WM; q++) s += partial[q][x];
-        slab[(long long)(m0 + t) * args.n + n0 + r] = s;
+        slab[(long long)(m0 + t) * args.n + n0 + r] = kt_waves_sum(partial, x);
     }
     kt_fence_device();
     kt_barrier();
@@ -275,4 +351,5 @@ KT_KERNEL(KT_KERNEL_NAME, KT_THREADS)(kt_gemm_args args)
         }
     }
     if (kt_thread_id() == 0) counters[word] = 0u;   /* as the next launch expects it */
+#endif
 }

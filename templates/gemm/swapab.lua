@@ -4,7 +4,8 @@
 -- Same ABI and op as dense.lua and skinny.lua: the sweep times all three for every problem and
 -- keeps the fastest.
 -- Axes as swapab.hip reads them: BM tokens a block owns, BN weight rows a block owns, WM waves
--- splitting K (WN = 1), SK K segments (blocks along grid.z), BK = K a wave streams per step (a
+-- splitting K (WN = 1), SK K segments (blocks along grid.z; 0 = stream-K: two blocks a compute
+-- unit, each streaming the same share of all tiles' K steps), BK = K a wave streams per step (a
 -- multiple of the direct span, 16 or 32 by target: 32 serves every target).
 
 local function div(a, b) return math.floor(a / b) end
@@ -29,7 +30,7 @@ return {
     { "BK", { 64, 128, 256 } },
     { "WM", { 2, 4, 8, 16 } },
     { "WN", { 1 } },
-    { "SK", { 1, 2, 4 } },
+    { "SK", { 0, 1, 2, 4 } },
   },
 
   threads = function(p, t) return p.WM * t.wave_size end,
@@ -60,6 +61,11 @@ return {
     -- Splitting K buys blocks for the mid-size decode shapes, whose N / 16 tiles leave SMs with
     -- uneven shares; a wide or tall tile already has too few blocks to split usefully.
     if p.SK > 1 and (p.BM > 16 or p.BN > 32) then return false, "split-K with a wide tile" end
+    -- Stream-K gives every compute unit the same weight bytes whatever N / BN is (a ragged last
+    -- wave of tiles is what it removes); a 32-token tile is a prefill shape, where it is not needed.
+    if p.SK == 0 and p.BM > 16 then return false, "stream-K with 32 tokens" end
+    -- stream-K launches two blocks a compute unit (runtime/gemm_geometry.h): both must fit
+    if p.SK == 0 and p.WM * t.wave_size > 256 then return false, "stream-K block too big for two a unit" end
     return true
   end,
 }
