@@ -4,7 +4,7 @@
 # (PATH, CUDA_HOME, /usr/local/cuda/bin) and its absence is reported, not fatal.
 set -u
 PKGS="clang-19 lld-19 llvm-19 libclang-rt-19-dev luajit libluajit-5.1-dev libsqlite3-dev sqlite3 \
-libcjson-dev pkg-config make gcc hipcc libamdhip64-dev libamdhip64-5"
+libcjson-dev pkg-config make gcc xz-utils hipcc libamdhip64-dev libamdhip64-5"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

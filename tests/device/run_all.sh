@@ -15,7 +15,8 @@
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
 # from $OUT: the six logs (dump's is dump.txt), bench_gemm.tsv and, after a sweep, the database
-# (ktune.ktdb.gz, at most 16 MiB; KT_RETURN_DB=0 leaves it).
+# (tests/device/return_db.sh: ktune.ktdb.gz, or ktune-nocode.ktdb.xz past 16 MiB; KT_RETURN_DB=0
+# leaves it).
 # Extra arguments per step: KT_SWEEP_ARGS (e.g. "--budget-min 6"), KT_BENCH_ARGS (e.g.
 # "--tp 4 --m 1,16,1024"), KT_KTRT_ARGS.
 set -u
@@ -106,15 +107,7 @@ step bench bench.log run_bench
 case ",$STEPS," in
     *",sweep,"*)
         if [ -n "${OUT:-}" ] && [ "${KT_RETURN_DB:-1}" != 0 ] && [ -f "$DB" ]; then
-            # A consistent copy even if a WAL is beside it: SQLite's backup through python3 when
-            # there is one (the machine's torch python), else the file as it is.
-            snap="$RES/ktune.ktdb"
-            if ! python3 -c 'import sqlite3, sys; s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()' \
-                    "$DB" "$snap" 2> /dev/null; then
-                cp "$DB" "$snap"
-            fi
-            gzip -f "$snap" && [ "$(wc -c < "$snap.gz")" -le 16777216 ] ||
-                { echo "run_all: $snap.gz over 16 MiB or gzip failed: not returned"; rm -f "$snap" "$snap.gz"; }
+            sh tests/device/return_db.sh "$DB" "$RES" || echo "run_all: the database was not returned"
         fi ;;
 esac
 

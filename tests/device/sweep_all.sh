@@ -3,7 +3,8 @@
 # at every TP in KT_SWEEP_TPS (default "4 1"), into one database (KT_DEVICE_DB, default
 # out/device/ktune.ktdb), stopping cleanly before KT_DEADLINE_S seconds (default 540) so the
 # device call ends in time; a later call continues where it stopped (--resume, and measurements
-# are keyed by code hash, so models sharing shapes share them). Logs and the database under $OUT.
+# are keyed by code hash, so models sharing shapes share them). Logs and the database under $OUT
+# (tests/device/return_db.sh).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
@@ -36,5 +37,5 @@ c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 print("sweep_all: selections", c.execute("select source, count(*) from selection group by 1").fetchall(),
       "passes", c.execute("select kind, count(*) from pass group by 1").fetchall())
 PY
-gzip -c "$DB" > "$RES/ktune.ktdb.gz"
+sh tests/device/return_db.sh "$DB" "$RES" || status=1
 exit $status
