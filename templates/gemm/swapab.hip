@@ -6,7 +6,9 @@
  *   BN  weight rows a block owns, a multiple of 16 (grid.x = ceil(N/BN)),
  *   WM  waves of the block; they split K between them, WN = 1,
  *   SK  K segments, one a block along grid.z; the last block to finish a tile adds the segments'
- *       slabs in order and writes C, in the same launch (no reduce kernel; templates/abi/gemm.h),
+ *       slabs in order and writes C, in the same launch (no reduce kernel; templates/abi/gemm.h);
+ *       0 = stream-K: a fixed grid per compute unit, each block an equal share of all tiles' K
+ *       steps, split tiles finished by the last block to arrive (templates/abi/gemm.h),
  *   BK  K a wave streams per step, a multiple of the prelude's direct span.
  *
  * Why: at M <= 16 a GEMM is a weight stream. The vector-unit kernel (skinny.hip) spends BM FMAs a
