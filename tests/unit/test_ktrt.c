@@ -129,13 +129,21 @@ static void timing(kt_db *db, long long run_id, long long pass_id, const char *k
     KT_CHECK_INT(db_measurement_put(db, &t, err, sizeof err), 0);
 }
 
-/* The main fixture: kernels, three devices, selections on DEV_A and the law device, one timed pass. */
-static void build_main(const char *path)
+/* A new, empty database at path; NULL (the check failed) when it cannot be made. */
+static kt_db *fresh_db(const char *path)
 {
     char err[512];
     kt_db *db = NULL;
     unlink(path);
     KT_CHECK_INT(db_open(path, 1, &db, err, sizeof err), 0);
+    return db;
+}
+
+/* The main fixture: kernels, three devices, selections on DEV_A and the law device, one timed pass. */
+static void build_main(const char *path)
+{
+    char err[512];
+    kt_db *db = fresh_db(path);
     if (!db) return;
     kernels_sm90(db);
     device(db, DEV_A, 132, 0x2335);
@@ -369,10 +377,7 @@ static void test_log(const char *path)
 /* A second database: the same kernels, and DEV_A's key n=4096 k=4096 m<=16 picked differently. */
 static void build_override(const char *path)
 {
-    char err[512];
-    kt_db *db = NULL;
-    unlink(path);
-    KT_CHECK_INT(db_open(path, 1, &db, err, sizeof err), 0);
+    kt_db *db = fresh_db(path);
     if (!db) return;
     kernels_sm90(db);
     device(db, DEV_A, 132, 0x2335);
@@ -388,9 +393,7 @@ static void build_override(const char *path)
 static void test_streamk(const char *path)
 {
     char err[512];
-    kt_db *db = NULL;
-    unlink(path);
-    KT_CHECK_INT(db_open(path, 1, &db, err, sizeof err), 0);
+    kt_db *db = fresh_db(path);
     if (!db) return;
     KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 32, 64, 8, 1, 0, K_SK0, 64), 0);
     KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 64, 64, 1, 1, -1, K_NOSK, 64), 0);
