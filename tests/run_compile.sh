@@ -143,13 +143,15 @@ check "swapab stream-K (SK = 0) on gfx1201: >= 24 ok kernels, none spilling" sh 
     n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_swapab%_sk0' AND target='gfx1201' AND status='ok' AND spills = 0\")
     bad=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_swapab%_sk0' AND target='gfx1201' AND status <> 'ok'\")
     echo \"\$n ok, \$bad not ok\"; [ \$n -ge 24 ] && [ \$bad = 0 ]"
+# Below, a generated source is found by its kernel name and its first line ("... for TARGET; do not
+# edit"): the name alone is shared by every target built from the recipe.
 if echo "$TARGETS" | grep -q sm_90a; then
     check "swapab stream-K on sm_90a: >= 50 ok kernels, none spilling; the PTX reads the grid size and bumps counters" sh -c "
         $KT gen --recipe $DIR/tpl/gemm/swapab.lua --target sm_90a --db $DB --quiet > $DIR/sk0n.txt 2>&1 || { cat $DIR/sk0n.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_swapab%_sk0' AND target='sm_90a' AND status='ok' AND spills = 0\")
         echo \"\$n ok\"; [ \$n -ge 50 ] || exit 1
-        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_swapab_bf16_bm16_bn32_bk64_wm8_wn1_sk0\$' \$KT_CACHE/src/*.hip | head -1)
-        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        src=\$(grep -l ' for sm_90a; ' \$(grep -l 'KT_KERNEL_NAME kt_gemm_swapab_bf16_bm16_bn32_bk64_wm8_wn1_sk0\$' \$KT_CACHE/src/*.hip) /dev/null | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached sm_90a source'; exit 1; }
         nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/sk0.ptx &&
         grep -q '%nctaid.x' $DIR/sk0.ptx && grep -q 'atom.global.add.u32' $DIR/sk0.ptx && grep -q 'ld.global.cg.f32' $DIR/sk0.ptx"
     # warp-specialized: 12 warps, stages in dynamic shared memory (4 x 48 KiB + 1 KiB of alignment)
@@ -163,8 +165,8 @@ if echo "$TARGETS" | grep -q sm_90a; then
         big=\$(q \"SELECT lds_bytes || ' ' || waves_per_simd FROM kernel WHERE name = 'kt_gemm_wgws_bf16_bm128_bn256_bk64_wm12_wn1_sk1_st4'\")
         echo \"\$n ok, \$bad not ok; bm128_bn256_sk1_st4: lds waves = \$big\"; [ \$n -ge 40 ] && [ \$bad = 0 ] && [ \"\$big\" = '197696 12' ]"
     check "wgmma_ws PTX: mbarrier waits, hardware-tracked cp.async arrivals, predicate-free interior copies" sh -c "
-        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgws_bf16_bm128_bn256_bk64_wm12_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip | head -1)
-        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        src=\$(grep -l ' for sm_90a; ' \$(grep -l 'KT_KERNEL_NAME kt_gemm_wgws_bf16_bm128_bn256_bk64_wm12_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip) /dev/null | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached sm_90a source'; exit 1; }
         nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/ws.ptx &&
         grep -q 'mbarrier.try_wait.parity' $DIR/ws.ptx && grep -q 'cp.async.mbarrier.arrive.noinc' $DIR/ws.ptx &&
         grep -q 'wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16' $DIR/ws.ptx &&
@@ -173,8 +175,8 @@ if echo "$TARGETS" | grep -q sm_90a; then
         $KT gen --recipe templates/gemm/wgmma_ws_swapab.lua --target sm_90a --db $DB --quiet > $DIR/wss.txt 2>&1 || { cat $DIR/wss.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgwsswap%' AND target='sm_90a' AND status='ok' AND spills = 0\")
         echo \"\$n ok\"; [ \$n -ge 80 ] || exit 1
-        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgwsswap_bf16_bm16_bn64_bk64_wm1_wn8_sk1_st8\$' \$KT_CACHE/src/*.hip | head -1)
-        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        src=\$(grep -l ' for sm_90a; ' \$(grep -l 'KT_KERNEL_NAME kt_gemm_wgwsswap_bf16_bm16_bn64_bk64_wm1_wn8_sk1_st8\$' \$KT_CACHE/src/*.hip) /dev/null | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached sm_90a source'; exit 1; }
         nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/wss.ptx &&
         grep -q 'wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16' $DIR/wss.ptx &&
         grep -q 'mbarrier.try_wait.parity' $DIR/wss.ptx && grep -q 'cp.async.mbarrier.arrive.noinc' $DIR/wss.ptx"
@@ -189,8 +191,8 @@ if echo "$TARGETS" | grep -q sm_90a; then
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gemm_wgswap%' AND target='sm_90a' AND status='ok'\")
         echo \"\$n ok\"; [ \$n -ge 40 ]"
     check "wgmma instantiation's PTX has wgmma.mma_async and cp.async" sh -c "
-        src=\$(grep -l 'KT_KERNEL_NAME kt_gemm_wgmma_bf16_bm128_bn128_bk64_wm8_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip | head -1)
-        [ -n \"\$src\" ] || { echo 'no cached source'; exit 1; }
+        src=\$(grep -l ' for sm_90a; ' \$(grep -l 'KT_KERNEL_NAME kt_gemm_wgmma_bf16_bm128_bn128_bk64_wm8_wn1_sk1_st4\$' \$KT_CACHE/src/*.hip) /dev/null | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached sm_90a source'; exit 1; }
         nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/wg.ptx &&
         grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' $DIR/wg.ptx && grep -q 'cp.async.cg.shared.global' $DIR/wg.ptx"
 fi
