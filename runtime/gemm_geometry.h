@@ -5,6 +5,7 @@
 #define KT_GEMM_GEOMETRY_H
 
 #include "../templates/abi/gemm.h"
+#include "launch_dims.h"
 
 typedef struct kt_gemm_variant {
     int bm, bn, bk;      /* workgroup tile */
@@ -15,11 +16,6 @@ typedef struct kt_gemm_variant {
                             tiles in dynamic shared memory; 0 = static shared memory only */
 } kt_gemm_variant;
 
-typedef struct kt_launch_dims {
-    unsigned grid[3];
-    unsigned block[3];
-    unsigned shared;     /* dynamic shared memory bytes the launch provides */
-} kt_launch_dims;
 
 /* Dynamic shared memory of a staged variant: ST stages of A[BM][BK] and W[BN][BK], 16-bit, and
  * 1 KiB over, so the kernel can start its ring on a 1024-byte boundary (the largest swizzle atom)

@@ -1,0 +1,189 @@
+/* op.h: the op descriptor. One kt_op per kernel family (GEMM, fused add + RMSNorm, ...), all of
+ * them in one table (op_table.c), like ggml's op table. Everything after the build stage that
+ * depends on a family's fields goes through its descriptor: the problem key, the parser of its
+ * variants' parameters, launch geometry, workspace, the argument struct (templates/abi/<family>.h),
+ * the references, the error bound, the input generator and the law. The sweep, the worker, the
+ * selection chain, `kt explain`, `kt dump` and tune's coverage report are written once against it.
+ * Prefix kt_op_ (descriptors), kt_problem_ / kt_variant_ (their values).
+ *
+ * A problem is an op, a dtype and the op's dimensions. Every op has static dimensions (part of the
+ * shape: a GEMM's n and k, a norm's hidden size) and at most one bucketed dimension (tokens, rows,
+ * batch): a query holds its actual value, a key holds the bucket edge that serves it. The key text
+ * is canonical: `<op> <dtype> <static>=<v> ... <bucketed><=<edge>`, e.g.
+ * `gemm bf16 n=5120 k=8704 m<=16`, `rmsnorm_add bf16 hidden=4096 rows<=64`.
+ *
+ * A variant is the recipe's parameters, read once from the kernel row's params JSON by the op's
+ * parameter table (kt_variant_parse): integers in the op's parameter order, a missing parameter
+ * taking its fallback. Only the descriptor's functions interpret them. */
+#ifndef KT_OP_H
+#define KT_OP_H
+#include <stddef.h>
+#include <stdint.h>
+#include "target.h"
+#include "law.h"
+#include "launch_dims.h"
+
+#define KT_OP_MAX_DIMS 6
+#define KT_OP_MAX_PARAMS 12
+#define KT_OP_MAX_DTYPES 4
+#define KT_OP_MAX_LAUNCHES 2
+#define KT_OP_MAX_WORKSPACES 2
+#define KT_OP_MAX_BUFFERS 8
+#define KT_OP_NAME_LEN 192      /* kernel names: the generator's limit (gen/recipe.h) */
+
+struct kt_op;
+
+typedef struct kt_problem {
+    const struct kt_op *op;
+    int dtype;                          /* index into op->dtypes */
+    long long dim[KT_OP_MAX_DIMS];      /* op->dims order; the bucketed one: value (query) or edge (key) */
+} kt_problem;
+
+typedef struct kt_variant {
+    int p[KT_OP_MAX_PARAMS];            /* op->params order */
+} kt_variant;
+
+typedef struct kt_op_dim {
+    const char *name;                   /* "n", "k", "m", "hidden", "rows" */
+    int bucketed;                       /* 1 for the one bucketed dimension */
+} kt_op_dim;
+
+typedef struct kt_op_param {
+    const char *name;                   /* the recipe's axis name, "BM" */
+    int fallback;                       /* value when the recipe has no such axis */
+    int min;                            /* smallest valid value: a row below it cannot launch */
+} kt_op_param;
+
+/* One kernel launch of a variant: the function is the kernel's name + suffix ("" or "_reduce"). */
+typedef struct kt_op_launch {
+    const char *suffix;
+    kt_launch_dims dims;
+    int optional;                       /* 1: skipped when the code object has no such function */
+} kt_op_launch;
+
+/* A compiled kernel as the law sees it: its parameters, its template's law class (the recipe's
+ * `law` field, else the template's file name) and its resources from the ELF. */
+typedef struct kt_candidate {
+    const char *name;
+    const char *law_class;              /* "dense", "skinny", "swapab", "wgmma", ... */
+    kt_variant v;
+    int threads, regs, lds_bytes, waves_per_simd;   /* 0 when unknown */
+} kt_candidate;
+
+/* Device buffers of one verification or timing set, in the order op->buffers gives them. */
+enum { KT_BUF_IN = 1, KT_BUF_OUT = 2, KT_BUF_INOUT = 3 };
+typedef struct kt_op_buffer {
+    const char *name;                   /* "a", "w", "c", "x", "residual", "weight" */
+    int role;                           /* KT_BUF_IN | KT_BUF_OUT | KT_BUF_INOUT */
+    size_t bytes;
+    int weight;                         /* 1: model weights (one copy serves every cold set) */
+} kt_op_buffer;
+
+typedef struct kt_op {
+    const char *name;                   /* "gemm": the key's first word and the recipes' `ops` entry */
+    const char *summary;                /* one line for listings */
+    const char *const *dtypes;          /* "bf16", "fp16" */
+    int ndtypes;
+    const kt_op_dim *dims;
+    int ndims;
+    const int *edges;                   /* bucket edges of the bucketed dimension, ascending */
+    int nedges;
+    int decode_edge;                    /* edges <= this are the "decode" phase, larger "prefill" */
+    const kt_op_param *params;
+    int nparams;
+    size_t args_size;                   /* sizeof the ABI struct (templates/abi/<family>.h) */
+
+    /* ---- geometry and workspace (runtime and tuner) ---- */
+    /* The launches of variant v for problem p on a device of `units` compute units, in order. */
+    int (*launches)(const kt_variant *v, const kt_problem *p, int wave_size, int units,
+                    kt_op_launch out[KT_OP_MAX_LAUNCHES]);
+    /* Why v cannot launch p at all (grid limits, ...), or NULL; workspace is checked apart. */
+    const char *(*misfit)(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len);
+    int nworkspaces;                    /* named device buffers allocated at open, at their largest */
+    const char *const *workspace_names; /* "split-K partials" */
+    /* Bytes of workspace buffer i a launch of v on p needs (0: none). The buffer's last bytes may be
+     * counters that launches leave zero: the allocator zeroes each buffer once. */
+    long long (*workspace_bytes)(const kt_variant *v, const kt_problem *p, int units, int i);
+    /* Bytes at the start of workspace buffer i (of `bytes`) a verifier may poison. */
+    long long (*workspace_poison_bytes)(int i, long long bytes);
+    /* Whether the variant can run with no workspace at all (a stream with no slot). */
+    int (*needs_workspace)(const kt_variant *v);
+    /* The variant's split count as kt explain and ktrt_choice report it (GEMM: SK), or -1. */
+    int (*split_of)(const kt_variant *v);
+
+    /* ---- arguments ---- */
+    /* The problem a caller's filled argument struct describes, checked (NULL operands, strides,
+     * dimensions < 1): KT_OK, or KT_EINVAL with err naming the field. */
+    int (*problem_of_args)(const void *args, kt_problem *p, char *err, size_t errlen);
+    /* Sets the variant's fields of the argument struct (split sizes, workspace pointers). */
+    void (*bind)(void *args, const kt_variant *v, const kt_problem *p, void *const *workspace,
+                 const long long *workspace_bytes);
+
+    /* ---- the law ---- */
+    /* The candidate the law picks for p, or -1 when none can serve it. */
+    int (*law_pick)(const law_device *d, const kt_candidate *c, int n, const kt_problem *p);
+    /* The tuner's pruning: keep[i] = 1 for the candidates worth timing (law_idx always kept).
+     * NULL: time every candidate. Returns the number kept. */
+    int (*prune)(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, int law_idx, int *keep);
+
+    /* ---- verification (tuner, device checks) ---- */
+    /* The buffers of one set for p (inputs, outputs, in-place operands), in argument order. */
+    int (*buffers)(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS]);
+    /* Random contents of input buffer i (never zeros), from rng. */
+    void (*fill)(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng);
+    /* The user fields of the argument struct over a set's device buffers. */
+    void (*args_for)(void *args, const kt_problem *p, void *const *buffers);
+    /* Doubles the reference writes: the op's outputs in a fixed order. */
+    size_t (*ref_count)(const kt_problem *p);
+    /* float64 CPU reference over the host inputs (every buffer's initial contents): into ref. */
+    void (*ref_cpu)(const kt_problem *p, void *const *host, double *ref);
+    /* The GPU reference kernel, for ops too large for the CPU: its name for the dtype (written
+     * into buf), launch and arguments over device buffers and a device array of ref_count
+     * doubles. NULL ref_gpu_name: the worker uses ref_cpu. */
+    const char *(*ref_gpu_name)(const kt_problem *p, char *buf, size_t len);
+    kt_launch_dims (*ref_gpu_launch)(const kt_problem *p, void *args, void *const *buffers, void *ref_out);
+    /* ||out - ref|| / ||ref|| over the outputs read back to host (every buffer, after the launch);
+     * NaN when an output is not finite. */
+    double (*rel_error)(const kt_problem *p, void *const *host, const double *ref);
+    double (*error_bound)(int dtype);
+    /* Bytes a launch must move at least (compulsory traffic), for the report's bandwidth column;
+     * and the flops, 0 for a memory-bound op. */
+    double (*bytes_moved)(const kt_problem *p);
+    double (*flops)(const kt_problem *p);
+} kt_op;
+
+/* ---- the table (op_table.c) ---- */
+int kt_op_count(void);
+const kt_op *kt_op_at(int i);
+const kt_op *kt_op_find(const char *name);                 /* NULL when unknown */
+/* 1 when the comma-separated ops text (a kernel row's `ops`) names op exactly. */
+int kt_ops_has(const char *ops, const char *op);
+
+/* ---- values (op.c) ---- */
+int kt_op_dtype_index(const kt_op *op, const char *dtype);  /* -1 unknown */
+int kt_op_bucketed_dim(const kt_op *op);                    /* index in dims, -1 when none */
+/* The edge serving value v (the smallest edge >= v; above the last, the last); -1 when v < 1. */
+long long kt_op_bucket(const kt_op *op, long long v);
+int kt_op_is_edge(const kt_op *op, long long v);
+const char *kt_problem_phase(const kt_problem *p);          /* "decode" | "prefill" */
+/* The key of p with its bucketed dimension snapped to its edge. Length, or -1 (does not fit, a
+ * dimension < 1). */
+int kt_problem_key(const kt_problem *p, char *buf, size_t len);
+/* Parses a key text: KT_OK-style 0, or -1 with a message naming the word at fault. The bucketed
+ * value read is the edge. */
+int kt_problem_parse(const char *key, kt_problem *p, char *err, size_t errlen);
+/* Checks a query: every dimension >= 1. 0, or -1 with the dimension named. */
+int kt_problem_check(const kt_problem *p, char *err, size_t errlen);
+/* The same static shape (op, dtype, every static dimension). */
+int kt_problem_same_shape(const kt_problem *a, const kt_problem *b);
+long long kt_problem_bucketed(const kt_problem *p);         /* the bucketed value, 1 when none */
+
+/* Reads a flat JSON object of numbers and strings (a kernel row's params) into v by op's
+ * parameter table: a missing parameter takes its fallback. 0, or -1 (bad JSON, a value below its
+ * minimum, a non-integer) with a message. The "dtype" entry, when present and dtype_out is not
+ * NULL, is copied there. */
+int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dtype_out, size_t dtype_len,
+                     char *err, size_t errlen);
+int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);   /* fallback when absent */
+
+#endif
