@@ -76,7 +76,6 @@ typedef struct kt_op_buffer {
     const char *name;                   /* "a", "w", "c", "x", "residual", "weight" */
     int role;                           /* KT_BUF_IN | KT_BUF_OUT | KT_BUF_INOUT */
     size_t bytes;
-    int weight;                         /* 1: model weights (one copy serves every cold set) */
 } kt_op_buffer;
 
 typedef struct kt_op {
@@ -179,11 +178,13 @@ int kt_problem_same_shape(const kt_problem *a, const kt_problem *b);
 long long kt_problem_bucketed(const kt_problem *p);         /* the bucketed value, 1 when none */
 
 /* Reads a flat JSON object of numbers and strings (a kernel row's params) into v by op's
- * parameter table: a missing parameter takes its fallback. 0, or -1 (bad JSON, a value below its
- * minimum, a non-integer) with a message. The "dtype" entry, when present and dtype_out is not
+ * parameter table: a missing parameter takes its fallback (one whose fallback is below its minimum
+ * is required). 0, or -1 (bad JSON, a missing required parameter, a value below its minimum, a
+ * non-integer) with a message. The "dtype" entry, when present and dtype_out is not
  * NULL, is copied there. */
 int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dtype_out, size_t dtype_len,
                      char *err, size_t errlen);
-int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);   /* fallback when absent */
+/* The value of a named parameter; 0 when the op has no such parameter. */
+int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);
 
 #endif

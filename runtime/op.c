@@ -1,0 +1,215 @@
+/* op.c: the values every descriptor shares (runtime/op.h): bucket edges, key text, variant
+ * parameters. Written once here, so a key or a parameter spelt two ways cannot happen. */
+#include "op.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fitted(int n, size_t len) { return n < 0 || (size_t)n >= len ? -1 : n; }
+
+int kt_op_dtype_index(const kt_op *op, const char *dtype)
+{
+    for (int i = 0; op && dtype && i < op->ndtypes; i++)
+        if (strcmp(op->dtypes[i], dtype) == 0) return i;
+    return -1;
+}
+
+int kt_op_bucketed_dim(const kt_op *op)
+{
+    for (int i = 0; op && i < op->ndims; i++)
+        if (op->dims[i].bucketed) return i;
+    return -1;
+}
+
+long long kt_op_bucket(const kt_op *op, long long v)
+{
+    if (!op || v < 1 || op->nedges < 1) return -1;
+    for (int i = 0; i < op->nedges; i++)
+        if (op->edges[i] >= v) return op->edges[i];
+    return op->edges[op->nedges - 1];
+}
+
+int kt_op_is_edge(const kt_op *op, long long v)
+{
+    for (int i = 0; op && i < op->nedges; i++)
+        if (op->edges[i] == v) return 1;
+    return 0;
+}
+
+long long kt_problem_bucketed(const kt_problem *p)
+{
+    int b = kt_op_bucketed_dim(p->op);
+    return b < 0 ? 1 : p->dim[b];
+}
+
+const char *kt_problem_phase(const kt_problem *p)
+{
+    long long e = kt_op_bucket(p->op, kt_problem_bucketed(p));
+    return e > 0 && e <= p->op->decode_edge ? "decode" : "prefill";
+}
+
+int kt_problem_check(const kt_problem *p, char *err, size_t errlen)
+{
+    if (!p || !p->op) return snprintf(err, errlen, "no op"), -1;
+    if (p->dtype < 0 || p->dtype >= p->op->ndtypes)
+        return snprintf(err, errlen, "%s: dtype index %d out of range", p->op->name, p->dtype), -1;
+    for (int i = 0; i < p->op->ndims; i++)
+        if (p->dim[i] < 1 || p->dim[i] > 0x7fffffffLL)
+            return snprintf(err, errlen, "%s: %s=%lld: must be >= 1 and fit an int", p->op->name, p->op->dims[i].name,
+                            p->dim[i]), -1;
+    return 0;
+}
+
+int kt_problem_key(const kt_problem *p, char *buf, size_t len)
+{
+    if (len) buf[0] = 0;
+    if (!p || !p->op || p->dtype < 0 || p->dtype >= p->op->ndtypes) return -1;
+    const kt_op *op = p->op;
+    int n = snprintf(buf, len, "%s %s", op->name, op->dtypes[p->dtype]);
+    if (fitted(n, len) < 0) return -1;
+    for (int i = 0; i < op->ndims; i++) {
+        long long v = p->dim[i];
+        if (v < 1) return -1;
+        if (op->dims[i].bucketed) v = kt_op_bucket(op, v);
+        int m = snprintf(buf + n, len - (size_t)n, " %s%s%lld", op->dims[i].name, op->dims[i].bucketed ? "<=" : "=", v);
+        if (fitted(m, len - (size_t)n) < 0) return -1;
+        n += m;
+    }
+    return n;
+}
+
+int kt_problem_parse(const char *key, kt_problem *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    char word[64];
+    const char *s = key ? key : "";
+    int used = 0;
+    if (sscanf(s, "%63s%n", word, &used) != 1) return snprintf(err, errlen, "empty problem key"), -1;
+    p->op = kt_op_find(word);
+    if (!p->op) return snprintf(err, errlen, "'%s': unknown op '%s'", s, word), -1;
+    s += used;
+    if (sscanf(s, "%63s%n", word, &used) != 1) return snprintf(err, errlen, "'%s': no dtype", key), -1;
+    p->dtype = kt_op_dtype_index(p->op, word);
+    if (p->dtype < 0) return snprintf(err, errlen, "'%s': %s has no dtype '%s'", key, p->op->name, word), -1;
+    s += used;
+    for (int i = 0; i < p->op->ndims; i++) {
+        const kt_op_dim *d = &p->op->dims[i];
+        while (*s == ' ') s++;
+        size_t nl = strlen(d->name);
+        const char *rel = d->bucketed ? "<=" : "=";
+        size_t rl = strlen(rel);
+        if (strncmp(s, d->name, nl) != 0 || strncmp(s + nl, rel, rl) != 0)
+            return snprintf(err, errlen, "'%s': expected '%s%s' at '%s'", key, d->name, rel, s), -1;
+        s += nl + rl;
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || errno || v < 1 || v > 0x7fffffffLL || (*end && *end != ' '))
+            return snprintf(err, errlen, "'%s': %s: not a positive integer", key, d->name), -1;
+        if (d->bucketed && !kt_op_is_edge(p->op, v))
+            return snprintf(err, errlen, "'%s': %s<=%lld is not a bucket edge of %s", key, d->name, v, p->op->name), -1;
+        p->dim[i] = v;
+        s = end;
+    }
+    while (*s == ' ') s++;
+    if (*s) return snprintf(err, errlen, "'%s': unexpected '%s' after the dimensions", key, s), -1;
+    return 0;
+}
+
+int kt_problem_same_shape(const kt_problem *a, const kt_problem *b)
+{
+    if (a->op != b->op || a->dtype != b->dtype) return 0;
+    for (int i = 0; i < a->op->ndims; i++)
+        if (!a->op->dims[i].bucketed && a->dim[i] != b->dim[i]) return 0;
+    return 1;
+}
+
+/* ---- params JSON: a flat object of integers and strings, as gen writes it ---- */
+
+static const char *skip_ws(const char *s)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    return s;
+}
+
+/* A JSON string at s (after its opening quote is checked): copied to out (escapes kept only
+ * for \" and \\, which is all gen emits), returns the text after the closing quote or NULL. */
+static const char *read_string(const char *s, char *out, size_t len)
+{
+    if (*s != '"') return NULL;
+    s++;
+    size_t n = 0;
+    while (*s && *s != '"') {
+        char c = *s++;
+        if (c == '\\') {
+            if (!*s) return NULL;
+            c = *s++;
+        }
+        if (n + 1 < len) out[n++] = c;
+    }
+    if (len) out[n < len ? n : len - 1] = 0;
+    return *s == '"' ? s + 1 : NULL;
+}
+
+int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dtype_out, size_t dtype_len,
+                     char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    int seen[KT_OP_MAX_PARAMS] = {0};
+    if (dtype_out && dtype_len) dtype_out[0] = 0;
+    const char *s = skip_ws(json ? json : "");
+    if (*s != '{') return snprintf(err, errlen, "params '%.60s': not a JSON object", json ? json : ""), -1;
+    s = skip_ws(s + 1);
+    while (*s && *s != '}') {
+        char name[48], text[64];
+        s = read_string(s, name, sizeof name);
+        if (!s) return snprintf(err, errlen, "params '%.60s': bad key", json), -1;
+        s = skip_ws(s);
+        if (*s != ':') return snprintf(err, errlen, "params '%.60s': expected ':' after \"%s\"", json, name), -1;
+        s = skip_ws(s + 1);
+        int idx = -1;
+        for (int i = 0; i < op->nparams; i++)
+            if (strcmp(op->params[i].name, name) == 0) idx = i;
+        if (*s == '"') {
+            s = read_string(s, text, sizeof text);
+            if (!s) return snprintf(err, errlen, "params '%.60s': bad string for \"%s\"", json, name), -1;
+            if (idx >= 0) return snprintf(err, errlen, "params: %s: \"%s\" must be an integer", op->name, name), -1;
+            if (strcmp(name, "dtype") == 0 && dtype_out) snprintf(dtype_out, dtype_len, "%s", text);
+        } else {
+            char *end;
+            errno = 0;
+            long long x = strtoll(s, &end, 10);
+            if (end == s || errno || x < -0x7fffffffLL || x > 0x7fffffffLL || *end == '.' || *end == 'e' || *end == 'E')
+                return snprintf(err, errlen, "params '%.60s': \"%s\" is not an integer", json, name), -1;
+            s = end;
+            if (idx >= 0) {
+                if (x < op->params[idx].min)
+                    return snprintf(err, errlen, "params: %s: %s=%lld below its minimum %d", op->name, name, x,
+                                    op->params[idx].min), -1;
+                v->p[idx] = (int)x;
+                seen[idx] = 1;
+            }
+        }
+        s = skip_ws(s);
+        if (*s == ',') s = skip_ws(s + 1);
+        else if (*s != '}') return snprintf(err, errlen, "params '%.60s': expected ',' or '}'", json), -1;
+    }
+    if (*s != '}') return snprintf(err, errlen, "params '%.60s': unterminated object", json), -1;
+    for (int i = 0; i < op->nparams; i++) {
+        if (seen[i]) continue;
+        if (op->params[i].fallback < op->params[i].min)
+            return snprintf(err, errlen, "params '%.60s': %s needs \"%s\"", json, op->name, op->params[i].name), -1;
+        v->p[i] = op->params[i].fallback;
+    }
+    return 0;
+}
+
+int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param)
+{
+    for (int i = 0; op && i < op->nparams; i++)
+        if (strcmp(op->params[i].name, param) == 0) return v->p[i];
+    return 0;
+}
