@@ -11,14 +11,22 @@
 
 static void explain_usage(FILE *f)
 {
-    fprintf(f, "usage: kt explain --db FILE --op gemm --dtype bf16|fp16 --n N --k K --m M [--device KEY]\n"
-               "                  [--workspace BYTES]\n\n"
+    fprintf(f, "usage: kt explain --db FILE --op OP --dtype DTYPE --<dim> N ... [--device KEY] [--workspace BYTES]\n\n"
                "  --db FILE         a tuned database (.ktdb), opened read-only\n"
-               "  --device KEY      the device to choose for, e.g. sm_90/132/0x2335 (default: the database's\n"
+               "  --op OP           the op family; its dimensions, each given as --<name> N:\n");
+    for (int i = 0; i < kt_op_count(); i++) {
+        const kt_op *op = kt_op_at(i);
+        fprintf(f, "                      %-12s", op->name);
+        for (int d = 0; d < op->ndims; d++) fprintf(f, " --%s N", op->dims[d].name);
+        fprintf(f, "   (dtype");
+        for (int t = 0; t < op->ndtypes; t++) fprintf(f, "%s%s", t ? "|" : " ", op->dtypes[t]);
+        fprintf(f, ")\n");
+    }
+    fprintf(f, "  --device KEY      the device to choose for, e.g. sm_90/132/0x2335 (default: the database's\n"
                "                    one device with selections, preferring a real device to a '<target>/law'\n"
                "                    one; else its latest run's device; else its only device)\n"
-               "  --workspace BYTES split-K workspace a launch may use (default: what libktrt allocates, the\n"
-               "                    largest any selection needs)\n\n"
+               "  --workspace BYTES the op's first workspace buffer a launch may use (default: what libktrt\n"
+               "                    allocates, the largest any selection needs)\n\n"
                "Prints the problem key, path=exact|bucket|law|refused, the kernel, the reason, and the timings\n"
                "measured for that key on that device, fastest first. Exit 0 when served, 3 when refused, 1 when\n"
                "the database cannot be used, 2 for a usage error.\n");
@@ -96,30 +104,49 @@ static int print_timing(void *ctx, const db_read_measurement *m)
 
 int kt_cmd_explain(int argc, char **argv)
 {
-    const char *db = NULL, *op = NULL, *dtype = NULL, *device = NULL, *nt = NULL, *kt = NULL, *mt = NULL, *wst = NULL;
+    const char *db = NULL, *opname = NULL, *dtype = NULL, *device = NULL, *wst = NULL;
+    const char *dim_name[16], *dim_text[16];
+    int ndim_args = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { explain_usage(stdout); return 0; }
-        const char **slot = !strcmp(a, "--db") ? &db : !strcmp(a, "--op") ? &op : !strcmp(a, "--dtype") ? &dtype :
-                            !strcmp(a, "--device") ? &device : !strcmp(a, "--n") ? &nt : !strcmp(a, "--k") ? &kt :
-                            !strcmp(a, "--m") ? &mt : !strcmp(a, "--workspace") ? &wst : NULL;
-        if (!slot) { fprintf(stderr, "kt explain: unknown option '%s'\n", a); explain_usage(stderr); return 2; }
+        if (strncmp(a, "--", 2) != 0) { fprintf(stderr, "kt explain: unexpected '%s'\n", a); explain_usage(stderr); return 2; }
         if (!val) { fprintf(stderr, "kt explain: %s needs a value\n", a); return 2; }
-        *slot = val;
+        const char **slot = !strcmp(a, "--db") ? &db : !strcmp(a, "--op") ? &opname : !strcmp(a, "--dtype") ? &dtype :
+                            !strcmp(a, "--device") ? &device : !strcmp(a, "--workspace") ? &wst : NULL;
+        if (slot) *slot = val;
+        else if (ndim_args < 16) { dim_name[ndim_args] = a + 2; dim_text[ndim_args++] = val; }
+        else { fprintf(stderr, "kt explain: too many options\n"); return 2; }
         i++;
     }
-    if (!db || !op || !dtype || !nt || !kt || !mt) {
-        fprintf(stderr, "kt explain: --db, --op, --dtype, --n, --k and --m are required\n");
+    if (!db || !opname || !dtype) {
+        fprintf(stderr, "kt explain: --db, --op and --dtype are required, and the op's dimensions\n");
         explain_usage(stderr);
         return 2;
     }
-    if (strcmp(op, "gemm") != 0) { fprintf(stderr, "kt explain: --op %s: only gemm is served\n", op); return 2; }
-    if (ktrt_dtype_index(dtype) < 0) { fprintf(stderr, "kt explain: --dtype %s: expected bf16 or fp16\n", dtype); return 2; }
-    int n = positive(nt), k = positive(kt), m = positive(mt);
-    if (n < 0 || k < 0 || m < 0) {
-        fprintf(stderr, "kt explain: --n %s --k %s --m %s: each must be a whole number >= 1\n", nt, kt, mt);
+    const kt_op *op = kt_op_find(opname);
+    if (!op) { fprintf(stderr, "kt explain: --op %s: not an op of this build\n", opname); explain_usage(stderr); return 2; }
+    kt_problem prob;
+    memset(&prob, 0, sizeof prob);
+    prob.op = op;
+    prob.dtype = kt_op_dtype_index(op, dtype);
+    if (prob.dtype < 0) {
+        fprintf(stderr, "kt explain: --dtype %s: %s takes", dtype, op->name);
+        for (int t = 0; t < op->ndtypes; t++) fprintf(stderr, " %s", op->dtypes[t]);
+        fprintf(stderr, "\n");
         return 2;
     }
+    for (int j = 0; j < ndim_args; j++) {
+        int d = -1;
+        for (int i = 0; i < op->ndims; i++)
+            if (strcmp(op->dims[i].name, dim_name[j]) == 0) d = i;
+        if (d < 0) { fprintf(stderr, "kt explain: unknown option '--%s' (%s has no such dimension)\n", dim_name[j], op->name); return 2; }
+        int v = positive(dim_text[j]);
+        if (v < 0) { fprintf(stderr, "kt explain: --%s %s: must be a whole number >= 1\n", dim_name[j], dim_text[j]); return 2; }
+        prob.dim[d] = v;
+    }
+    for (int i = 0; i < op->ndims; i++)
+        if (prob.dim[i] < 1) { fprintf(stderr, "kt explain: --%s is required for --op %s\n", op->dims[i].name, op->name); return 2; }
     long long ws = -1;
     if (wst) {
         char *end;
@@ -148,24 +175,30 @@ int kt_cmd_explain(int argc, char **argv)
         fprintf(stderr, "kt explain: %s (device %s)\n", err, dev.key);
         goto done;
     }
-    if (ws < 0) ws = ktrt_catalog_workspace_bytes(&cat, dev.target, dev.compute_units);
-
-    ktrt_query q = {&dev, dtype, m, n, k, ws};
+    ktrt_op_query q;
+    memset(&q, 0, sizeof q);
+    q.device = &dev;
+    q.p = prob;
+    for (int i = 0; i < op->nworkspaces; i++)
+        q.workspace[i] = ktrt_catalog_workspace(&cat, dev.target, dev.compute_units, op, i);
+    if (ws >= 0 && op->nworkspaces > 0) q.workspace[0] = ws;
     ktrt_pick p;
-    int rc = ktrt_select_gemm(&cat, &q, &p);
+    int rc = ktrt_select(&cat, &q, &p);
     if (rc == KT_EINVAL) { fprintf(stderr, "kt explain: %s\n", p.choice.reason); status = 2; goto done; }
-    printf("problem: %s (m=%d)\n", p.choice.problem_key, m);
+    int bd = kt_op_bucketed_dim(op);
+    if (bd >= 0) printf("problem: %s (%s=%lld)\n", p.choice.problem_key, op->dims[bd].name, prob.dim[bd]);
+    else printf("problem: %s\n", p.choice.problem_key);
     printf("device: %s (%s, %d compute units)\n", dev.key, dev.target->name, dev.compute_units);
     printf("path=%s\n", p.choice.path);
     printf("kernel: %s\n", p.choice.kernel[0] ? p.choice.kernel : "-");
     if (rc == KT_OK) {
-        printf("splitk: %d\n", p.choice.splitk);
+        if (p.choice.splitk >= 0) printf("splitk: %d\n", p.choice.splitk);
         if (p.choice.tuned_us > 0) printf("tuned_us: %.3f\n", p.choice.tuned_us);
     }
     printf("reason: %s\n", p.choice.reason);
     if (p.other_device[0])
         printf("notice: tuned on %s, not on this device: tune on it for exact picks\n", p.other_device);
-    printf("workspace: %lld bytes\n", ws);
+    for (int i = 0; i < op->nworkspaces; i++) printf("workspace: %lld bytes (%s)\n", q.workspace[i], op->workspace_names[i]);
     printf("db: %s\n", db);
     if (db_read_selections(r, dev.key, p.choice.problem_key, print_selection, NULL, err, sizeof err) < 0) {
         fprintf(stderr, "kt explain: %s\n", err);

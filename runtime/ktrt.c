@@ -4,6 +4,7 @@
 #include "ktrt_select.h"
 #include "backend.h"
 #include "problem_key.h"
+#include "op_gemm.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,24 +13,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Choices are remembered per (dtype, m, n, k, workspace): a serving loop asks the same few
- * questions millions of times, and the law path ranks every kernel of the dtype. Direct-mapped:
- * a collision only costs a recomputation. */
+/* Choices are remembered per (op, dtype, dimensions, workspace): a serving loop asks the same few
+ * questions millions of times, and the law path ranks every kernel of the op. Direct-mapped: a
+ * collision only costs a recomputation. */
 #define KTRT_CACHE_SIZE 256
 
 typedef struct ktrt_slot {
     void *stream;            /* the stream bound to this slot */
     int bound;
-    void *buf;               /* ws_bytes of device memory; NULL when ws_bytes is 0 */
+    void **buf;              /* [op][workspace] device buffers of ws_bytes; NULL where 0 bytes */
 } ktrt_slot;
 
 typedef struct ktrt_loaded {
-    void *module, *fn, *reduce;
+    void *module;
+    void *fn[KT_OP_MAX_LAUNCHES];   /* by the launch's suffix, as op->launches lists them */
+    char suffix[KT_OP_MAX_LAUNCHES][16];
+    int nfn;
 } ktrt_loaded;
 
 typedef struct ktrt_cached {
-    int used, dtype, m, n, k, rc;
-    long long ws;
+    int used, rc;
+    kt_problem p;
+    long long ws[KT_OP_MAX_WORKSPACES];
     ktrt_pick pick;
 } ktrt_cached;
 
@@ -39,63 +44,126 @@ struct ktrt {
     ktb_device_info info;
     ktrt_device dev;
     pthread_mutex_t lock;            /* guards everything below and the layers' code reads */
-    long long ws_bytes;
+    int nops;
+    long long *ws_bytes;             /* [op][workspace]: bytes of each slot's buffer */
+    int any_ws;                      /* some op has a workspace buffer of > 0 bytes */
     ktrt_slot *slots;
     int nslots;
     ktrt_loaded **loaded;            /* [layer][kernel index] */
     ktrt_cached *cache;
     ktrt_log log;                    /* once-per-key stderr lines (KT_LOG) */
-    ktrt_stats stats;                /* ktrt_gemm calls by path */
+    ktrt_stats stats;                /* launches by path */
 };
 
+static long long *ws_of(ktrt *rt, const kt_op *op)
+{
+    for (int i = 0; i < rt->nops; i++)
+        if (kt_op_at(i) == op) return &rt->ws_bytes[i * KT_OP_MAX_WORKSPACES];
+    return NULL;
+}
+
+static int op_index(const kt_op *op)
+{
+    for (int i = 0; i < kt_op_count(); i++)
+        if (kt_op_at(i) == op) return i;
+    return -1;
+}
 
 /* ---- choice (under the lock) ---- */
 
-static int choose_locked(ktrt *rt, const char *dtype, int m, int n, int k, long long ws, const ktrt_pick **out)
+static int same_problem(const kt_problem *a, const kt_problem *b)
 {
-    int di = ktrt_dtype_index(dtype);
-    uint64_t h = (uint64_t)(unsigned)di * 0x9E3779B97F4A7C15ull;
-    h = (h ^ (unsigned)m) * 0x100000001B3ull;
-    h = (h ^ (unsigned)n) * 0x100000001B3ull;
-    h = (h ^ (unsigned)k) * 0x100000001B3ull;
-    h = (h ^ (uint64_t)ws) * 0x100000001B3ull;
+    if (a->op != b->op || a->dtype != b->dtype) return 0;
+    for (int i = 0; i < a->op->ndims; i++)
+        if (a->dim[i] != b->dim[i]) return 0;
+    return 1;
+}
+
+static int choose_locked(ktrt *rt, const kt_problem *p, const long long *ws, const ktrt_pick **out)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p->op * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (unsigned)p->dtype) * 0x100000001B3ull;
+    for (int i = 0; i < p->op->ndims; i++) h = (h ^ (uint64_t)p->dim[i]) * 0x100000001B3ull;
+    for (int i = 0; i < KT_OP_MAX_WORKSPACES; i++) h = (h ^ (uint64_t)ws[i]) * 0x100000001B3ull;
     ktrt_cached *c = &rt->cache[(h >> 17) % KTRT_CACHE_SIZE];
-    if (c->used && c->dtype == di && c->m == m && c->n == n && c->k == k && c->ws == ws) {
+    if (c->used && same_problem(&c->p, p) && memcmp(c->ws, ws, sizeof c->ws) == 0) {
         *out = &c->pick;
         return c->rc;
     }
-    ktrt_query q = {&rt->dev, dtype, m, n, k, ws};
-    c->rc = ktrt_select_gemm(&rt->cat, &q, &c->pick);
+    ktrt_op_query q;
+    memset(&q, 0, sizeof q);
+    q.device = &rt->dev;
+    q.p = *p;
+    memcpy(q.workspace, ws, sizeof q.workspace);
+    c->rc = ktrt_select(&rt->cat, &q, &c->pick);
     c->used = c->rc != KT_EINVAL;
-    c->dtype = di, c->m = m, c->n = n, c->k = k, c->ws = ws;
+    c->p = *p;
+    memcpy(c->ws, ws, sizeof c->ws);
     ktrt_log_pick(&rt->log, stderr, &rt->dev, &c->pick);
     *out = &c->pick;
     return c->rc;
 }
 
-static int check_problem(const char *who, const char *dtype, int m, int n, int k, char *err, size_t errlen)
+/* The op, the dtype and the problem a caller's argument struct describes. */
+static int read_call(const char *who, const char *opname, const char *dtype, const void *args, size_t args_size,
+                     kt_problem *p, char *err, size_t errlen)
 {
-    if (ktrt_dtype_index(dtype) < 0)
-        return ktrt_fail(err, errlen, KT_EINVAL, "%s: unknown dtype '%.32s' (bf16 or fp16)", who, dtype ? dtype : "(null)");
-    if (m < 1 || n < 1 || k < 1)
-        return ktrt_fail(err, errlen, KT_EINVAL, "%s: m=%d n=%d k=%d: every dimension must be >= 1", who, m, n, k);
+    const kt_op *op = kt_op_find(opname);
+    if (!op) return ktrt_fail(err, errlen, KT_EINVAL, "%s: unknown op '%.32s'", who, opname ? opname : "(null)");
+    int dt = kt_op_dtype_index(op, dtype);
+    if (dt < 0) {
+        char list[64] = "";
+        for (int i = 0, u = 0; i < op->ndtypes; i++)
+            u += snprintf(list + u, sizeof list - (size_t)u, "%s%s", i ? " or " : "", op->dtypes[i]);
+        return ktrt_fail(err, errlen, KT_EINVAL, "%s: unknown dtype '%.32s' (%s)", who, dtype ? dtype : "(null)", list);
+    }
+    if (!args) return ktrt_fail(err, errlen, KT_EINVAL, "%s: NULL args", who);
+    if (args_size != op->args_size)
+        return ktrt_fail(err, errlen, KT_EINVAL, "%s: args_size %zu, but %s's argument struct is %zu bytes (templates/abi)",
+                         who, args_size, op->name, op->args_size);
+    char why[256];
+    if (op->problem_of_args(args, p, why, sizeof why) != KT_OK)
+        return ktrt_fail(err, errlen, KT_EINVAL, "%s: %s", who, why);
+    p->op = op;
+    p->dtype = dt;
     return KT_OK;
+}
+
+static int choose_call(ktrt *rt, const char *who, const char *op, const char *dtype, const void *args,
+                       size_t args_size, ktrt_choice *choice, char *err, size_t errlen)
+{
+    if (!rt) return ktrt_fail(err, errlen, KT_EINVAL, "%s: NULL handle", who);
+    kt_problem p;
+    int rc = read_call(who, op, dtype, args, args_size, &p, err, errlen);
+    if (rc) return rc;
+    const ktrt_pick *pk;
+    pthread_mutex_lock(&rt->lock);
+    long long ws[KT_OP_MAX_WORKSPACES] = {0}, *have = ws_of(rt, p.op);
+    if (have) memcpy(ws, have, sizeof ws);   /* as on a stream with a slot */
+    rc = choose_locked(rt, &p, ws, &pk);
+    ktrt_choice copy = pk->choice;
+    pthread_mutex_unlock(&rt->lock);
+    if (choice) *choice = copy;
+    if (rc != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+    return rc;
 }
 
 int ktrt_choose_gemm(ktrt *rt, const char *dtype, int m, int n, int k, ktrt_choice *choice,
                      char *err, size_t errlen)
 {
-    if (!rt) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_choose_gemm: NULL handle");
-    int rc = check_problem("ktrt_choose_gemm", dtype, m, n, k, err, errlen);
-    if (rc) return rc;
-    const ktrt_pick *p;
-    pthread_mutex_lock(&rt->lock);
-    rc = choose_locked(rt, dtype, m, n, k, rt->ws_bytes, &p);   /* as on a stream with a slot */
-    ktrt_choice copy = p->choice;
-    pthread_mutex_unlock(&rt->lock);
-    if (choice) *choice = copy;
-    if (rc != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
-    return rc;
+    /* operands are not read when choosing: stand-ins pass the descriptor's NULL checks */
+    static char stand_in;
+    kt_gemm_args a;
+    memset(&a, 0, sizeof a);
+    a.a = a.w = a.c = &stand_in;
+    a.m = m, a.n = n, a.k = k, a.lda = k, a.ldw = k, a.ldc = n;
+    return choose_call(rt, "ktrt_choose_gemm", "gemm", dtype, &a, sizeof a, choice, err, errlen);
+}
+
+int ktrt_choose(ktrt *rt, const char *op, const char *dtype, const void *args, size_t args_size, ktrt_choice *choice,
+                char *err, size_t errlen)
+{
+    return choose_call(rt, "ktrt_choose", op, dtype, args, args_size, choice, err, errlen);
 }
 
 /* ---- launch ---- */
@@ -117,7 +185,6 @@ int ktrt_get_stats(ktrt *rt, ktrt_stats *out)
     return KT_OK;
 }
 
-
 /* The slot bound to stream, else a free one (*bound 0), else -1. */
 static int slot_for(ktrt *rt, void *stream, int *bound)
 {
@@ -133,11 +200,12 @@ static int slot_for(ktrt *rt, void *stream, int *bound)
     return free_slot;
 }
 
-static int load_kernel(ktrt *rt, const ktrt_pick *p, ktrt_loaded *out, char *err, size_t errlen)
+static int load_kernel(ktrt *rt, const ktrt_pick *p, const kt_op_launch *L, int nl, ktrt_loaded *out, char *err,
+                       size_t errlen)
 {
     ktrt_layer *layer = &rt->cat.layers[p->kernel_layer];
     ktrt_loaded *l = &rt->loaded[p->kernel_layer][p->kernel - layer->kernels];
-    if (l->fn) {
+    if (l->module) {
         *out = *l;
         return KT_OK;
     }
@@ -146,23 +214,101 @@ static int load_kernel(ktrt *rt, const ktrt_pick *p, ktrt_loaded *out, char *err
     size_t len = 0;
     int rc = ktrt_layer_code(layer, k, &code, &len, err, errlen);
     if (rc) return rc;
-    void *module = NULL, *fn = NULL, *reduce = NULL;
-    char why[384] = "", reduce_name[KTRT_NAME_LEN + 8];
-    snprintf(reduce_name, sizeof reduce_name, "%s_reduce", k->name);
-    if (ktb_module_load(rt->gpu, code, len, &module, why, sizeof why) ||
-        ktb_function(rt->gpu, module, k->name, &fn, why, sizeof why)) {
-        char ignored[64];
-        if (module) ktb_module_unload(rt->gpu, module, ignored, sizeof ignored);
+    void *module = NULL;
+    char why[384] = "";
+    if (ktb_module_load(rt->gpu, code, len, &module, why, sizeof why)) {
         free(code);
         return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, k->name, why);
     }
     free(code);
-    /* a split-K variant without a reduce kernel reduces in its own launch (templates/abi/gemm.h) */
-    char ignored[384];
-    if (k->v.splitk > 1 && ktb_function(rt->gpu, module, reduce_name, &reduce, ignored, sizeof ignored)) reduce = NULL;
-    l->module = module, l->fn = fn, l->reduce = reduce;
-    *out = *l;
+    ktrt_loaded got;
+    memset(&got, 0, sizeof got);
+    got.module = module;
+    for (int i = 0; i < nl && i < KT_OP_MAX_LAUNCHES; i++) {
+        char fname[KTRT_NAME_LEN + 16];
+        snprintf(fname, sizeof fname, "%s%s", k->name, L[i].suffix);
+        snprintf(got.suffix[i], sizeof got.suffix[i], "%s", L[i].suffix);
+        if (ktb_function(rt->gpu, module, fname, &got.fn[i], why, sizeof why)) {
+            got.fn[i] = NULL;
+            if (L[i].optional) continue;   /* e.g. a split-K GEMM that reduces in its own launch */
+            char ignored[64];
+            ktb_module_unload(rt->gpu, module, ignored, sizeof ignored);
+            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, fname, why);
+        }
+    }
+    got.nfn = nl;
+    *l = got;
+    *out = got;
     return KT_OK;
+}
+
+/* The one launch path: choose, load, bind the variant's fields and workspace, launch in order. */
+static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *stream, ktrt_choice *choice, char *err,
+                       size_t errlen)
+{
+    const kt_op *op = p->op;
+    const ktrt_pick *pk;
+    ktrt_loaded fns;
+    memset(&fns, 0, sizeof fns);
+    void *ws_ptr[KT_OP_MAX_WORKSPACES] = {NULL};
+    long long ws[KT_OP_MAX_WORKSPACES] = {0}, *have = ws_of(rt, op);
+    kt_op_launch L[KT_OP_MAX_LAUNCHES];
+    int nl = 0;
+    pthread_mutex_lock(&rt->lock);
+    int bound = 0, slot = slot_for(rt, stream, &bound);
+    if (slot < 0 && rt->any_ws && rt->log.level >= 2 && ktrt_log_first(&rt->log, "slots full"))
+        fprintf(stderr, "ktrt: all %d workspace slots are bound to other streams; further streams use variants "
+                        "that need no workspace\n", rt->nslots);
+    if (slot >= 0 && have) memcpy(ws, have, sizeof ws);
+    int rc = choose_locked(rt, p, ws, &pk);
+    ktrt_choice copy = pk->choice;
+    count_path(&rt->stats, copy.path);
+    kt_variant v;
+    memset(&v, 0, sizeof v);
+    if (rc == KT_OK) {
+        v = pk->kernel->v;
+        nl = op->launches(&v, p, rt->dev.target->wave_size, rt->dev.compute_units, L);
+        rc = load_kernel(rt, pk, L, nl, &fns, err, errlen);
+    } else {
+        ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+    }
+    if (rc == KT_OK && op->nworkspaces > 0 && op->needs_workspace && op->needs_workspace(&v)) {
+        /* the choice fitted the workspace, so slot >= 0 */
+        rt->slots[slot].stream = stream;
+        rt->slots[slot].bound = 1;
+        int oi = op_index(op);
+        for (int i = 0; i < op->nworkspaces; i++) ws_ptr[i] = rt->slots[slot].buf[oi * KT_OP_MAX_WORKSPACES + i];
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (choice) *choice = copy;
+    if (rc != KT_OK) return rc;
+
+    unsigned char bound_args[512];
+    if (op->args_size > sizeof bound_args)
+        return ktrt_fail(err, errlen, KT_EINVAL, "%s: argument struct of %zu bytes", op->name, op->args_size);
+    memcpy(bound_args, args, op->args_size);
+    long long ws_used[KT_OP_MAX_WORKSPACES];
+    for (int i = 0; i < KT_OP_MAX_WORKSPACES; i++) ws_used[i] = ws_ptr[i] ? ws[i] : 0;
+    op->bind(bound_args, &v, p, ws_ptr[0] ? ws_ptr : NULL, ws_used);
+    char why[384];
+    for (int i = 0; i < nl; i++) {
+        if (!fns.fn[i]) continue;
+        if (ktb_launch(rt->gpu, fns.fn[i], L[i].dims.grid, L[i].dims.block, L[i].dims.shared, stream, bound_args,
+                       op->args_size, why, sizeof why))
+            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s%s: %s", copy.problem_key, copy.kernel,
+                             L[i].suffix, why);
+    }
+    return KT_OK;
+}
+
+int ktrt_run(ktrt *rt, const char *op, const char *dtype, const void *args, size_t args_size, void *stream,
+             ktrt_choice *choice, char *err, size_t errlen)
+{
+    if (!rt) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_run: NULL handle");
+    kt_problem p;
+    int rc = read_call("ktrt_run", op, dtype, args, args_size, &p, err, errlen);
+    if (rc) return rc;
+    return run_problem(rt, &p, args, stream, choice, err, errlen);
 }
 
 int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
@@ -170,58 +316,15 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
               void *stream, ktrt_choice *choice, char *err, size_t errlen)
 {
     if (!rt) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_gemm: NULL handle");
-    int rc = check_problem("ktrt_gemm", dtype, m, n, k, err, errlen);
-    if (rc) return rc;
-    if (!a || !w || !c) return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_gemm: NULL %s", !a ? "a" : !w ? "w" : "c");
-    if (lda < k || ldw < k || ldc < n)
-        return ktrt_fail(err, errlen, KT_EINVAL, "ktrt_gemm: lda=%d ldw=%d ldc=%d: need lda >= k=%d, ldw >= k, ldc >= n=%d",
-                    lda, ldw, ldc, k, n);
-
-    const ktrt_pick *p;
-    ktrt_loaded fns = {NULL, NULL, NULL};
-    void *partials = NULL;
-    pthread_mutex_lock(&rt->lock);
-    int bound = 0, slot = slot_for(rt, stream, &bound);
-    if (slot < 0 && rt->ws_bytes > 0 && rt->log.level >= 2 && ktrt_log_first(&rt->log, "slots full"))
-        fprintf(stderr, "ktrt: all %d split-K workspace slots are bound to other streams; further streams use "
-                        "one-segment variants\n", rt->nslots);
-    rc = choose_locked(rt, dtype, m, n, k, slot >= 0 ? rt->ws_bytes : 0, &p);
-    ktrt_choice copy = p->choice;
-    count_path(&rt->stats, copy.path);
-    kt_gemm_variant v = {0};
-    if (rc == KT_OK) {
-        v = p->kernel->v;
-        rc = load_kernel(rt, p, &fns, err, errlen);
-    } else {
-        ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
-    }
-    if (rc == KT_OK && kt_gemm_uses_workspace(&v)) {   /* the choice fitted the workspace, so slot >= 0 */
-        rt->slots[slot].stream = stream;
-        rt->slots[slot].bound = 1;
-        partials = rt->slots[slot].buf;
-    }
-    pthread_mutex_unlock(&rt->lock);
-    if (choice) *choice = copy;
-    if (rc != KT_OK) return rc;
-
     kt_gemm_args args;
     memset(&args, 0, sizeof args);
     args.a = a, args.w = w, args.c = c;
-    args.partials = partials;
-    args.partials_elems = partials ? rt->ws_bytes / (long long)sizeof(float) : 0;
     args.m = m, args.n = n, args.k = k;
     args.lda = lda, args.ldw = ldw, args.ldc = ldc;
-    args.k_per_split = kt_gemm_k_per_split(k, v.splitk, v.bk);
-    kt_launch_dims d = kt_gemm_main_dims(&v, m, n, rt->dev.target->wave_size, rt->dev.compute_units);
-    char why[384];
-    if (ktb_launch(rt->gpu, fns.fn, d.grid, d.block, d.shared, stream, &args, sizeof args, why, sizeof why))
-        return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s: %s", copy.problem_key, copy.kernel, why);
-    if (v.splitk > 1 && fns.reduce) {
-        d = kt_gemm_reduce_dims(m, n);
-        if (ktb_launch(rt->gpu, fns.reduce, d.grid, d.block, d.shared, stream, &args, sizeof args, why, sizeof why))
-            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s_reduce: %s", copy.problem_key, copy.kernel, why);
-    }
-    return KT_OK;
+    kt_problem p;
+    int rc = read_call("ktrt_gemm", "gemm", dtype, &args, sizeof args, &p, err, errlen);
+    if (rc) return rc;
+    return run_problem(rt, &p, &args, stream, choice, err, errlen);
 }
 
 /* ---- open / close ---- */
@@ -282,8 +385,17 @@ static int open_device(ktrt *rt, int ordinal, char *err, size_t errlen)
 
 static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen)
 {
-    long long need = ktrt_catalog_workspace_bytes(&rt->cat, rt->dev.target, rt->dev.compute_units);
-    rt->ws_bytes = (long long)o->workspace_bytes > need ? (long long)o->workspace_bytes : need;
+    rt->nops = kt_op_count();
+    rt->ws_bytes = calloc((size_t)rt->nops * KT_OP_MAX_WORKSPACES, sizeof *rt->ws_bytes);
+    if (!rt->ws_bytes) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
+    for (int i = 0; i < rt->nops; i++)
+        for (int w = 0; w < kt_op_at(i)->nworkspaces; w++) {
+            long long need = ktrt_catalog_workspace(&rt->cat, rt->dev.target, rt->dev.compute_units, kt_op_at(i), w);
+            /* opts.workspace_bytes: the floor of the GEMM's split-K partials (the first op's first buffer) */
+            if (i == 0 && w == 0 && (long long)o->workspace_bytes > need) need = (long long)o->workspace_bytes;
+            rt->ws_bytes[i * KT_OP_MAX_WORKSPACES + w] = need;
+            if (need > 0) rt->any_ws = 1;
+        }
     rt->nslots = o->max_streams > 0 ? o->max_streams : 4;
     rt->slots = calloc((size_t)rt->nslots, sizeof *rt->slots);
     rt->loaded = calloc((size_t)rt->cat.nlayers, sizeof *rt->loaded);
@@ -295,14 +407,23 @@ static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen
         if (!rt->loaded[l]) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
     }
     char why[384];
-    for (int i = 0; rt->ws_bytes > 0 && i < rt->nslots; i++)
-        if (ktb_alloc(rt->gpu, (size_t)rt->ws_bytes, &rt->slots[i].buf, why, sizeof why))
-            return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: split-K workspace slot %d of %d (%lld bytes): %s", i + 1,
-                        rt->nslots, rt->ws_bytes, why);
-    /* the tile counters at each workspace's end start at zero; launches leave them zero */
-    for (int i = 0; rt->ws_bytes > 0 && i < rt->nslots; i++)
-        if (ktb_memset8(rt->gpu, rt->slots[i].buf, 0, (size_t)rt->ws_bytes, why, sizeof why))
-            return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: clearing split-K workspace slot %d: %s", i + 1, why);
+    for (int s = 0; s < rt->nslots; s++) {
+        rt->slots[s].buf = calloc((size_t)rt->nops * KT_OP_MAX_WORKSPACES, sizeof *rt->slots[s].buf);
+        if (!rt->slots[s].buf) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
+        for (int i = 0; i < rt->nops * KT_OP_MAX_WORKSPACES; i++) {
+            long long bytes = rt->ws_bytes[i];
+            if (bytes <= 0) continue;
+            const kt_op *op = kt_op_at(i / KT_OP_MAX_WORKSPACES);
+            const char *what = op->workspace_names[i % KT_OP_MAX_WORKSPACES];
+            if (ktb_alloc(rt->gpu, (size_t)bytes, &rt->slots[s].buf[i], why, sizeof why))
+                return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: %s %s workspace, slot %d of %d (%lld bytes): %s",
+                                 op->name, what, s + 1, rt->nslots, bytes, why);
+            /* counters at a workspace's end start at zero; launches leave them zero */
+            if (ktb_memset8(rt->gpu, rt->slots[s].buf[i], 0, (size_t)bytes, why, sizeof why))
+                return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: clearing %s %s workspace slot %d: %s", op->name,
+                                 what, s + 1, why);
+        }
+    }
     return KT_OK;
 }
 
@@ -340,10 +461,14 @@ void ktrt_close(ktrt *rt)
         free(rt->loaded[l]);
     }
     free(rt->loaded);
-    for (int i = 0; rt->slots && i < rt->nslots; i++)
-        if (rt->slots[i].buf) ktb_free(rt->gpu, rt->slots[i].buf, ignored, sizeof ignored);
+    for (int i = 0; rt->slots && i < rt->nslots; i++) {
+        for (int w = 0; rt->slots[i].buf && w < rt->nops * KT_OP_MAX_WORKSPACES; w++)
+            if (rt->slots[i].buf[w]) ktb_free(rt->gpu, rt->slots[i].buf[w], ignored, sizeof ignored);
+        free(rt->slots[i].buf);
+    }
     free(rt->slots);
     free(rt->cache);
+    free(rt->ws_bytes);
     ktrt_log_free(&rt->log);
     ktb_close(rt->gpu);
     ktrt_catalog_free(&rt->cat);

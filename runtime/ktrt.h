@@ -66,12 +66,13 @@ void ktrt_close(ktrt *rt); /* NULL is fine; frees modules, workspace, handles */
 /* Which kernel serves a problem and why; filled by ktrt_choose and ktrt_gemm. */
 typedef struct ktrt_choice {
     char path[8];                   /* "exact" | "bucket" | "law" | "refused" */
-    char kernel[128];               /* the kernel's name, "" when refused */
-    char problem_key[96];           /* "gemm bf16 n=4096 k=4096 m<=16" */
+    char kernel[192];               /* the kernel's name, "" when refused (the generator's limit) */
+    char problem_key[128];          /* "gemm bf16 n=4096 k=4096 m<=16" */
     char reason[256];               /* one line: why this path, or why refused */
     char db_path[512];              /* the layer that answered */
     double tuned_us;                /* the selection's measured time, 0 when not measured */
-    int splitk;                     /* K segments the launch uses; 0 = stream-K */
+    int splitk;                     /* GEMM: K segments the launch uses, 0 = stream-K; -1 for an op
+                                       that does not split */
 } ktrt_choice;
 
 /* Chooses without launching (no GPU work), as a launch on a stream that holds or can take a
@@ -87,7 +88,19 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
               const void *a, int lda, const void *w, int ldw, void *c, int ldc,
               void *stream, ktrt_choice *choice, char *err, size_t errlen);
 
-/* ktrt_gemm calls since ktrt_open, by the path that served them (refused: answered KT_ENOKERNEL).
+/* Any op family of the table (runtime/op.h): args points at the family's argument struct
+ * (templates/abi/<family>.h, e.g. kt_rmsnorm_add_args for op "rmsnorm_add"), of args_size bytes,
+ * with the caller's fields filled (operands, dimensions, strides); libktrt fills the variant's
+ * fields (split sizes, workspace) in its own copy, so args is only read. The problem is read from
+ * the struct and checked by the family (a NULL operand or a bad stride is KT_EINVAL naming the
+ * field); then the chain above chooses and the kernel is launched on stream. ktrt_choose chooses
+ * without launching (operand pointers are not read, but must pass the checks). */
+int ktrt_run(ktrt *rt, const char *op, const char *dtype, const void *args, size_t args_size, void *stream,
+             ktrt_choice *choice, char *err, size_t errlen);
+int ktrt_choose(ktrt *rt, const char *op, const char *dtype, const void *args, size_t args_size,
+                ktrt_choice *choice, char *err, size_t errlen);
+
+/* Launches (ktrt_gemm and ktrt_run) since ktrt_open, by the path that served them (refused: answered KT_ENOKERNEL).
  * The fallbacks (bucket, law, refused) are what a serving image watches; KT_LOG=1 names their keys
  * once each. Thread-safe. Returns KT_OK, or KT_EINVAL for a NULL argument. */
 typedef struct ktrt_stats {

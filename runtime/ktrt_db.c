@@ -61,73 +61,94 @@ static int read_devices(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
     return rc == SQLITE_DONE ? KT_OK : db_fail(err, errlen, l->path, "reading devices", h);
 }
 
+/* Selections of every op the table knows, each read through its key text: a key this libktrt
+ * cannot parse (an op it does not know, a malformed key) cannot match a query and is left out. */
 static int read_selections(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT device_key, target, dtype, n, k, m, kernel, code_hash, source, time_us "
-                              "FROM selection WHERE op = 'gemm' ORDER BY device_key, dtype, n, k, m",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(h, "SELECT device_key, target, problem_key, kernel, code_hash, source, time_us "
+                              "FROM selection ORDER BY device_key, problem_key", -1, &st, NULL) != SQLITE_OK)
         return db_fail(err, errlen, l->path, "reading selections", h);
     int cap = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (grow((void **)&l->selections, &cap, l->nselections, sizeof *l->selections)) { rc = SQLITE_NOMEM; break; }
         ktrt_selection *s = &l->selections[l->nselections];
         memset(s, 0, sizeof *s);
-        char dtype[16], source[16];
+        char key[160], source[16], why[256];
         if (col_text(st, 0, s->device_key, sizeof s->device_key) || col_text(st, 1, s->target, sizeof s->target) ||
-            col_text(st, 2, dtype, sizeof dtype) || col_text(st, 6, s->kernel, sizeof s->kernel) ||
-            col_text(st, 7, s->code_hash, sizeof s->code_hash) || col_text(st, 8, source, sizeof source))
+            col_text(st, 2, key, sizeof key) || col_text(st, 3, s->kernel, sizeof s->kernel) ||
+            col_text(st, 4, s->code_hash, sizeof s->code_hash) || col_text(st, 5, source, sizeof source))
             continue;
-        s->dtype = ktrt_dtype_index(dtype);
-        s->n = sqlite3_column_int(st, 3);
-        s->k = sqlite3_column_int(st, 4);
-        s->m = sqlite3_column_int(st, 5);
+        if (kt_problem_parse(key, &s->p, why, sizeof why)) continue;
         s->measured = strcmp(source, "measured") == 0;
-        s->time_us = sqlite3_column_type(st, 9) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 9);
-        if (s->dtype < 0 || s->n < 1 || s->k < 1 || s->m < 1) continue;   /* cannot match a valid query */
+        s->time_us = sqlite3_column_type(st, 6) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 6);
         l->nselections++;
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? KT_OK : db_fail(err, errlen, l->path, "reading selections", h);
 }
 
-/* Dispatchable kernels: ok, a plain GEMM (reference kernels are 'reference:gemm'), code present.
- * The params JSON is read by SQLite's json_extract, as the tuner reads it (db/db_tuner.c). */
+/* The law class of a kernel: its recipe's `law` (in params), else its template's file stem. */
+static void law_class_of(const char *params, const char *template_path, char *out, size_t len)
+{
+    if (kt_params_text(params, "law", out, len) == 1 && out[0]) return;
+    const char *base = strrchr(template_path, '/');
+    base = base ? base + 1 : template_path;
+    size_t n = strcspn(base, ".");
+    snprintf(out, len, "%.*s", (int)n, base);
+}
+
+static int kernel_order(const void *a, const void *b)
+{
+    const ktrt_kernel *x = a, *y = b;
+    int c = strcmp(x->target, y->target);
+    if (!c) c = strcmp(x->op->name, y->op->name);
+    if (!c) c = x->dtype - y->dtype;
+    if (!c) c = strcmp(x->name, y->name);
+    return c;
+}
+
+/* Dispatchable kernels: ok, code present, serving an op of the table (the `ops` column is a comma
+ * list; reference kernels are 'reference:<op>' and match none). The variant is read by the op's
+ * parameter table; a row whose params its op refuses cannot be launched and is left out. */
 static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT name, target, code_hash, json_extract(params, '$.dtype') AS dt, "
-                              "json_extract(params, '$.BM'), json_extract(params, '$.BN'), json_extract(params, '$.BK'), "
-                              "json_extract(params, '$.WM'), json_extract(params, '$.WN'), json_extract(params, '$.SK'), "
-                              "waves_per_simd, json_extract(params, '$.ST') FROM kernel WHERE status = 'ok' AND ops = 'gemm' AND code IS NOT NULL "
-                              "AND json_valid(params) ORDER BY target, dt, name", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(h, "SELECT name, target, code_hash, ops, params, template, threads, regs, lds_bytes, "
+                              "waves_per_simd FROM kernel WHERE status = 'ok' AND code IS NOT NULL", -1, &st, NULL)
+        != SQLITE_OK)
         return db_fail(err, errlen, l->path, "reading kernels", h);
     int cap = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow((void **)&l->kernels, &cap, l->nkernels, sizeof *l->kernels)) { rc = SQLITE_NOMEM; break; }
-        ktrt_kernel *k = &l->kernels[l->nkernels];
-        memset(k, 0, sizeof *k);
-        char dtype[16];
-        if (col_text(st, 0, k->name, sizeof k->name) || col_text(st, 1, k->target, sizeof k->target) ||
-            col_text(st, 2, k->code_hash, sizeof k->code_hash) || col_text(st, 3, dtype, sizeof dtype))
-            continue;
-        k->dtype = ktrt_dtype_index(dtype);
-        int *f[6] = {&k->v.bm, &k->v.bn, &k->v.bk, &k->v.wm, &k->v.wn, &k->v.splitk};
-        int bad = k->dtype < 0;
-        for (int i = 0; i < 6; i++) {
-            *f[i] = sqlite3_column_int(st, 4 + i);
-            if (*f[i] < 1 && i < 5) bad = 1;
+        const char *ops = (const char *)sqlite3_column_text(st, 3), *params = (const char *)sqlite3_column_text(st, 4);
+        const char *tmpl = (const char *)sqlite3_column_text(st, 5);
+        for (int o = 0; o < kt_op_count(); o++) {
+            const kt_op *op = kt_op_at(o);
+            if (!kt_ops_has(ops, op->name)) continue;
+            if (grow((void **)&l->kernels, &cap, l->nkernels, sizeof *l->kernels)) { rc = SQLITE_NOMEM; goto done; }
+            ktrt_kernel *k = &l->kernels[l->nkernels];
+            memset(k, 0, sizeof *k);
+            char dtype[16], why[256];
+            if (col_text(st, 0, k->name, sizeof k->name) || col_text(st, 1, k->target, sizeof k->target) ||
+                col_text(st, 2, k->code_hash, sizeof k->code_hash))
+                continue;
+            if (kt_variant_parse(op, params, &k->v, dtype, sizeof dtype, why, sizeof why)) continue;
+            k->op = op;
+            k->dtype = kt_op_dtype_index(op, dtype);
+            if (k->dtype < 0) continue;
+            law_class_of(params ? params : "", tmpl ? tmpl : "", k->law_class, sizeof k->law_class);
+            k->threads = sqlite3_column_int(st, 6);
+            k->regs = sqlite3_column_int(st, 7);
+            k->lds_bytes = sqlite3_column_int(st, 8);
+            k->waves_per_simd = sqlite3_column_int(st, 9);
+            l->nkernels++;
         }
-        /* recipes without an SK axis do not split; SK = 0 is stream-K */
-        if (sqlite3_column_type(st, 9) == SQLITE_NULL) k->v.splitk = 1;
-        if (k->v.splitk < 0) bad = 1;
-        k->waves_per_simd = sqlite3_column_int(st, 10);
-        k->v.stages = sqlite3_column_int(st, 11);   /* no ST axis: 0, static shared memory */
-        if (k->v.stages < 0) bad = 1;
-        if (!bad) l->nkernels++;   /* a kernel without a tile cannot be launched: leave it out */
     }
+done:
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? KT_OK : db_fail(err, errlen, l->path, "reading kernels", h);
+    if (rc != SQLITE_DONE) return db_fail(err, errlen, l->path, "reading kernels", h);
+    if (l->nkernels > 1) qsort(l->kernels, (size_t)l->nkernels, sizeof *l->kernels, kernel_order);
+    return KT_OK;
 }
 
 static int read_targets(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)

@@ -1,8 +1,8 @@
 /* ktrt_select.c: the selection chain of ktrt.h over an in-memory catalog (see ktrt_select.h).
- * Pure: no I/O, no GPU, no globals, so `kt explain` answers exactly what a launch would do. */
+ * Pure: no I/O, no GPU, no globals, so `kt explain` answers exactly what a launch would do. Every
+ * family field is the descriptor's (runtime/op.h): this file knows no op by name. */
 #include "ktrt_select.h"
-#include "law.h"
-#include "problem_key.h"
+#include "op_gemm.h"
 
 #include <limits.h>
 #include <math.h>
@@ -10,21 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Grid limits both vendors share: gridDim.y and .z at most 65535, .x at most 2^31 - 1. */
-#define KTRT_GRID_YZ_MAX 65535LL
-#define KTRT_GRID_X_MAX 2147483647LL
-
-static const char *const dtype_names[KTRT_NDTYPES] = { "bf16", "fp16" };
-
-int ktrt_dtype_index(const char *dtype)
-{
-    for (int i = 0; dtype && i < KTRT_NDTYPES; i++)
-        if (strcmp(dtype, dtype_names[i]) == 0) return i;
-    return -1;
-}
-
-const char *ktrt_dtype_name(int index) { return index >= 0 && index < KTRT_NDTYPES ? dtype_names[index] : "?"; }
 
 int ktrt_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
@@ -53,32 +38,21 @@ static void reason_add(char *reason, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, int units, long long workspace_bytes,
+const char *ktrt_launch_misfit(const ktrt_kernel *k, const kt_problem *p, int units, const long long *workspace,
                                char *buf, size_t len)
 {
-    long long rows = ceil_div(m, v->bm), cols = ceil_div(n, v->bn);
-    if (rows > KTRT_GRID_YZ_MAX) {
-        snprintf(buf, len, "m=%d needs %lld row blocks of %d, over the grid limit %lld", m, rows, v->bm, KTRT_GRID_YZ_MAX);
-        return buf;
-    }
-    if (cols > KTRT_GRID_X_MAX || v->splitk > KTRT_GRID_YZ_MAX) {
-        snprintf(buf, len, "n=%d over the grid limit", n);
-        return buf;
-    }
-    if (v->splitk > 1) {
-        long long elems = (long long)m * n;
-        if (ceil_div(elems, KT_GEMM_REDUCE_THREADS) > KTRT_GRID_X_MAX) {
-            snprintf(buf, len, "m*n=%lld over the split-K reduce's grid limit", elems);
-            return buf;
-        }
-    }
-    if (kt_gemm_uses_workspace(v)) {
-        long long need = kt_gemm_partials_needed(v, m, n, units) * (long long)sizeof(float);
-        if (need > workspace_bytes) {
-            snprintf(buf, len, "sk%d needs %lld bytes of split-K workspace, %lld available", v->splitk, need,
-                     workspace_bytes);
+    const kt_op *op = k->op;
+    const char *why = op->misfit ? op->misfit(&k->v, p, units, buf, len) : NULL;
+    if (why) return why;
+    for (int i = 0; i < op->nworkspaces; i++) {
+        long long need = op->workspace_bytes(&k->v, p, units, i), have = workspace ? workspace[i] : 0;
+        if (need > have) {
+            int split = op->split_of ? op->split_of(&k->v) : -1;
+            if (split >= 0)
+                snprintf(buf, len, "sk%d needs %lld bytes of %s workspace, %lld available", split, need,
+                         op->workspace_names[i], have);
+            else
+                snprintf(buf, len, "needs %lld bytes of %s workspace, %lld available", need, op->workspace_names[i], have);
             return buf;
         }
     }
@@ -161,8 +135,9 @@ int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *e
     return KT_OK;
 }
 
-/* The kernel a selection names: in its own layer first, then any layer, with the same target and
- * code hash. *why says what was wrong when NULL is returned. */
+
+/* The kernel a selection names: in its own layer first, then any layer, with the same target,
+ * op, dtype and code hash. *why says what was wrong when NULL is returned. */
 static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const ktrt_selection *s, int *layer,
                                       const char **why)
 {
@@ -173,9 +148,9 @@ static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const k
             const ktrt_layer *L = &c->layers[l];
             for (int i = 0; i < L->nkernels; i++) {
                 const ktrt_kernel *k = &L->kernels[i];
-                if (strcmp(k->name, s->kernel) != 0 || strcmp(k->target, s->target) != 0) continue;
+                if (strcmp(k->name, s->kernel) != 0 || strcmp(k->target, s->target) != 0 || k->op != s->p.op) continue;
                 if (strcmp(k->code_hash, s->code_hash) != 0) { stale = 1; continue; }
-                if (k->dtype != s->dtype) continue;
+                if (k->dtype != s->p.dtype) continue;
                 *layer = l;
                 return k;
             }
@@ -184,51 +159,60 @@ static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const k
     return NULL;
 }
 
-long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t, int units)
+long long ktrt_catalog_workspace(const ktrt_catalog *c, const kt_target *t, int units, const kt_op *op, int wi)
 {
     long long most = 0;
-    if (!c || !t) return 0;
+    if (!c || !t || !op || wi < 0 || wi >= op->nworkspaces) return 0;
     for (int l = 0; l < c->nlayers; l++)
         for (int i = 0; i < c->layers[l].nselections; i++) {
             const ktrt_selection *s = &c->layers[l].selections[i];
             int kl;
             const char *why;
-            if (strcmp(s->target, t->name) != 0) continue;
+            if (s->p.op != op || strcmp(s->target, t->name) != 0) continue;
             const ktrt_kernel *k = find_kernel(c, l, s, &kl, &why);
-            if (!k || !kt_gemm_uses_workspace(&k->v)) continue;
-            long long need = kt_gemm_partials_needed(&k->v, s->m, s->n, units) * (long long)sizeof(float);
+            if (!k) continue;
+            long long need = op->workspace_bytes(&k->v, &s->p, units, wi);
             if (need > most) most = need;
         }
     return most;
+}
+
+long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t, int units)
+{
+    return ktrt_catalog_workspace(c, t, units, &kt_op_gemm, 0);
 }
 
 /* ---- the chain ---- */
 
 typedef struct chain {
     const ktrt_catalog *c;
-    const ktrt_query *q;
-    int dtype, bucket;
-    char skipped[160];       /* why the first selection passed over did not serve */
-    char law_note[160];      /* why the first layer with kernels of the dtype could not launch any */
+    const ktrt_op_query *q;
+    const kt_op *op;
+    long long bucket;
+    int bdim;                /* index of the bucketed dimension, -1 when none */
+    char shape[96];          /* the key's static part for messages: "n=4096 k=4096" */
+    char skipped[200];       /* why the first selection passed over did not serve */
+    char law_note[200];      /* why the first layer with kernels of the dtype could not launch any */
 } chain;
+
+static long long sel_edge(const chain *ch, const ktrt_selection *s) { return ch->bdim < 0 ? 1 : s->p.dim[ch->bdim]; }
 
 static int same_shape(const chain *ch, const ktrt_selection *s)
 {
-    return s->dtype == ch->dtype && s->n == ch->q->n && s->k == ch->q->k &&
-           strcmp(s->target, ch->q->device->target->name) == 0;
+    return kt_problem_same_shape(&s->p, &ch->q->p) && strcmp(s->target, ch->q->device->target->name) == 0;
 }
 
 /* Can selection s of layer l serve this query? Fills kernel and its layer; else notes why not. */
 static int serves(chain *ch, int l, const ktrt_selection *s, const ktrt_kernel **k, int *kl)
 {
     const char *why = NULL;
-    char buf[160];
+    char buf[200];
     *k = find_kernel(ch->c, l, s, kl, &why);
-    if (*k) why = ktrt_launch_misfit(&(*k)->v, ch->q->m, ch->q->n, ch->q->device->compute_units, ch->q->workspace_bytes,
-                                     buf, sizeof buf);
+    if (*k) why = ktrt_launch_misfit(*k, &ch->q->p, ch->q->device->compute_units, ch->q->workspace, buf, sizeof buf);
     if (!why) return 1;
     if (!ch->skipped[0])
-        snprintf(ch->skipped, sizeof ch->skipped, "m<=%d's pick %s %s", s->m, s->kernel, why);
+        snprintf(ch->skipped, sizeof ch->skipped, "%s<=%lld's pick %s %s", ch->bdim >= 0 ? ch->op->dims[ch->bdim].name : "",
+                 sel_edge(ch, s), s->kernel, why);
     *k = NULL;
     return 0;
 }
@@ -238,20 +222,21 @@ static void serve(chain *ch, ktrt_pick *out, const char *path, int answering_lay
     snprintf(out->choice.path, sizeof out->choice.path, "%s", path);
     snprintf(out->choice.kernel, sizeof out->choice.kernel, "%s", k->name);
     snprintf(out->choice.db_path, sizeof out->choice.db_path, "%s", ch->c->layers[answering_layer].path);
-    out->choice.splitk = k->v.splitk;
+    out->choice.splitk = k->op->split_of ? k->op->split_of(&k->v) : -1;
     out->kernel = k;
     out->kernel_layer = kl;
 }
 
-static double log2_distance(int a, int b) { return fabs(log2((double)a) - log2((double)b)); }
+static double log2_distance(long long a, long long b) { return fabs(log2((double)a) - log2((double)b)); }
 
 /* Does candidate s (bucket-path rank inputs) rank before the best so far? */
 static int nearer(const chain *ch, const ktrt_selection *s, const ktrt_selection *best, int other)
 {
     if (!best) return 1;
-    double ds = log2_distance(s->m, ch->bucket), db = log2_distance(best->m, ch->bucket);
+    long long se = sel_edge(ch, s), be = sel_edge(ch, best);
+    double ds = log2_distance(se, ch->bucket), db = log2_distance(be, ch->bucket);
     if (fabs(ds - db) > 1e-9) return ds < db;
-    if (s->m != best->m) return s->m > best->m;           /* ties go to the larger bucket */
+    if (se != be) return se > be;                          /* ties go to the larger bucket */
     if (!other) return 0;
     int own = ch->q->device->compute_units;
     long long cs = llabs((long long)key_compute_units(ch->c, s->device_key) - own);
@@ -270,11 +255,11 @@ static int step_own(chain *ch, ktrt_pick *out, int measured)
             const ktrt_selection *s = &L->selections[i];
             const ktrt_kernel *k;
             int kl;
-            if (s->measured != measured || s->m != ch->bucket || !same_shape(ch, s) ||
+            if (s->measured != measured || sel_edge(ch, s) != ch->bucket || !same_shape(ch, s) ||
                 strcmp(s->device_key, ch->q->device->key) != 0 || !serves(ch, l, s, &k, &kl))
                 continue;
             serve(ch, out, measured ? "exact" : "law", l, k, kl);
-            out->served_bucket = s->m;
+            out->served_bucket = sel_edge(ch, s);
             if (!measured)
                 snprintf(out->choice.reason, sizeof out->choice.reason,
                          "the database's law pick for this device (nothing measured)");
@@ -292,6 +277,7 @@ static int step_own(chain *ch, ktrt_pick *out, int measured)
 /* other = 0: this device's measured selections; 1: another device's of the same target. */
 static int step_bucket(chain *ch, ktrt_pick *out, int other)
 {
+    const char *bname = ch->bdim >= 0 ? ch->op->dims[ch->bdim].name : "";
     for (int l = 0; l < ch->c->nlayers; l++) {
         const ktrt_layer *L = &ch->c->layers[l];
         const ktrt_selection *best = NULL;
@@ -310,112 +296,131 @@ static int step_bucket(chain *ch, ktrt_pick *out, int other)
         }
         if (!best) continue;
         serve(ch, out, "bucket", l, bk, bkl);
-        out->served_bucket = best->m;
+        out->served_bucket = sel_edge(ch, best);
         out->choice.tuned_us = best->time_us;
         if (other) {
             snprintf(out->other_device, sizeof out->other_device, "%s", best->device_key);
             snprintf(out->choice.reason, sizeof out->choice.reason,
-                     "not tuned on this device (%s); tuned on %s (same target %s) at m<=%d, %.3f us there",
-                     ch->q->device->key, best->device_key, best->target, best->m, best->time_us);
+                     "not tuned on this device (%s); tuned on %s (same target %s) at %s<=%lld, %.3f us there",
+                     ch->q->device->key, best->device_key, best->target, bname, sel_edge(ch, best), best->time_us);
         } else {
             snprintf(out->choice.reason, sizeof out->choice.reason,
-                     "m<=%d not tuned on this device; nearest tuned bucket m<=%d, %.3f us there", ch->bucket,
-                     best->m, best->time_us);
+                     "%s<=%lld not tuned on this device; nearest tuned bucket %s<=%lld, %.3f us there", bname,
+                     ch->bucket, bname, sel_edge(ch, best), best->time_us);
         }
         return 1;
     }
     return 0;
 }
 
-/* The live law over one layer's kernels of (target, dtype). 1 served, 0 not (why in ch->skipped,
- * or *none set when the layer has no such kernel), -1 out of memory. */
+static kt_candidate candidate_of(const ktrt_kernel *k)
+{
+    kt_candidate c = {k->name, k->law_class, k->v, k->threads, 0, k->lds_bytes, k->waves_per_simd};
+    c.regs = k->regs;
+    return c;
+}
+
+/* The live law over one layer's kernels of (target, op, dtype). 1 served, 0 not (why in
+ * ch->law_note), -1 out of memory. */
 static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
 {
     const ktrt_layer *L = &ch->c->layers[l];
-    const ktrt_query *q = ch->q;
+    const ktrt_op_query *q = ch->q;
+    const char *dtype = ch->op->dtypes[q->p.dtype];
     int first = -1, count = 0;
     for (int i = 0; i < L->nkernels; i++)
-        if (L->kernels[i].dtype == ch->dtype && strcmp(L->kernels[i].target, q->device->target->name) == 0) {
+        if (L->kernels[i].op == ch->op && L->kernels[i].dtype == q->p.dtype &&
+            strcmp(L->kernels[i].target, q->device->target->name) == 0) {
             if (first < 0) first = i;
             count++;
         }
     if (count == 0) return 0;
     *kernels_seen += count;
     /* all: what the law picks with unlimited workspace; fit: among what this launch can run */
-    law_gemm_candidate *all = malloc((size_t)count * sizeof *all), *fit = malloc((size_t)count * sizeof *fit);
+    kt_candidate *all = malloc((size_t)count * sizeof *all), *fit = malloc((size_t)count * sizeof *fit);
     int *fit_index = malloc((size_t)count * sizeof *fit_index), *all_index = malloc((size_t)count * sizeof *all_index);
     if (!all || !fit || !fit_index || !all_index) {
         free(all), free(fit), free(fit_index), free(all_index);
         return -1;
     }
+    long long unlimited[KT_OP_MAX_WORKSPACES];
+    for (int i = 0; i < KT_OP_MAX_WORKSPACES; i++) unlimited[i] = LLONG_MAX;
     int nall = 0, nfit = 0;
-    char buf[160], first_misfit[160] = "";
-    for (int i = first; i < first + count; i++) {
+    char buf[200], first_misfit[200] = "";
+    for (int i = first; i < L->nkernels; i++) {
         const ktrt_kernel *k = &L->kernels[i];
-        law_gemm_candidate cand = {k->v.bm, k->v.bn, k->v.bk, k->v.wm, k->v.wn, k->v.splitk, k->waves_per_simd};
-        const char *why = ktrt_launch_misfit(&k->v, q->m, q->n, q->device->compute_units, LLONG_MAX, buf, sizeof buf);
+        if (k->op != ch->op || k->dtype != q->p.dtype || strcmp(k->target, q->device->target->name) != 0) continue;
+        const char *why = ktrt_launch_misfit(k, &q->p, q->device->compute_units, unlimited, buf, sizeof buf);
         if (why) {
             if (!first_misfit[0]) snprintf(first_misfit, sizeof first_misfit, "%s", why);
             continue;
         }
         all_index[nall] = i;
-        all[nall++] = cand;
-        if (ktrt_launch_misfit(&k->v, q->m, q->n, q->device->compute_units, q->workspace_bytes, buf, sizeof buf)) continue;
+        all[nall++] = candidate_of(k);
+        if (ktrt_launch_misfit(k, &q->p, q->device->compute_units, q->workspace, buf, sizeof buf)) continue;
         fit_index[nfit] = i;
-        fit[nfit++] = cand;
+        fit[nfit++] = candidate_of(k);
     }
     law_device d = law_device_from_target(q->device->target, q->device->compute_units);
-    int pf = nfit ? law_pick_gemm(&d, fit, nfit, q->m, q->n, q->k) : -1;
-    int pa = nall ? law_pick_gemm(&d, all, nall, q->m, q->n, q->k) : -1;
+    int pf = nfit ? ch->op->law_pick(&d, fit, nfit, &q->p) : -1;
+    int pa = nall ? ch->op->law_pick(&d, all, nall, &q->p) : -1;
     int served = 0;
     if (pf >= 0) {
         const ktrt_kernel *k = &L->kernels[fit_index[pf]];
         serve(ch, out, "law", l, k, l);
         snprintf(out->choice.reason, sizeof out->choice.reason,
-                 "no tuned selection serves n=%d k=%d m<=%d on %s; law over %d %s kernels at %d compute units",
-                 q->n, q->k, ch->bucket, q->device->target->name, count, ktrt_dtype_name(ch->dtype), q->device->compute_units);
+                 "no tuned selection serves %s %s<=%lld on %s; law over %d %s kernels at %d compute units", ch->shape,
+                 ch->bdim >= 0 ? ch->op->dims[ch->bdim].name : "", ch->bucket, q->device->target->name, count, dtype,
+                 q->device->compute_units);
         const ktrt_kernel *want = pa >= 0 ? &L->kernels[all_index[pa]] : NULL;
-        if (want && want != k && want->v.splitk > k->v.splitk)
-            reason_add(out->choice.reason, sizeof out->choice.reason,
-                       "sk%d instead of the law's %s: it needs %lld bytes of split-K workspace, %lld available",
-                       k->v.splitk, want->name,
-                       kt_gemm_partials_needed(&want->v, q->m, q->n, q->device->compute_units) * (long long)sizeof(float),
-                       q->workspace_bytes);
+        if (want && want != k) {
+            for (int w = 0; w < ch->op->nworkspaces; w++) {
+                long long need = ch->op->workspace_bytes(&want->v, &q->p, q->device->compute_units, w);
+                if (need <= q->workspace[w]) continue;
+                int split = ch->op->split_of ? ch->op->split_of(&k->v) : -1;
+                reason_add(out->choice.reason, sizeof out->choice.reason,
+                           "%s%d instead of the law's %s: it needs %lld bytes of %s workspace, %lld available",
+                           split >= 0 ? "sk" : "variant ", split >= 0 ? split : fit_index[pf], want->name, need,
+                           ch->op->workspace_names[w], q->workspace[w]);
+                break;
+            }
+        }
         served = 1;
     } else if (!ch->law_note[0] && nall > 0 && nfit == 0) {
-        snprintf(ch->law_note, sizeof ch->law_note, "every %s kernel of the %s database splits K and needs more than "
-                 "the %lld bytes of split-K workspace available", ktrt_dtype_name(ch->dtype), L->role, q->workspace_bytes);
+        snprintf(ch->law_note, sizeof ch->law_note, "every %s %s kernel of the %s database needs more %s workspace "
+                 "than is available", dtype, ch->op->name, L->role,
+                 ch->op->nworkspaces ? ch->op->workspace_names[0] : "");
     } else if (!ch->law_note[0]) {
-        snprintf(ch->law_note, sizeof ch->law_note, "no %s kernel of the %s database can launch m=%d n=%d: %s",
-                 ktrt_dtype_name(ch->dtype), L->role, q->m, q->n, first_misfit[0] ? first_misfit : "no usable tile");
+        snprintf(ch->law_note, sizeof ch->law_note, "no %s %s kernel of the %s database can launch %s: %s", dtype,
+                 ch->op->name, L->role, ch->shape, first_misfit[0] ? first_misfit : "no usable variant");
     }
     free(all), free(fit), free(fit_index), free(all_index);
     return served;
 }
 
-int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out)
+int ktrt_select(const ktrt_catalog *c, const ktrt_op_query *q, ktrt_pick *out)
 {
     if (!out) return KT_EINVAL;
     memset(out, 0, sizeof *out);
     out->kernel_layer = -1;
     snprintf(out->choice.path, sizeof out->choice.path, "refused");
     ktrt_choice *ch_out = &out->choice;
-    if (!c || !q || !q->device || !q->device->target) {
-        snprintf(ch_out->reason, sizeof ch_out->reason, "NULL catalog, query or device");
+    if (!c || !q || !q->device || !q->device->target || !q->p.op) {
+        snprintf(ch_out->reason, sizeof ch_out->reason, "NULL catalog, query, device or op");
         return KT_EINVAL;
     }
-    chain ch = {c, q, ktrt_dtype_index(q->dtype), 0, "", ""};
-    if (ch.dtype < 0) {
-        snprintf(ch_out->reason, sizeof ch_out->reason, "unknown dtype '%.32s' (bf16 or fp16)", q->dtype ? q->dtype : "(null)");
-        return KT_EINVAL;
-    }
-    if (q->m < 1 || q->n < 1 || q->k < 1) {
-        snprintf(ch_out->reason, sizeof ch_out->reason, "m=%d n=%d k=%d: every dimension must be >= 1", q->m, q->n, q->k);
-        return KT_EINVAL;
-    }
-    ch.bucket = kt_m_bucket(q->m);
+    chain ch;
+    memset(&ch, 0, sizeof ch);
+    ch.c = c, ch.q = q, ch.op = q->p.op;
+    if (kt_problem_check(&q->p, ch_out->reason, sizeof ch_out->reason)) return KT_EINVAL;
+    ch.bdim = kt_op_bucketed_dim(ch.op);
+    ch.bucket = ch.bdim >= 0 ? kt_op_bucket(ch.op, q->p.dim[ch.bdim]) : 1;
     out->bucket = ch.bucket;
-    kt_gemm_problem_key(ch_out->problem_key, sizeof ch_out->problem_key, ktrt_dtype_name(ch.dtype), q->n, q->k, ch.bucket);
+    kt_problem_key(&q->p, ch_out->problem_key, sizeof ch_out->problem_key);
+    for (int i = 0, u = 0; i < ch.op->ndims; i++)
+        if (i != ch.bdim)
+            u += snprintf(ch.shape + u, sizeof ch.shape - (size_t)u, "%s%s=%lld", u ? " " : "", ch.op->dims[i].name,
+                          q->p.dim[i]);
 
     if (step_own(&ch, out, 1) || step_bucket(&ch, out, 0) || step_bucket(&ch, out, 1) || step_own(&ch, out, 0))
         goto served;
@@ -434,15 +439,17 @@ int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out)
         int any_target = 0;
         for (int l = 0; l < c->nlayers; l++)
             for (int i = 0; i < c->layers[l].nkernels; i++)
-                if (strcmp(c->layers[l].kernels[i].target, q->device->target->name) == 0) any_target = 1;
+                if (c->layers[l].kernels[i].op == ch.op &&
+                    strcmp(c->layers[l].kernels[i].target, q->device->target->name) == 0)
+                    any_target = 1;
         if (any_target)
-            snprintf(ch_out->reason, sizeof ch_out->reason, "no ok gemm kernel of dtype %s for %s in %d database(s)",
-                     ktrt_dtype_name(ch.dtype), q->device->target->name, c->nlayers);
+            snprintf(ch_out->reason, sizeof ch_out->reason, "no ok %s kernel of dtype %s for %s in %d database(s)",
+                     ch.op->name, ch.op->dtypes[q->p.dtype], q->device->target->name, c->nlayers);
         else
-            snprintf(ch_out->reason, sizeof ch_out->reason, "no ok gemm kernel for %s in %d database(s)",
+            snprintf(ch_out->reason, sizeof ch_out->reason, "no ok %s kernel for %s in %d database(s)", ch.op->name,
                      q->device->target->name, c->nlayers);
     } else {
-        snprintf(ch_out->reason, sizeof ch_out->reason, "%s", ch.law_note[0] ? ch.law_note : "no usable tile");
+        snprintf(ch_out->reason, sizeof ch_out->reason, "%s", ch.law_note[0] ? ch.law_note : "no usable variant");
     }
     if (ch.skipped[0]) reason_add(ch_out->reason, sizeof ch_out->reason, "%s", ch.skipped);
     return KT_ENOKERNEL;
@@ -452,4 +459,28 @@ served:
     if (ch.skipped[0] && strcmp(ch_out->path, "exact") != 0)
         reason_add(ch_out->reason, sizeof ch_out->reason, "passed over: %s", ch.skipped);
     return KT_OK;
+}
+
+int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out)
+{
+    ktrt_op_query oq;
+    memset(&oq, 0, sizeof oq);
+    if (q) {
+        oq.device = q->device;
+        oq.p.op = &kt_op_gemm;
+        oq.p.dtype = kt_op_dtype_index(&kt_op_gemm, q->dtype);
+        oq.p.dim[KT_GEMM_D_N] = q->n;
+        oq.p.dim[KT_GEMM_D_K] = q->k;
+        oq.p.dim[KT_GEMM_D_M] = q->m;
+        oq.workspace[0] = q->workspace_bytes;
+        if (oq.p.dtype < 0) {
+            memset(out, 0, sizeof *out);
+            out->kernel_layer = -1;
+            snprintf(out->choice.path, sizeof out->choice.path, "refused");
+            snprintf(out->choice.reason, sizeof out->choice.reason, "unknown dtype '%.32s' (bf16 or fp16)",
+                     q->dtype ? q->dtype : "(null)");
+            return KT_EINVAL;
+        }
+    }
+    return ktrt_select(c, q ? &oq : NULL, out);
 }

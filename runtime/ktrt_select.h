@@ -1,9 +1,11 @@
 /* ktrt_select.h: libktrt's choice logic with no GPU (internal; used by ktrt.c and `kt explain`).
  *
- * A catalog is the databases' layers read into memory (ktrt_db.c): per layer its devices, its GEMM
- * selections and the metadata of its dispatchable kernels (status ok, ops 'gemm', code present;
- * reference kernels, ops 'reference:gemm', are never read). ktrt_select_gemm is a pure function of
- * (catalog, device, problem, workspace): the chain of ktrt.h (exact -> bucket -> law -> refused).
+ * A catalog is the databases' layers read into memory (ktrt_db.c): per layer its devices, its
+ * selections and the metadata of its dispatchable kernels (status ok, code present, an `ops` entry
+ * that names a family of the op table, runtime/op.h; reference kernels, ops 'reference:gemm', are
+ * never read). Every family field is read through its descriptor: a selection's problem from its
+ * key text, a kernel's variant from its params JSON. ktrt_select is a pure function of (catalog,
+ * device, problem, workspace): the chain of ktrt.h (exact -> bucket -> law -> refused).
  *
  * A selection serves only when its kernel is in the catalog under the same target and code hash
  * (a kernel recompiled since it was measured is stale: its time belongs to another binary) and its
@@ -15,32 +17,31 @@
 #include <stdio.h>
 #include "ktrt.h"
 #include "target.h"
-#include "gemm_geometry.h"
+#include "op.h"
 
-#define KTRT_NAME_LEN 128
+#define KTRT_NAME_LEN KT_OP_NAME_LEN
 #define KTRT_KEY_LEN 64
 #define KTRT_HASH_LEN 72
 #define KTRT_TARGET_LEN 16
 #define KTRT_MAX_TARGETS 16
 
-/* dtypes the GEMM ABI serves; index into ktrt_dtype_name. */
-enum { KTRT_BF16, KTRT_FP16, KTRT_NDTYPES };
-int ktrt_dtype_index(const char *dtype);      /* -1 when unknown (or NULL) */
-const char *ktrt_dtype_name(int index);       /* "?" out of range */
-
+/* A dispatchable kernel for one op (a row serving two ops is two entries). */
 typedef struct ktrt_kernel {
     char name[KTRT_NAME_LEN];
     char target[KTRT_TARGET_LEN];
     char code_hash[KTRT_HASH_LEN];
-    int dtype;
-    kt_gemm_variant v;
+    const kt_op *op;
+    int dtype;                /* index into op->dtypes */
+    kt_variant v;
+    char law_class[32];       /* the recipe's `law`, else the template's stem */
+    int threads, regs, lds_bytes;
     int waves_per_simd;       /* 0 when unknown */
 } ktrt_kernel;
 
 typedef struct ktrt_selection {
     char device_key[KTRT_KEY_LEN];
     char target[KTRT_TARGET_LEN];
-    int dtype, n, k, m;       /* m: the bucket edge */
+    kt_problem p;             /* from the key; its bucketed dimension is the edge */
     int measured;             /* 1: source 'measured'; 0: 'law' (a law pick, nothing measured) */
     char kernel[KTRT_NAME_LEN];
     char code_hash[KTRT_HASH_LEN];
@@ -64,7 +65,7 @@ typedef struct ktrt_layer {
     int ndevices;
     ktrt_selection *selections;
     int nselections;
-    ktrt_kernel *kernels;                 /* sorted by (target, dtype, name) */
+    ktrt_kernel *kernels;                 /* sorted by (target, op, dtype, name) */
     int nkernels;
     char targets[KTRT_MAX_TARGETS][KTRT_TARGET_LEN];   /* every target any row names */
     int ntargets;
@@ -116,11 +117,20 @@ int ktrt_device_from_key(const ktrt_catalog *c, const char *key, ktrt_device *ou
  * this target. An empty layer is not refused: it only has nothing to say. */
 int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *err, size_t errlen);
 
-/* Split-K workspace, in bytes, the largest selection of this target needs on a device of `units`
- * compute units (kt_gemm_partials_needed over the selections whose kernel is in the catalog; 0
- * when none splits K). */
+/* Bytes of workspace buffer i of op the largest selection of this target needs on a device of
+ * `units` compute units (the op's workspace_bytes over the selections whose kernel is in the
+ * catalog; 0 when none needs it). */
+long long ktrt_catalog_workspace(const ktrt_catalog *c, const kt_target *t, int units, const kt_op *op, int i);
+/* The GEMM's split-K partials: ktrt_catalog_workspace(c, t, units, gemm, 0). */
 long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t, int units);
 
+typedef struct ktrt_op_query {
+    const ktrt_device *device;
+    kt_problem p;                         /* actual dimensions; its bucketed one is served by its edge */
+    long long workspace[KT_OP_MAX_WORKSPACES];   /* bytes a launch may use per workspace buffer */
+} ktrt_op_query;
+
+/* A GEMM query by its fields (the form `kt explain`, tune's coverage and the tests use). */
 typedef struct ktrt_query {
     const ktrt_device *device;
     const char *dtype;
@@ -132,18 +142,20 @@ typedef struct ktrt_pick {
     ktrt_choice choice;                   /* path, kernel, problem_key, reason, db_path, tuned_us, splitk */
     const ktrt_kernel *kernel;            /* NULL when refused */
     int kernel_layer;                     /* index of the layer holding the kernel's code; -1 refused */
-    int bucket;                           /* bucket(m) */
-    int served_bucket;                    /* the selection's bucket (exact, bucket; law from a stored pick) */
+    long long bucket;                     /* the edge serving the query's bucketed dimension */
+    long long served_bucket;              /* the selection's edge (exact, bucket; law from a stored pick) */
     char other_device[KTRT_KEY_LEN];      /* bucket path over another device's selection, else "" */
 } ktrt_pick;
 
 /* The chain of ktrt.h for one problem. KT_OK (served), KT_ENOKERNEL (refused; choice.reason says
- * why), or KT_EINVAL (a NULL argument, unknown dtype, a dimension < 1; choice.reason says which). */
+ * why), or KT_EINVAL (a NULL argument, a dimension < 1; choice.reason says which). */
+int ktrt_select(const ktrt_catalog *c, const ktrt_op_query *q, ktrt_pick *out);
+/* The same for a GEMM query (an unknown dtype is KT_EINVAL). */
 int ktrt_select_gemm(const ktrt_catalog *c, const ktrt_query *q, ktrt_pick *out);
 
-/* Why kernel v cannot launch C[m][n] with this workspace on a device of `units` compute units, or
- * NULL when it can. The text is static or written into buf. */
-const char *ktrt_launch_misfit(const kt_gemm_variant *v, int m, int n, int units, long long workspace_bytes,
+/* Why kernel k cannot launch problem p with this workspace on a device of `units` compute units,
+ * or NULL when it can. The text is static or written into buf. */
+const char *ktrt_launch_misfit(const ktrt_kernel *k, const kt_problem *p, int units, const long long *workspace,
                                char *buf, size_t len);
 
 /* ---- ktrt_log.c: what a handle writes to stderr, each line once ---- */

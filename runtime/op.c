@@ -154,57 +154,116 @@ static const char *read_string(const char *s, char *out, size_t len)
     return *s == '"' ? s + 1 : NULL;
 }
 
-int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dtype_out, size_t dtype_len,
-                     char *err, size_t errlen)
+/* Walks a flat object: calls each(ctx, name, text, number, is_string) per member; each returns 0
+ * to go on or -1 (its message in err). 0 at the end, -1 on bad JSON or a refusal. */
+typedef int (*member_fn)(void *ctx, const char *name, const char *text, long long number, int is_string,
+                         char *err, size_t errlen);
+
+static int params_walk(const char *json, member_fn each, void *ctx, char *err, size_t errlen)
 {
-    memset(v, 0, sizeof *v);
-    int seen[KT_OP_MAX_PARAMS] = {0};
-    if (dtype_out && dtype_len) dtype_out[0] = 0;
     const char *s = skip_ws(json ? json : "");
     if (*s != '{') return snprintf(err, errlen, "params '%.60s': not a JSON object", json ? json : ""), -1;
     s = skip_ws(s + 1);
     while (*s && *s != '}') {
-        char name[48], text[64];
+        char name[48], text[64] = "";
+        long long x = 0;
+        int is_string = *s == '"';
         s = read_string(s, name, sizeof name);
         if (!s) return snprintf(err, errlen, "params '%.60s': bad key", json), -1;
         s = skip_ws(s);
         if (*s != ':') return snprintf(err, errlen, "params '%.60s': expected ':' after \"%s\"", json, name), -1;
         s = skip_ws(s + 1);
-        int idx = -1;
-        for (int i = 0; i < op->nparams; i++)
-            if (strcmp(op->params[i].name, name) == 0) idx = i;
-        if (*s == '"') {
+        is_string = *s == '"';
+        if (is_string) {
             s = read_string(s, text, sizeof text);
             if (!s) return snprintf(err, errlen, "params '%.60s': bad string for \"%s\"", json, name), -1;
-            if (idx >= 0) return snprintf(err, errlen, "params: %s: \"%s\" must be an integer", op->name, name), -1;
-            if (strcmp(name, "dtype") == 0 && dtype_out) snprintf(dtype_out, dtype_len, "%s", text);
         } else {
             char *end;
             errno = 0;
-            long long x = strtoll(s, &end, 10);
+            x = strtoll(s, &end, 10);
             if (end == s || errno || x < -0x7fffffffLL || x > 0x7fffffffLL || *end == '.' || *end == 'e' || *end == 'E')
                 return snprintf(err, errlen, "params '%.60s': \"%s\" is not an integer", json, name), -1;
             s = end;
-            if (idx >= 0) {
-                if (x < op->params[idx].min)
-                    return snprintf(err, errlen, "params: %s: %s=%lld below its minimum %d", op->name, name, x,
-                                    op->params[idx].min), -1;
-                v->p[idx] = (int)x;
-                seen[idx] = 1;
-            }
         }
+        if (each(ctx, name, text, x, is_string, err, errlen)) return -1;
         s = skip_ws(s);
         if (*s == ',') s = skip_ws(s + 1);
         else if (*s != '}') return snprintf(err, errlen, "params '%.60s': expected ',' or '}'", json), -1;
     }
     if (*s != '}') return snprintf(err, errlen, "params '%.60s': unterminated object", json), -1;
+    return 0;
+}
+
+typedef struct variant_ctx {
+    const kt_op *op;
+    kt_variant *v;
+    int seen[KT_OP_MAX_PARAMS];
+    char *dtype;
+    size_t dtype_len;
+} variant_ctx;
+
+static int variant_member(void *ctx, const char *name, const char *text, long long x, int is_string, char *err,
+                          size_t errlen)
+{
+    variant_ctx *c = ctx;
+    int idx = -1;
+    for (int i = 0; i < c->op->nparams; i++)
+        if (strcmp(c->op->params[i].name, name) == 0) idx = i;
+    if (is_string) {
+        if (idx >= 0) return snprintf(err, errlen, "params: %s: \"%s\" must be an integer", c->op->name, name), -1;
+        if (strcmp(name, "dtype") == 0 && c->dtype) snprintf(c->dtype, c->dtype_len, "%s", text);
+        return 0;
+    }
+    if (idx < 0) return 0;
+    if (x < c->op->params[idx].min)
+        return snprintf(err, errlen, "params: %s: %s=%lld below its minimum %d", c->op->name, name, x,
+                        c->op->params[idx].min), -1;
+    c->v->p[idx] = (int)x;
+    c->seen[idx] = 1;
+    return 0;
+}
+
+int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dtype_out, size_t dtype_len,
+                     char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    if (dtype_out && dtype_len) dtype_out[0] = 0;
+    variant_ctx c = {op, v, {0}, dtype_out, dtype_len};
+    if (params_walk(json, variant_member, &c, err, errlen)) return -1;
     for (int i = 0; i < op->nparams; i++) {
-        if (seen[i]) continue;
+        if (c.seen[i]) continue;
         if (op->params[i].fallback < op->params[i].min)
             return snprintf(err, errlen, "params '%.60s': %s needs \"%s\"", json, op->name, op->params[i].name), -1;
         v->p[i] = op->params[i].fallback;
     }
     return 0;
+}
+
+typedef struct text_ctx {
+    const char *name;
+    char *out;
+    size_t len;
+    int found;
+} text_ctx;
+
+static int text_member(void *ctx, const char *name, const char *text, long long x, int is_string, char *err,
+                       size_t errlen)
+{
+    text_ctx *c = ctx;
+    if (is_string && strcmp(name, c->name) == 0) {
+        snprintf(c->out, c->len, "%s", text);
+        c->found = 1;
+    }
+    return 0;
+}
+
+int kt_params_text(const char *json, const char *name, char *out, size_t len)
+{
+    char err[160];
+    if (len) out[0] = 0;
+    text_ctx c = {name, out, len, 0};
+    if (params_walk(json, text_member, &c, err, sizeof err)) return -1;
+    return c.found;
 }
 
 int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param)

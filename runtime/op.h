@@ -184,6 +184,8 @@ long long kt_problem_bucketed(const kt_problem *p);         /* the bucketed valu
  * NULL, is copied there. */
 int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dtype_out, size_t dtype_len,
                      char *err, size_t errlen);
+/* The string member `name` of a params object into out: 1 found, 0 not, -1 bad JSON. */
+int kt_params_text(const char *json, const char *name, char *out, size_t len);
 /* The value of a named parameter; 0 when the op has no such parameter. */
 int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);
 

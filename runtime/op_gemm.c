@@ -23,7 +23,7 @@ static const kt_op_param gemm_params[KT_GEMM_NPARAMS] = {
     {"SK", 1, 0},   /* no SK axis: one segment; 0 is stream-K */
     {"ST", 0, 0},   /* no ST axis: static shared memory only */
 };
-static const char *const gemm_workspaces[] = {"split-K partials"};
+static const char *const gemm_workspaces[] = {"split-K"};   /* partials slabs and tile counters */
 
 #define DIM(p, d) ((int)(p)->dim[KT_GEMM_D_##d])
 

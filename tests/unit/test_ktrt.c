@@ -21,6 +21,7 @@
 #include "db/db_tuner.h"
 #include "runtime/ktrt.h"
 #include "runtime/ktrt_select.h"
+#include "runtime/op_gemm.h"
 #include "runtime/problem_key.h"
 
 #define DEV_A "sm_90/132/0x2335"     /* the H200 the fixture was "tuned" on */
@@ -407,7 +408,7 @@ static void test_streamk(const char *path)
     KT_CHECK_INT(c.layers[0].nkernels, 2);
     for (int i = 0; i < c.layers[0].nkernels; i++) {
         const ktrt_kernel *k = &c.layers[0].kernels[i];
-        KT_CHECK_INT(k->v.splitk, strcmp(k->name, K_SK0) == 0 ? 0 : 1);
+        KT_CHECK_INT(k->v.p[KT_GEMM_P_SK], strcmp(k->name, K_SK0) == 0 ? 0 : 1);
     }
     long long ws = ktrt_catalog_workspace_bytes(&c, kt_target_find("sm_90a"), 132);
     KT_CHECK_INT(ws, (2LL * 264 * 16 * 32 + KT_GEMM_TILE_COUNTERS) * 4);   /* two slabs a block, two blocks an SM */
