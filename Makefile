@@ -12,7 +12,7 @@ KT_CFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror=implicit-function
 LIBS      = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1) -lsqlite3 -lcjson -lm -ldl -lpthread
 
 LIB_SRCS  = $(wildcard gen/*.c build/*.c db/*.c tuner/*.c runtime/*.c)
-SQL_OBJS  = out/obj/db/schema_sql.o out/obj/db/migrate_002_tuner_sql.o
+SQL_OBJS  = out/obj/db/schema_sql.o out/obj/db/migrate_002_tuner_sql.o out/obj/db/migrate_003_ops_sql.o
 LIB_OBJS  = $(patsubst %.c,out/obj/%.o,$(LIB_SRCS)) $(SQL_OBJS)
 # libktrt: the runtime alone (no LuaJIT, no cJSON, no compiler): what a serving image links.
 KTRT_SRCS = $(wildcard runtime/*.c) build/target.c

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "runtime/op.h"
 #include "db/db_read.h"
 
 #define DUMP_HASH_CHARS 16   /* enough to tell code objects apart in a diff */
@@ -97,7 +98,13 @@ static int problem(void *ctx, const db_read_problem *p)
 {
     printf("problem ");
     put_text(p->key);
-    printf(" op=%s dtype=%s n=%d k=%d m=%d phase=%s\n", p->op, p->dtype, p->n, p->k, p->m, p->phase);
+    printf(" op=%s dtype=%s", p->op, p->dtype);
+    /* the dimensions as the op's descriptor reads them from the key (a key it cannot read: none) */
+    kt_problem pr;
+    char why[160];
+    if (kt_problem_parse(p->key, &pr, why, sizeof why) == 0)
+        for (int i = 0; i < pr.op->ndims; i++) printf(" %s=%lld", pr.op->dims[i].name, pr.dim[i]);
+    printf(" phase=%s\n", p->phase);
     return 0;
 }
 

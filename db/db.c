@@ -8,6 +8,7 @@
 
 extern const char kt_schema_sql[];   /* db/schema.sql, embedded by build/embed.sh */
 extern const char kt_migrate_002_tuner_sql[]; /* db/migrate_002_tuner.sql */
+extern const char kt_migrate_003_ops_sql[];   /* db/migrate_003_ops.sql */
 
 /* db_migrations[i] takes a database from user_version i to i+1. Append, never edit. */
 static const char *const *db_migrations(void)
@@ -15,6 +16,7 @@ static const char *const *db_migrations(void)
     static const char *list[KT_DB_SCHEMA_VERSION];
     list[0] = kt_schema_sql;
     list[1] = kt_migrate_002_tuner_sql;
+    list[2] = kt_migrate_003_ops_sql;
     return list;
 }
 
@@ -118,8 +120,12 @@ int db_open(const char *path, int create, kt_db **out, char *err, size_t errlen)
         }
         if (foreign) { snprintf(err, errlen, "%s: not a ktune database (SQLite file without a ktune schema version)", path); goto fail; }
     }
-    if (db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen)) goto fail;
+    /* Foreign keys are enforced from after the migrations on: a migration that rebuilds a table
+     * (migrate_003) drops it while other tables still name it, which SQLite allows only with the
+     * enforcement off; the keys are unchanged by the rebuild, so nothing dangles after it. */
+    if (db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, errlen)) goto fail;
     if (db_migrate(db, version, err, errlen)) goto fail;
+    if (db_exec(db, "PRAGMA foreign_keys=ON;", err, errlen)) goto fail;
     if (db_prepare(db, &db->is_current, "SELECT status, reason, waves_per_simd FROM kernel WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
         db_prepare(db, &db->toolchain_put,
                    "INSERT INTO toolchain (fingerprint, kind, path, version, flags, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "

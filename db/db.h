@@ -4,7 +4,7 @@
 #define KT_DB_H
 #include <stddef.h>
 
-#define KT_DB_SCHEMA_VERSION 2
+#define KT_DB_SCHEMA_VERSION 3
 
 typedef struct kt_db kt_db;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sqlite3.h>
 #include "db_read.h"
+#include "op.h"
 #include "runtime/ktrt.h"
 #include "runtime/ktrt_dbfile.h"
 
@@ -14,10 +15,27 @@ struct db_reader {
     char path[512];
 };
 
-/* Problem order: numeric shape, then the key text (a key with no problem row sorts by text). */
-#define RD_PROBLEM_JOIN(alias) " LEFT JOIN problem pr ON pr.key = " alias ".problem_key "
-#define RD_PROBLEM_ORDER " pr.op, pr.dtype, pr.n, pr.k, pr.m"
+/* Problem order: op, dtype, then the dimensions numerically (kt_key_order, below), then the key
+ * text. The order comes from the key alone, so schema 2's n/k/m columns are not needed. */
+#define RD_PROBLEM_ORDER(alias) " kt_key_order(" alias ".problem_key)"
 #define RD_UTC(col) "strftime('%Y-%m-%dT%H:%M:%SZ', " col ")"
+
+/* kt_key_order(key): a text that sorts as the problem does: "<op> <dtype>" then each dimension
+ * zero-padded; a key no descriptor parses sorts after every parsed one, by its text. */
+static void rd_key_order(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    const char *key = (const char *)sqlite3_value_text(argv[0]);
+    char out[256], why[160];
+    kt_problem p;
+    if (!key || kt_problem_parse(key, &p, why, sizeof why)) {
+        snprintf(out, sizeof out, "~%s", key ? key : "");
+    } else {
+        int n = snprintf(out, sizeof out, "%s %s", p.op->name, p.op->dtypes[p.dtype]);
+        for (int i = 0; i < p.op->ndims && n > 0 && (size_t)n < sizeof out; i++)
+            n += snprintf(out + n, sizeof out - (size_t)n, " %012lld", p.dim[i]);
+    }
+    sqlite3_result_text(cx, out, -1, SQLITE_TRANSIENT);
+}
 
 int db_read_open(const char *path, db_reader **out, char *err, size_t errlen)
 {
@@ -29,6 +47,13 @@ int db_read_open(const char *path, db_reader **out, char *err, size_t errlen)
     if (rc) {
         free(r);
         return rc;
+    }
+    if (sqlite3_create_function(r->h, "kt_key_order", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, rd_key_order, NULL,
+                                NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: registering kt_key_order: %s", path, sqlite3_errmsg(r->h));
+        sqlite3_close(r->h);
+        free(r);
+        return KT_EBADDB;
     }
     *out = r;
     return 0;
@@ -144,8 +169,7 @@ int db_read_latest_run_device(db_reader *r, char *key, size_t keylen, char *err,
 
 static int problem_row(sqlite3_stmt *st, rd_any_fn fn, void *ctx)
 {
-    db_read_problem p = {rd_text(st, 0), rd_text(st, 1), rd_text(st, 2), rd_text(st, 3), sqlite3_column_int(st, 4),
-                         sqlite3_column_int(st, 5), sqlite3_column_int(st, 6)};
+    db_read_problem p = {rd_text(st, 0), rd_text(st, 1), rd_text(st, 2), rd_text(st, 3)};
     return ((int (*)(void *, const db_read_problem *))fn)(ctx, &p);
 }
 
@@ -153,7 +177,7 @@ int db_read_problems(db_reader *r, int (*fn)(void *ctx, const db_read_problem *r
                      char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (rd_prepare(r, "SELECT key, op, dtype, phase, n, k, m FROM problem ORDER BY op, dtype, n, k, m, key",
+    if (rd_prepare(r, "SELECT key, op, dtype, phase FROM problem ORDER BY kt_key_order(key), key",
                    &st, err, errlen, "reading problems"))
         return -1;
     return rd_each(r, st, problem_row, (rd_any_fn)fn, ctx, err, errlen, "reading problems");
@@ -170,8 +194,8 @@ int db_read_run_problems(db_reader *r, int (*fn)(void *ctx, const db_read_run_pr
 {
     sqlite3_stmt *st;
     if (rd_prepare(r, "SELECT rp.run_id, rp.problem_key, rp.layers, rp.calls FROM run_problem rp "
-                      "LEFT JOIN run ru ON ru.id = rp.run_id" RD_PROBLEM_JOIN("rp")
-                      "ORDER BY ru.started_at, rp.run_id," RD_PROBLEM_ORDER ", rp.problem_key",
+                      "LEFT JOIN run ru ON ru.id = rp.run_id "
+                      "ORDER BY ru.started_at, rp.run_id," RD_PROBLEM_ORDER("rp") ", rp.problem_key",
                    &st, err, errlen, "reading run problems"))
         return -1;
     return rd_each(r, st, run_problem_row, (rd_any_fn)fn, ctx, err, errlen, "reading run problems");
@@ -195,7 +219,7 @@ int db_read_passes(db_reader *r, int (*fn)(void *ctx, const db_read_pass *row), 
     sqlite3_stmt *st;
     if (rd_prepare(r, "SELECT pa.id, pa.run_id, pa.device_key, pa.problem_key, pa.kind, pa.control_hash, pa.variants, "
                       "pa.rounds, pa.cold, pa.gpu, pa.control_spread FROM pass pa LEFT JOIN run ru ON ru.id = pa.run_id"
-                      RD_PROBLEM_JOIN("pa") "ORDER BY pa.device_key," RD_PROBLEM_ORDER ", pa.problem_key, "
+                       " ORDER BY pa.device_key," RD_PROBLEM_ORDER("pa") ", pa.problem_key, "
                       RD_KIND_ORDER("pa.kind") ", ru.started_at, pa.created_at, pa.id",
                    &st, err, errlen, "reading passes"))
         return -1;
@@ -234,9 +258,9 @@ int db_read_unpassed_measurements(db_reader *r, int (*fn)(void *ctx, const db_re
                                   char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    if (rd_prepare(r, "SELECT " RD_MEASUREMENT_COLS " FROM measurement me" RD_PROBLEM_JOIN("me")
+    if (rd_prepare(r, "SELECT " RD_MEASUREMENT_COLS " FROM measurement me "
                       "WHERE me.pass_id IS NULL OR me.pass_id NOT IN (SELECT id FROM pass) "
-                      "ORDER BY me.device_key," RD_PROBLEM_ORDER ", me.problem_key, " RD_KIND_ORDER("me.kind")
+                      "ORDER BY me.device_key," RD_PROBLEM_ORDER("me") ", me.problem_key, " RD_KIND_ORDER("me.kind")
                       ", me.kernel, me.code_hash, me.id", &st, err, errlen, "reading measurements"))
         return -1;
     return rd_each(r, st, measurement_row, (rd_any_fn)fn, ctx, err, errlen, "reading measurements");
@@ -264,9 +288,8 @@ static int selection_row(sqlite3_stmt *st, rd_any_fn fn, void *ctx)
 {
     db_read_selection s = {
         rd_text(st, 0), rd_text(st, 1), rd_text(st, 2), rd_text(st, 3), rd_text(st, 4), rd_text(st, 5),
-        rd_text(st, 6), rd_text(st, 7), rd_text(st, 8), rd_text(st, 9), sqlite3_column_int(st, 10),
-        sqlite3_column_int(st, 11), sqlite3_column_int(st, 12), rd_real(st, 13), rd_real(st, 14), rd_real(st, 15),
-        rd_real(st, 16), rd_real(st, 17), rd_int(st, 18),
+        rd_text(st, 6), rd_text(st, 7), rd_text(st, 8), rd_text(st, 9), rd_real(st, 10), rd_real(st, 11),
+        rd_real(st, 12), rd_real(st, 13), rd_real(st, 14), rd_int(st, 15),
     };
     return ((int (*)(void *, const db_read_selection *))fn)(ctx, &s);
 }
@@ -276,9 +299,9 @@ int db_read_selections(db_reader *r, const char *device_key, const char *problem
 {
     sqlite3_stmt *st;
     if (rd_prepare(r, "SELECT device_key, target, problem_key, op, dtype, kernel, code_hash, source, law_kernel, "
-                      "decided_by, n, k, m, time_us, error, law_us, regret, noise_floor, run_id FROM selection "
+                      "decided_by, time_us, error, law_us, regret, noise_floor, run_id FROM selection "
                       "WHERE (?1 IS NULL OR device_key = ?1) AND (?2 IS NULL OR problem_key = ?2) "
-                      "ORDER BY device_key, op, dtype, n, k, m, problem_key", &st, err, errlen, "reading selections"))
+                      "ORDER BY device_key, kt_key_order(problem_key), problem_key", &st, err, errlen, "reading selections"))
         return -1;
     if (device_key) sqlite3_bind_text(st, 1, device_key, -1, SQLITE_TRANSIENT);
     if (problem_key) sqlite3_bind_text(st, 2, problem_key, -1, SQLITE_TRANSIENT);

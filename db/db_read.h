@@ -40,9 +40,8 @@ int db_read_latest_run_device(db_reader *r, char *key, size_t keylen, char *err,
 
 typedef struct db_read_problem {
     const char *key, *op, *dtype, *phase;
-    int n, k, m;
 } db_read_problem;
-/* Ordered by op, dtype, n, k, m (numerically, not as key text). */
+/* Ordered by op, dtype, then the key's dimensions numerically (not as key text). */
 int db_read_problems(db_reader *r, int (*fn)(void *ctx, const db_read_problem *row), void *ctx,
                      char *err, size_t errlen);
 
@@ -88,7 +87,6 @@ int db_read_timings(db_reader *r, const char *device_key, const char *problem_ke
 typedef struct db_read_selection {
     const char *device_key, *target, *problem_key, *op, *dtype, *kernel, *code_hash, *source;
     const char *law_kernel, *decided_by;
-    int n, k, m;
     double time_us, error, law_us, regret, noise_floor;
     long long run_id;                   /* -1 when NULL */
 } db_read_selection;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "db_internal.h"
 #include "db_tuner.h"
+#include "op.h"
 
 static int tu_prepare(kt_db *db, sqlite3_stmt **st, const char *sql, char *err, size_t errlen)
 {
@@ -114,21 +115,18 @@ int db_run_finish(kt_db *db, long long run_id, const char *status, double noise_
     return tu_done(db, st, err, errlen, "finishing run");
 }
 
-int db_problem_put(kt_db *db, const char *key, const char *op, const char *dtype, int n, int k, int m,
-                   const char *phase, char *err, size_t errlen)
+int db_problem_put(kt_db *db, const char *key, const char *op, const char *dtype, const char *phase, char *err,
+                   size_t errlen)
 {
     sqlite3_stmt *st;
     if (tu_prepare(db, &st,
-                   "INSERT INTO problem (key, op, dtype, n, k, m, phase) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                   "INSERT INTO problem (key, op, dtype, phase) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (key) DO NOTHING", err, errlen))
         return 1;
     tu_text(st, 1, key);
     tu_text(st, 2, op);
     tu_text(st, 3, dtype);
-    sqlite3_bind_int(st, 4, n);
-    sqlite3_bind_int(st, 5, k);
-    sqlite3_bind_int(st, 6, m);
-    tu_text(st, 7, phase);
+    tu_text(st, 4, phase);
     return tu_done(db, st, err, errlen, "storing problem");
 }
 
@@ -147,39 +145,57 @@ int db_run_problem_put(kt_db *db, long long run_id, const char *problem_key, con
     return tu_done(db, st, err, errlen, "storing run problem");
 }
 
+/* Row columns: name, code_hash, params, template, threads, regs, lds_bytes, waves_per_simd, ops. */
+#define TU_CANDIDATE_COLS "name, code_hash, params, template, threads, regs, lds_bytes, waves_per_simd, ops"
+
+static void tu_copy(char *dst, size_t len, sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(dst, len, "%s", t ? (const char *)t : "");
+}
+
+static void tu_candidate_row(sqlite3_stmt *st, db_candidate *c)
+{
+    memset(c, 0, sizeof *c);
+    tu_copy(c->name, sizeof c->name, st, 0);
+    tu_copy(c->code_hash, sizeof c->code_hash, st, 1);
+    tu_copy(c->params, sizeof c->params, st, 2);
+    tu_copy(c->template_path, sizeof c->template_path, st, 3);
+    c->threads = sqlite3_column_int(st, 4);
+    c->regs = sqlite3_column_int(st, 5);
+    c->lds_bytes = sqlite3_column_int(st, 6);
+    c->waves_per_simd = sqlite3_column_int(st, 7);
+}
+
+/* The "dtype" of a params object, "" when it has none. */
+static void tu_params_dtype(const char *params, char *out, size_t len)
+{
+    if (kt_params_text(params, "dtype", out, len) != 1 && len) out[0] = 0;
+}
+
 int db_candidates(kt_db *db, const char *target, const char *op, const char *dtype,
                   db_candidate **out, int *count, char *err, size_t errlen)
 {
     *out = NULL;
     *count = 0;
     sqlite3_stmt *st;
-    if (tu_prepare(db, &st,
-                   "SELECT name, code_hash, json_extract(params, '$.BM'), json_extract(params, '$.BN'), "
-                   "json_extract(params, '$.BK'), json_extract(params, '$.WM'), json_extract(params, '$.WN'), "
-                   "json_extract(params, '$.SK'), threads, regs, lds_bytes, waves_per_simd, json_extract(params, '$.ST') FROM kernel "
-                   "WHERE target = ?1 AND ops = ?2 AND status = 'ok' AND code IS NOT NULL AND "
-                   "json_extract(params, '$.dtype') = ?3 ORDER BY name", err, errlen))
+    if (tu_prepare(db, &st, "SELECT " TU_CANDIDATE_COLS " FROM kernel WHERE target = ?1 AND status = 'ok' AND "
+                            "code IS NOT NULL ORDER BY name", err, errlen))
         return 1;
     tu_text(st, 1, target);
-    tu_text(st, 2, op);
-    tu_text(st, 3, dtype);
     int cap = 0, rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (!kt_ops_has((const char *)sqlite3_column_text(st, 8), op)) continue;
+        char dt[16];
+        tu_params_dtype((const char *)sqlite3_column_text(st, 2), dt, sizeof dt);
+        if (strcmp(dt, dtype) != 0) continue;
         if (*count == cap) {
             cap = cap ? 2 * cap : 64;
             db_candidate *grown = realloc(*out, (size_t)cap * sizeof **out);
             if (!grown) { rc = SQLITE_NOMEM; break; }
             *out = grown;
         }
-        db_candidate *c = &(*out)[(*count)++];
-        memset(c, 0, sizeof *c);
-        snprintf(c->name, sizeof c->name, "%s", (const char *)sqlite3_column_text(st, 0));
-        const unsigned char *h = sqlite3_column_text(st, 1);
-        snprintf(c->code_hash, sizeof c->code_hash, "%s", h ? (const char *)h : "");
-        int *f[11] = {&c->bm, &c->bn, &c->bk, &c->wm, &c->wn, &c->sk, &c->threads, &c->regs, &c->lds_bytes,
-                      &c->waves_per_simd, &c->st};
-        for (int i = 0; i < 11; i++) *f[i] = sqlite3_column_int(st, 2 + i);
-        if (sqlite3_column_type(st, 7) == SQLITE_NULL) c->sk = 1;   /* no SK axis: one segment; 0 is stream-K */
+        tu_candidate_row(st, &(*out)[(*count)++]);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -189,6 +205,27 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
         return db_error(db, err, errlen, "listing kernels");
     }
     return 0;
+}
+
+int db_kernel_by_hash(kt_db *db, const char *target, const char *code_hash, const char *op, db_candidate *out,
+                      char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (tu_prepare(db, &st, "SELECT " TU_CANDIDATE_COLS " FROM kernel WHERE target = ?1 AND code_hash = ?2 AND "
+                            "status = 'ok' AND code IS NOT NULL ORDER BY name", err, errlen))
+        return -1;
+    tu_text(st, 1, target);
+    tu_text(st, 2, code_hash);
+    int rc, found = 0;
+    while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (kt_ops_has((const char *)sqlite3_column_text(st, 8), op)) {
+            tu_candidate_row(st, out);
+            found = 1;
+        }
+    if (found) rc = SQLITE_DONE;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_error(db, err, errlen, "finding a kernel by code hash"), -1;
+    return found;
 }
 
 int db_kernel_code(kt_db *db, const char *target, const char *name, void **code, size_t *len,
@@ -383,9 +420,9 @@ int db_selection_put(kt_db *db, const db_selection_row *r, char *err, size_t err
 {
     sqlite3_stmt *st;
     if (tu_prepare(db, &st,
-                   "INSERT INTO selection (device_key, target, problem_key, op, dtype, n, k, m, kernel, code_hash, "
+                   "INSERT INTO selection (device_key, target, problem_key, op, dtype, kernel, code_hash, "
                    "source, time_us, error, law_kernel, law_us, regret, noise_floor, decided_by, run_id) VALUES "
-                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
+                   "(?1, ?2, ?3, ?4, ?5, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
                    "ON CONFLICT (device_key, problem_key) DO UPDATE SET kernel = excluded.kernel, "
                    "code_hash = excluded.code_hash, source = excluded.source, time_us = excluded.time_us, "
                    "error = excluded.error, law_kernel = excluded.law_kernel, law_us = excluded.law_us, "
@@ -397,9 +434,6 @@ int db_selection_put(kt_db *db, const db_selection_row *r, char *err, size_t err
     tu_text(st, 3, r->problem_key);
     tu_text(st, 4, r->op);
     tu_text(st, 5, r->dtype);
-    sqlite3_bind_int(st, 6, r->n);
-    sqlite3_bind_int(st, 7, r->k);
-    sqlite3_bind_int(st, 8, r->m);
     tu_text(st, 9, r->kernel);
     tu_text(st, 10, r->code_hash);
     tu_text(st, 11, r->source);
@@ -424,7 +458,7 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
 {
     sqlite3_stmt *st;
     if (tu_prepare(db, &st,
-                   "SELECT kernel, source, law_kernel, time_us, error, law_us, regret, noise_floor, n, k, m, decided_by "
+                   "SELECT kernel, source, law_kernel, time_us, error, law_us, regret, noise_floor, 0, 0, 0, decided_by "
                    "FROM selection WHERE device_key = ?1 AND problem_key = ?2", err, errlen))
         return -1;
     tu_text(st, 1, device_key);
@@ -448,9 +482,6 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
         r->law_us = tu_col_real(st, 5);
         r->regret = tu_col_real(st, 6);
         r->noise_floor = tu_col_real(st, 7);
-        r->n = sqlite3_column_int(st, 8);
-        r->k = sqlite3_column_int(st, 9);
-        r->m = sqlite3_column_int(st, 10);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_error(db, err, errlen, "reading selection"), -1;

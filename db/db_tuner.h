@@ -23,22 +23,27 @@ int db_run_find_unfinished(kt_db *db, const db_run_row *r, long long *run_id, ch
 int db_run_finish(kt_db *db, long long run_id, const char *status, double noise_floor, const char *note,
                   char *err, size_t errlen);
 
-int db_problem_put(kt_db *db, const char *key, const char *op, const char *dtype, int n, int k, int m,
-                   const char *phase, char *err, size_t errlen);
+int db_problem_put(kt_db *db, const char *key, const char *op, const char *dtype, const char *phase, char *err,
+                   size_t errlen);
 int db_run_problem_put(kt_db *db, long long run_id, const char *problem_key, const char *layers, int calls,
                        char *err, size_t errlen);
 
-/* A compiled, valid kernel of a target for one op and dtype (dense GEMM parameters). */
+/* A compiled, valid kernel of a target as the tuner sees it: its parameters stay the recipe's JSON,
+ * read by the op's descriptor (runtime/op.h), never here. */
 typedef struct db_candidate {
-    char name[128];
+    char name[192];
     char code_hash[72];
-    int bm, bn, bk, wm, wn, sk;
-    int st;                  /* ST axis (dynamic shared-memory stages); 0 when the recipe has none */
+    char params[512];        /* the kernel row's params JSON */
+    char template_path[128]; /* e.g. "gemm/dense.hip" */
     int threads, regs, lds_bytes, waves_per_simd;
 } db_candidate;
-/* Kernels with status 'ok' and ops = op, ordered by name. *out is malloc'd (free it). */
+/* Kernels with status 'ok' and code whose ops list names op and whose params say this dtype,
+ * ordered by name. *out is malloc'd (free it). */
 int db_candidates(kt_db *db, const char *target, const char *op, const char *dtype,
                   db_candidate **out, int *count, char *err, size_t errlen);
+/* The ok kernel of target with this code hash that serves op: 1 found (out filled), 0 not, -1 error. */
+int db_kernel_by_hash(kt_db *db, const char *target, const char *code_hash, const char *op, db_candidate *out,
+                      char *err, size_t errlen);
 /* The code object of (target, name): *code malloc'd. 1 found, 0 not, -1 error. */
 int db_kernel_code(kt_db *db, const char *target, const char *name, void **code, size_t *len,
                    char *err, size_t errlen);
@@ -83,7 +88,6 @@ int db_pass_find(kt_db *db, const char *device_key, const char *problem_key, con
 
 typedef struct db_selection_row {
     const char *device_key, *target, *problem_key, *op, *dtype;
-    int n, k, m;
     const char *kernel, *code_hash, *source, *law_kernel, *decided_by;
     double time_us, error, law_us, regret, noise_floor;
     long long run_id;

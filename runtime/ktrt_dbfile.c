@@ -97,10 +97,10 @@ static int open_ro(const char *name, int uri, sqlite3 **h)
 static int check_contents(sqlite3 *h, const char *path, long long version, char *err, size_t errlen)
 {
     char detail[256];
-    if (version != KTRT_DB_SCHEMA_VERSION) {
+    if (version < KTRT_DB_SCHEMA_MIN_VERSION || version > KTRT_DB_SCHEMA_VERSION) {
         if (version == 0)
             return dbfile_fail(err, errlen, KT_EBADDB, path, "not a ktune database", "SQLite file without a ktune schema version");
-        snprintf(detail, sizeof detail, "schema version %lld, this libktrt reads %d (%s)", version,
+        snprintf(detail, sizeof detail, "schema version %lld, this libktrt reads %d to %d (%s)", version, KTRT_DB_SCHEMA_MIN_VERSION,
                  KTRT_DB_SCHEMA_VERSION, version > KTRT_DB_SCHEMA_VERSION ? "use a newer ktune" :
                  "open it once with kt or tune to migrate it");
         return dbfile_fail(err, errlen, KT_EBADDB, path, version > KTRT_DB_SCHEMA_VERSION ?

@@ -7,13 +7,16 @@
 #include <stddef.h>
 #include <sqlite3.h>
 
-/* The schema version libktrt reads (db/db.h's KT_DB_SCHEMA_VERSION; libktrt cannot include db/). */
-#define KTRT_DB_SCHEMA_VERSION 2
+/* The schema versions libktrt reads: db/db.h's KT_DB_SCHEMA_VERSION (libktrt cannot include db/)
+ * and, back to MIN, the versions before it whose tables hold every column it reads (version 2
+ * spelt a GEMM's dimensions in columns too; libktrt reads them from the key in both). */
+#define KTRT_DB_SCHEMA_VERSION 3
+#define KTRT_DB_SCHEMA_MIN_VERSION 2
 
 /* Opens path read-only. Checks, in order: the file exists and is a regular file (else KT_ENODB);
  * it is a SQLite file (magic), no shorter than its header says (truncated), its user_version is
- * KTRT_DB_SCHEMA_VERSION (0: not a ktune database; older: migrate with kt; newer: use a newer
- * libktrt), PRAGMA quick_check says ok, and the tables libktrt reads exist. Each failure is
+ * between KTRT_DB_SCHEMA_MIN_VERSION and KTRT_DB_SCHEMA_VERSION (0: not a ktune database; older:
+ * migrate with kt; newer: use a newer libktrt), PRAGMA quick_check says ok, and the tables libktrt reads exist. Each failure is
  * KT_EBADDB with "<path>: <what>" in err, and *out is NULL.
  *
  * A WAL database is opened as it is (a concurrent writer's committed rows are visible). Where the

@@ -78,6 +78,31 @@ typedef struct kt_op_buffer {
     size_t bytes;
 } kt_op_buffer;
 
+/* What a family needs of a model to derive its problems, per rank (tuner/model.c fills it from
+ * config.json and vLLM's tensor-parallel sharding). */
+#define KT_MODEL_MAX_LINEAR 8
+typedef struct kt_model_linear {
+    int n, k;                           /* C[m][n] = A[m][k] . W[n][k]^T on one rank */
+    int count;                          /* calls per forward pass */
+    char layers[64];                    /* "qkv", "o,down" */
+} kt_model_linear;
+
+typedef struct kt_model_shape {
+    const char *dtype;                  /* "bf16" | "fp16" */
+    int hidden, intermediate, heads, kv_heads, head_dim, layers, tp;
+    int heads_per_rank, kv_heads_per_rank;
+    int nlinear;                        /* the decoder's distinct linear shapes per rank */
+    kt_model_linear linear[KT_MODEL_MAX_LINEAR];
+} kt_model_shape;
+
+/* One problem a family derives from a model: its static dimensions (the tuner crosses it with
+ * every bucket edge), the layers behind it and its calls per forward pass. */
+typedef struct kt_op_model_problem {
+    kt_problem p;
+    char layers[64];
+    int calls;
+} kt_op_model_problem;
+
 typedef struct kt_op {
     const char *name;                   /* "gemm": the key's first word and the recipes' `ops` entry */
     const char *summary;                /* one line for listings */
@@ -149,6 +174,19 @@ typedef struct kt_op {
      * and the flops, 0 for a memory-bound op. */
     double (*bytes_moved)(const kt_problem *p);
     double (*flops)(const kt_problem *p);
+    /* 1: decode-phase problems are timed cache-cold, buffers rotated past L2 (their operands come
+     * from memory in serving, as a GEMM's weights do); 0: timed warm (an op whose inputs the layer
+     * before it has just written). */
+    int cold_decode;
+    /* Shapes at which `kt worker --check-reference` holds the GPU reference to ref_cpu (dims in
+     * op->dims order), every dtype; none when the op has no GPU reference. */
+    const long long (*ref_checks)[KT_OP_MAX_DIMS];
+    int nref_checks;
+
+    /* ---- problems from a model (tune --modelpath) ---- */
+    /* The op's problems of one rank of the model, at most max, written to out: the count, or -1
+     * with err naming what the model lacks. NULL: the op derives nothing from models. */
+    int (*from_model)(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen);
 } kt_op;
 
 /* ---- the table (op_table.c) ---- */

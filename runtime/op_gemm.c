@@ -244,6 +244,30 @@ static double gemm_bytes_moved(const kt_problem *p)
 
 static double gemm_flops(const kt_problem *p) { return 2.0 * DIM(p, M) * (double)DIM(p, N) * DIM(p, K); }
 
+/* One problem per distinct linear shape of the rank (tuner/model.c's sharding). */
+static int gemm_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
+{
+    int dt = kt_op_dtype_index(&kt_op_gemm, m->dtype);
+    if (dt < 0) return snprintf(err, errlen, "gemm: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
+    int n = 0;
+    for (int i = 0; i < m->nlinear && n < max; i++, n++) {
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].p.op = &kt_op_gemm;
+        out[n].p.dtype = dt;
+        out[n].p.dim[KT_GEMM_D_N] = m->linear[i].n;
+        out[n].p.dim[KT_GEMM_D_K] = m->linear[i].k;
+        out[n].p.dim[KT_GEMM_D_M] = 1;
+        snprintf(out[n].layers, sizeof out[n].layers, "%s", m->linear[i].layers);
+        out[n].calls = m->linear[i].count;
+    }
+    return n;
+}
+
+/* Ragged and model shapes: (n, k, m). */
+static const long long gemm_ref_checks[][KT_OP_MAX_DIMS] = {
+    {1536, 4096, 1}, {100, 77, 7}, {1024, 1024, 64}, {520, 1000, 300}, {4096, 3584, 33}, {257, 4099, 129},
+};
+
 const kt_op kt_op_gemm = {
     .name = "gemm",
     .summary = "C[m][n] = A[m][k] . W[n][k]^T (F.linear), bf16/fp16, fp32 accumulation",
@@ -280,4 +304,8 @@ const kt_op kt_op_gemm = {
     .error_bound = gemm_error_bound,
     .bytes_moved = gemm_bytes_moved,
     .flops = gemm_flops,
+    .cold_decode = 1,
+    .ref_checks = gemm_ref_checks,
+    .nref_checks = (int)(sizeof gemm_ref_checks / sizeof gemm_ref_checks[0]),
+    .from_model = gemm_from_model,
 };

@@ -279,3 +279,31 @@ int model_problem_key(const model_problem *p, int m_bucket, char *buf, size_t le
 {
     return kt_gemm_problem_key(buf, len, p->dtype, p->n, p->k, m_bucket);
 }
+
+void model_shape_of(const model_problems *mp, kt_model_shape *out)
+{
+    memset(out, 0, sizeof *out);
+    const model_config *c = &mp->config;
+    out->dtype = c->dtype;
+    out->hidden = c->hidden;
+    out->intermediate = c->intermediate;
+    out->heads = c->heads;
+    out->kv_heads = c->kv_heads;
+    out->head_dim = c->head_dim;
+    out->layers = c->layers;
+    out->tp = mp->tp;
+    out->heads_per_rank = mp->heads_per_rank;
+    out->kv_heads_per_rank = mp->kv_heads_per_rank;
+    for (int i = 0; i < mp->nproblems && out->nlinear < KT_MODEL_MAX_LINEAR; i++) {
+        kt_model_linear *l = &out->linear[out->nlinear++];
+        const model_problem *p = &mp->problems[i];
+        l->n = p->n;
+        l->k = p->k;
+        l->count = p->count;
+        l->layers[0] = 0;
+        for (int j = 0; j < p->nlayers; j++) {
+            size_t used = strlen(l->layers);
+            snprintf(l->layers + used, sizeof l->layers - used, "%s%s", j ? "," : "", model_layer_name(p->layers[j]));
+        }
+    }
+}

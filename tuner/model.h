@@ -17,6 +17,7 @@
 #ifndef KT_MODEL_H
 #define KT_MODEL_H
 #include <stddef.h>
+#include "op.h"
 
 /* The layers whose GEMMs a decoder layer runs, in forward order. */
 typedef enum model_layer {
@@ -82,5 +83,9 @@ const char *model_m_phase(int bucket);
  * when it does not fit in len (buf then holds a truncated, terminated prefix) or the bucket is not
  * an edge. */
 int model_problem_key(const model_problem *p, int m_bucket, char *buf, size_t len);
+
+/* What the op families need of the model, per rank (runtime/op.h's kt_model_shape): the config's
+ * sizes and the linear layers above; dtype points into mp. */
+void model_shape_of(const model_problems *mp, kt_model_shape *out);
 
 #endif

@@ -14,6 +14,7 @@
 #include "db.h"
 #include "db_tuner.h"
 #include "law.h"
+#include "op.h"
 #include "plan.h"
 #include "problem_key.h"
 #include "sweep.h"
@@ -23,6 +24,9 @@
 #define SW_MAX_GPUS 16
 #define SW_MAX_FINALISTS 6
 #define SW_NOISE_MIN 0.003        /* below 0.3% two medians are never told apart, whatever the control says */
+#define SW_COARSE_ROUNDS 7        /* timed replays a variant in the coarse pass */
+#define SW_FINE_ROUNDS 21         /* in the fine pass (twice that in a tiebreak) */
+#define SW_FINE_MARGIN 0.08       /* finalists: within 8% of the best coarse median */
 
 enum { ST_COARSE, ST_FINE, ST_TIEBREAK, ST_DONE };
 
@@ -34,7 +38,9 @@ typedef struct sw_timed {
 
 typedef struct sw_job {
     const sweep_problem *p;
-    db_candidate *cands;
+    db_candidate *cands;     /* the op's kernels of the problem's dtype that its descriptor reads */
+    kt_candidate *kc;        /* the same, as the op's law sees them */
+    char (*law_class)[32];
     int ncands;
     int *keep;
     int law_idx;
@@ -217,8 +223,7 @@ static int sw_plan_pass(sw_ctx *c, sw_job *j)
             int known = 0, ok = j->keep[i] ? sw_verified_ok(c, j, i, &known) : 0;
             med[i] = ok == 1 ? sw_median(c, j, i, "coarse") : -1;
         }
-        double margin = c->o->fine_margin > 0 ? c->o->fine_margin : 0.08;
-        j->nfinalists = plan_finalists(med, j->ncands, j->law_idx, margin, SW_MAX_FINALISTS, j->finalists);
+        j->nfinalists = plan_finalists(med, j->ncands, j->law_idx, SW_FINE_MARGIN, SW_MAX_FINALISTS, j->finalists);
         free(med);
         if (j->nfinalists == 0) return 0;
         /* a fine pass over exactly these code objects already exists: decide from it */
@@ -256,10 +261,8 @@ static int sw_plan_pass(sw_ctx *c, sw_job *j)
 static void sw_send_pass(sw_ctx *c, sw_worker *w, sw_job *j)
 {
     const sweep_problem *p = j->p;
-    int coarse_rounds = c->o->coarse_rounds > 0 ? c->o->coarse_rounds : 7;
-    int fine_rounds = c->o->fine_rounds > 0 ? c->o->fine_rounds : 21;
-    j->rounds = j->stage == ST_COARSE ? coarse_rounds : j->stage == ST_FINE ? fine_rounds : 2 * fine_rounds;
-    j->cold = p->m <= 64;
+    j->rounds = j->stage == ST_COARSE ? SW_COARSE_ROUNDS : j->stage == ST_FINE ? SW_FINE_ROUNDS : 2 * SW_FINE_ROUNDS;
+    j->cold = p->p.op->cold_decode && strcmp(kt_problem_phase(&p->p), "decode") == 0;
     j->ntimed = 0;
     j->have_control = 0;
     j->inflight[0] = 0;
@@ -268,13 +271,12 @@ static void sw_send_pass(sw_ctx *c, sw_worker *w, sw_job *j)
     for (int i = 0; i < j->nmembers; i++)
         if (j->members[i] == j->law_idx) ctl = j->law_idx;
     snprintf(j->control_hash, sizeof j->control_hash, "%s", j->cands[ctl].code_hash);
-    wp_send(&w->proc, "problem %s %d %d %d %d %llu %d", p->dtype, p->m, p->n, p->k, j->cold,
-            sw_seed(p->key, c->out->run_id) + (unsigned)j->stage, j->rounds);
+    wp_send(&w->proc, "problem %d %llu %d %s", j->cold, sw_seed(p->key, c->out->run_id) + (unsigned)j->stage,
+            j->rounds, p->key);
     for (int i = 0; i < j->nmembers; i++) {
         const db_candidate *d = &j->cands[j->members[i]];
         int known = 0, ok = sw_verified_ok(c, j, j->members[i], &known);
-        wp_send(&w->proc, "variant %s %s %d %d %d %d %d %d %d %d", d->code_hash, d->name, d->bm, d->bn, d->bk, d->wm,
-                d->wn, d->sk, d->st, ok == 1 ? 0 : 1);
+        wp_send(&w->proc, "variant %s %d %s", d->code_hash, ok == 1 ? 0 : 1, d->name);
     }
     wp_send(&w->proc, "control %s", j->control_hash);
     wp_send(&w->proc, "run");
@@ -304,8 +306,8 @@ static int sw_write_selection(sw_ctx *c, sw_job *j, int win, double win_us, doub
         }
     }
     db_selection_row r = {
-        .device_key = c->out->device_key, .target = c->o->target, .problem_key = j->p->key, .op = "gemm",
-        .dtype = j->p->dtype, .n = j->p->n, .k = j->p->k, .m = j->p->m, .kernel = d->name, .code_hash = d->code_hash,
+        .device_key = c->out->device_key, .target = c->o->target, .problem_key = j->p->key, .op = j->p->p.op->name,
+        .dtype = j->p->p.op->dtypes[j->p->p.dtype], .kernel = d->name, .code_hash = d->code_hash,
         .source = "measured", .law_kernel = j->law_idx >= 0 ? j->cands[j->law_idx].name : NULL, .decided_by = decided_by,
         .time_us = win_us, .error = error, .law_us = law_us, .regret = regret, .noise_floor = noise,
         .run_id = c->out->run_id,
@@ -359,8 +361,8 @@ static void sw_law_selection(sw_ctx *c, sw_job *j, const char *why)
     if (j->law_idx < 0) return;
     char e[512];
     db_selection_row r = {
-        .device_key = c->out->device_key, .target = c->o->target, .problem_key = j->p->key, .op = "gemm",
-        .dtype = j->p->dtype, .n = j->p->n, .k = j->p->k, .m = j->p->m, .kernel = j->cands[j->law_idx].name,
+        .device_key = c->out->device_key, .target = c->o->target, .problem_key = j->p->key, .op = j->p->p.op->name,
+        .dtype = j->p->p.op->dtypes[j->p->p.dtype], .kernel = j->cands[j->law_idx].name,
         .code_hash = j->cands[j->law_idx].code_hash, .source = "law", .law_kernel = j->cands[j->law_idx].name,
         .decided_by = why, .time_us = NAN, .error = NAN, .law_us = NAN, .regret = NAN, .noise_floor = NAN,
         .run_id = c->out->run_id,
@@ -581,6 +583,45 @@ static int sw_probe(const sweep_options *o, const kt_target *t, int gpus, ktb_de
     return 1;
 }
 
+/* The op's kernels of the problem's dtype, each read by its descriptor (a row it refuses is left
+ * out, with a message), and the law's and pruning's view of them. */
+static int sw_job_candidates(sw_ctx *c, sw_job *j)
+{
+    const kt_op *op = j->p->p.op;
+    db_candidate *all = NULL;
+    int n = 0;
+    if (db_candidates(c->db, c->o->target, op->name, op->dtypes[j->p->p.dtype], &all, &n, c->err, c->errlen)) return -1;
+    j->cands = all;
+    j->kc = calloc((size_t)n + 1, sizeof *j->kc);
+    j->law_class = calloc((size_t)n + 1, sizeof *j->law_class);
+    if (!j->kc || !j->law_class) return snprintf(c->err, c->errlen, "out of memory"), -1;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        kt_candidate *k = &j->kc[kept];
+        char why[256];
+        if (kt_variant_parse(op, all[i].params, &k->v, NULL, 0, why, sizeof why)) {
+            fprintf(stderr, "tune: %s: kernel %s left out: %s\n", j->p->key, all[i].name, why);
+            continue;
+        }
+        all[kept] = all[i];
+        if (kt_params_text(all[kept].params, "law", j->law_class[kept], sizeof j->law_class[kept]) != 1 ||
+            !j->law_class[kept][0]) {
+            const char *base = strrchr(all[kept].template_path, '/');
+            base = base ? base + 1 : all[kept].template_path;
+            snprintf(j->law_class[kept], sizeof j->law_class[kept], "%.*s", (int)strcspn(base, "."), base);
+        }
+        k->name = all[kept].name;
+        k->law_class = j->law_class[kept];
+        k->threads = all[kept].threads;
+        k->regs = all[kept].regs;
+        k->lds_bytes = all[kept].lds_bytes;
+        k->waves_per_simd = all[kept].waves_per_simd;
+        kept++;
+    }
+    j->ncands = kept;
+    return 0;
+}
+
 static int sw_setup_jobs(sw_ctx *c, const sweep_problem *problems, int np)
 {
     c->jobs = calloc((size_t)np, sizeof *c->jobs);
@@ -590,21 +631,23 @@ static int sw_setup_jobs(sw_ctx *c, const sweep_problem *problems, int np)
         sw_job *j = &c->jobs[i];
         j->p = &problems[i];
         j->law_idx = -1;
-        if (db_candidates(c->db, c->o->target, "gemm", j->p->dtype, &j->cands, &j->ncands, c->err, c->errlen)) return -1;
+        if (sw_job_candidates(c, j)) return -1;
         j->keep = calloc((size_t)j->ncands + 1, sizeof *j->keep);
         j->members = calloc((size_t)j->ncands + 1, sizeof *j->members);
         j->timed = calloc((size_t)j->ncands + 2, sizeof *j->timed);
         j->finalists = calloc(SW_MAX_FINALISTS + 2, sizeof *j->finalists);
         if (!j->keep || !j->members || !j->timed || !j->finalists) return snprintf(c->err, c->errlen, "out of memory"), -1;
+        const kt_op *op = j->p->p.op;
         if (j->ncands == 0) {
             j->failed = 1;
-            snprintf(j->fail_reason, sizeof j->fail_reason, "no compiled %s gemm kernel for %s in the database",
-                     j->p->dtype, c->o->target);
+            snprintf(j->fail_reason, sizeof j->fail_reason, "no compiled %s %s kernel for %s in the database",
+                     op->dtypes[j->p->p.dtype], op->name, c->o->target);
             j->stage = ST_DONE;
             continue;
         }
-        j->law_idx = plan_law_pick(&c->dev, j->cands, j->ncands, j->p->m, j->p->n, j->p->k);
-        plan_prune(&c->dev, j->cands, j->ncands, j->p->m, j->p->n, j->p->k, j->law_idx, j->keep);
+        j->law_idx = op->law_pick(&c->dev, j->kc, j->ncands, &j->p->p);
+        if (op->prune) op->prune(&c->dev, j->kc, j->ncands, &j->p->p, j->law_idx, j->keep);
+        else for (int k = 0; k < j->ncands; k++) j->keep[k] = 1;
     }
     return 0;
 }
@@ -613,6 +656,8 @@ static void sw_free_jobs(sw_ctx *c)
 {
     for (int i = 0; i < c->njobs; i++) {
         free(c->jobs[i].cands);
+        free(c->jobs[i].kc);
+        free(c->jobs[i].law_class);
         free(c->jobs[i].keep);
         free(c->jobs[i].members);
         free(c->jobs[i].timed);
@@ -765,7 +810,7 @@ int sweep_run(const sweep_options *o, const sweep_problem *problems, int nproble
     if (db_begin(c.db, err, errlen)) goto done;
     for (int i = 0; i < nproblems; i++) {
         const sweep_problem *p = &problems[i];
-        if (db_problem_put(c.db, p->key, "gemm", p->dtype, p->n, p->k, p->m, p->m <= 64 ? "decode" : "prefill", err, errlen) ||
+        if (db_problem_put(c.db, p->key, p->p.op->name, p->p.op->dtypes[p->p.dtype], kt_problem_phase(&p->p), err, errlen) ||
             db_run_problem_put(c.db, out->run_id, p->key, p->layers, p->calls, err, errlen)) {
             db_rollback(c.db);
             goto done;

@@ -12,13 +12,13 @@
 #ifndef KT_SWEEP_H
 #define KT_SWEEP_H
 #include <stddef.h>
+#include "op.h"
 
 typedef struct sweep_problem {
-    char key[96];            /* 'gemm bf16 n=1536 k=4096 m<=16' */
-    char dtype[8];
-    int n, k, m;             /* m: the bucket edge */
+    char key[128];           /* 'gemm bf16 n=1536 k=4096 m<=16' (kt_problem_key of p) */
+    kt_problem p;            /* any op of the table; its bucketed dimension is the edge */
     char layers[64];         /* 'qkv', 'o,down', ... */
-    int calls;               /* GEMM calls per forward pass */
+    int calls;               /* calls per forward pass */
 } sweep_problem;
 
 typedef struct sweep_options {
@@ -28,8 +28,6 @@ typedef struct sweep_options {
     int resume;              /* continue the newest unfinished run of this model/tp/device */
     int no_device;           /* 1: do not look for a GPU (law selections) */
     double budget_min;       /* stop starting problems after this many minutes; 0 = no limit */
-    int coarse_rounds, fine_rounds;   /* 0 = 7 and 21 */
-    double fine_margin;      /* finalists within this fraction of the best coarse time; 0 = 0.08 */
     int quiet;
 } sweep_options;
 

@@ -11,6 +11,7 @@
 #include "file_io.h"
 #include "ktrt_select.h"
 #include "model.h"
+#include "op.h"
 #include "sweep.h"
 #include "target.h"
 #include "tune.h"
@@ -24,18 +25,61 @@ static double tune_spec_matrix_tflops(const char *target)
     return 0;
 }
 
-static int tune_layers_text(const model_problem *p, char *buf, size_t len)
+/* Grows *ps to hold one more problem: 0, or -1 out of memory. */
+static int tune_grow(sweep_problem **ps, int *cap, int n)
 {
-    buf[0] = 0;
-    for (int l = 0; l < p->nlayers; l++) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", l ? "," : "", model_layer_name(p->layers[l]));
+    if (n < *cap) return 0;
+    int ncap = *cap ? 2 * *cap : 64;
+    sweep_problem *p = realloc(*ps, (size_t)ncap * sizeof *p);
+    if (!p) return -1;
+    *ps = p;
+    *cap = ncap;
+    return 0;
+}
+
+/* One static shape crossed with every edge of its op's bucketed dimension. */
+static int tune_add_edges(sweep_problem **ps, int *cap, int *n, const kt_problem *shape, const char *layers, int calls,
+                          char *err, size_t errlen)
+{
+    const kt_op *op = shape->op;
+    int b = kt_op_bucketed_dim(op), edges = b < 0 ? 1 : op->nedges;
+    for (int e = 0; e < edges; e++) {
+        if (tune_grow(ps, cap, *n)) return snprintf(err, errlen, "out of memory"), -1;
+        sweep_problem *p = &(*ps)[(*n)++];
+        memset(p, 0, sizeof *p);
+        p->p = *shape;
+        if (b >= 0) p->p.dim[b] = op->edges[e];
+        if (kt_problem_key(&p->p, p->key, sizeof p->key) < 0 || kt_problem_check(&p->p, err, errlen))
+            return snprintf(err, errlen, "%s: a problem of this shape makes no key", op->name), -1;
+        snprintf(p->layers, sizeof p->layers, "%s", layers);
+        p->calls = calls;
     }
     return 0;
 }
 
-/* --shapes FILE: [{"n": 4096, "k": 4096, "dtype": "bf16"}, ...] in place of the model's shapes. */
-static int tune_read_shapes(const char *path, const char *dtype, model_problems *mp, char *err, size_t errlen)
+/* Whether op is among --only's comma list (NULL or empty: every op). */
+static int tune_wanted(const char *only, const kt_op *op) { return !only || !*only || kt_ops_has(only, op->name); }
+
+/* Refuses an --only that names no op of the table. */
+static int tune_check_only(const char *only, char *err, size_t errlen)
+{
+    if (!only || !*only) return 0;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", only);
+    for (char *save = NULL, *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (!kt_op_find(w)) {
+            char known[256] = "";
+            for (int i = 0, u = 0; i < kt_op_count(); i++)
+                u += snprintf(known + u, sizeof known - (size_t)u, "%s%s", i ? " " : "", kt_op_at(i)->name);
+            return snprintf(err, errlen, "--only %s: '%s' is not an op family (known: %s)", only, w, known), -1;
+        }
+    return 0;
+}
+
+/* --shapes FILE: [{"op": "gemm", "n": 4096, "k": 4096, "dtype": "bf16"}, ...] in place of the model's
+ * problems: each entry names its op (default gemm) and that op's static dimensions by name. */
+static int tune_read_shapes(const char *path, const char *dtype, const char *only, sweep_problem **ps, int *cap,
+                            int *np, char *err, size_t errlen)
 {
     size_t len = 0;
     char *text = file_read_all(path, 1 << 20, &len);
@@ -44,34 +88,53 @@ static int tune_read_shapes(const char *path, const char *dtype, model_problems 
     free(text);
     if (!cJSON_IsArray(root)) {
         cJSON_Delete(root);
-        return snprintf(err, errlen, "%s: expected a JSON array of {\"n\": N, \"k\": K}", path), -1;
+        return snprintf(err, errlen, "%s: expected a JSON array of {\"op\": OP, <dimension>: N, ...}", path), -1;
     }
-    mp->nproblems = 0;
-    int i = 0;
+    int i = 0, rc = 0;
     cJSON *it;
     cJSON_ArrayForEach(it, root) {
-        cJSON *n = cJSON_GetObjectItem(it, "n"), *k = cJSON_GetObjectItem(it, "k"), *dt = cJSON_GetObjectItem(it, "dtype");
-        if (!cJSON_IsNumber(n) || !cJSON_IsNumber(k) || n->valueint < 1 || k->valueint < 1) {
-            cJSON_Delete(root);
-            return snprintf(err, errlen, "%s: entry %d: needs positive integers \"n\" and \"k\"", path, i), -1;
+        cJSON *jo = cJSON_GetObjectItem(it, "op"), *dt = cJSON_GetObjectItem(it, "dtype");
+        const kt_op *op = kt_op_find(cJSON_IsString(jo) ? jo->valuestring : "gemm");
+        if (!op) { rc = snprintf(err, errlen, "%s: entry %d: unknown op '%s'", path, i, jo->valuestring), -1; break; }
+        kt_problem shape;
+        memset(&shape, 0, sizeof shape);
+        shape.op = op;
+        const char *d = cJSON_IsString(dt) ? dt->valuestring : dtype;
+        shape.dtype = kt_op_dtype_index(op, d);
+        if (shape.dtype < 0) { rc = snprintf(err, errlen, "%s: entry %d: %s has no dtype '%s'", path, i, op->name, d), -1; break; }
+        for (int k = 0; k < op->ndims && rc == 0; k++) {
+            if (op->dims[k].bucketed) continue;
+            cJSON *v = cJSON_GetObjectItem(it, op->dims[k].name);
+            if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 0x7fffffff || v->valuedouble != (int)v->valuedouble)
+                rc = snprintf(err, errlen, "%s: entry %d: %s needs a positive integer \"%s\"", path, i, op->name,
+                              op->dims[k].name), -1;
+            else shape.dim[k] = v->valueint;
         }
-        if (mp->nproblems == MODEL_LAYER_COUNT) {
-            cJSON_Delete(root);
-            return snprintf(err, errlen, "%s: at most %d shapes", path, MODEL_LAYER_COUNT), -1;
-        }
-        model_problem *p = &mp->problems[mp->nproblems++];
-        memset(p, 0, sizeof *p);
-        snprintf(p->dtype, sizeof p->dtype, "%s", cJSON_IsString(dt) ? dt->valuestring : dtype);
-        if (strcmp(p->dtype, "bf16") && strcmp(p->dtype, "fp16")) {
-            cJSON_Delete(root);
-            return snprintf(err, errlen, "%s: entry %d: dtype '%s' (bf16 or fp16)", path, i, p->dtype), -1;
-        }
-        p->n = n->valueint;
-        p->k = k->valueint;
-        p->count = 1;
+        if (rc) break;
+        char layers[32];
+        snprintf(layers, sizeof layers, "shape%d", i);
+        if (tune_wanted(only, op) && tune_add_edges(ps, cap, np, &shape, layers, 1, err, errlen)) { rc = -1; break; }
         i++;
     }
     cJSON_Delete(root);
+    return rc;
+}
+
+/* Every op's problems of the model at this rank, crossed with its bucket edges. */
+static int tune_model_problems(const model_problems *mp, const char *only, sweep_problem **ps, int *cap, int *np,
+                               char *err, size_t errlen)
+{
+    kt_model_shape shape;
+    model_shape_of(mp, &shape);
+    for (int o = 0; o < kt_op_count(); o++) {
+        const kt_op *op = kt_op_at(o);
+        if (!op->from_model || !tune_wanted(only, op)) continue;
+        kt_op_model_problem got[32];
+        int n = op->from_model(&shape, got, 32, err, errlen);
+        if (n < 0) return -1;
+        for (int i = 0; i < n; i++)
+            if (tune_add_edges(ps, cap, np, &got[i].p, got[i].layers, got[i].calls, err, errlen)) return -1;
+    }
     return 0;
 }
 
@@ -79,30 +142,31 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
                              kt_db *db)
 {
     double peak = tune_spec_matrix_tflops(o->target);
-    printf("\n%-34s %-8s %-48s %10s %14s %9s\n", "problem", "layers", "kernel", "time", "ceiling", "law regret");
+    printf("\n%-44s %-10s %-52s %10s %14s %9s\n", "problem", "layers", "kernel", "time", "ceiling", "law regret");
     for (int i = 0; i < np; i++) {
         db_selection_row r;
         db_selection_text txt;
         char e[256];
         int f = db_selection_get(db, out->device_key, ps[i].key, &r, &txt, e, sizeof e);
         if (f != 1) {
-            printf("%-34s %-8s %-48s\n", ps[i].key, ps[i].layers, f == 0 ? "(no selection)" : e);
+            printf("%-44s %-10s %-52s\n", ps[i].key, ps[i].layers, f == 0 ? "(no selection)" : e);
             continue;
         }
+        const kt_op *op = ps[i].p.op;
         char tbuf[32] = "-", cbuf[32] = "-", rbuf[32] = "-";
         if (strcmp(txt.source, "measured") == 0 && r.time_us > 0) {
             snprintf(tbuf, sizeof tbuf, "%.2f us", r.time_us);
-            double bytes = 2.0 * ((double)ps[i].m * ps[i].k + (double)ps[i].n * ps[i].k + (double)ps[i].m * ps[i].n);
-            double flops = 2.0 * ps[i].m * (double)ps[i].n * ps[i].k;
-            if (ps[i].m <= 64 && out->copy_gbps > 0)
+            double bytes = op->bytes_moved(&ps[i].p), flops = op->flops(&ps[i].p);
+            int memory_bound = flops <= 0 || strcmp(kt_problem_phase(&ps[i].p), "decode") == 0;
+            if (memory_bound && out->copy_gbps > 0)
                 snprintf(cbuf, sizeof cbuf, "%.0f%% copy BW", 100.0 * bytes / (r.time_us * 1e-6) / 1e9 / out->copy_gbps);
-            else if (peak > 0)
+            else if (!memory_bound && peak > 0)
                 snprintf(cbuf, sizeof cbuf, "%.0f%% spec MMA", 100.0 * flops / (r.time_us * 1e-6) / 1e12 / peak);
             if (!isnan(r.regret)) snprintf(rbuf, sizeof rbuf, "%+.1f%%", 100.0 * r.regret);
         } else {
             snprintf(tbuf, sizeof tbuf, "(law)");
         }
-        printf("%-34s %-8s %-48s %10s %14s %9s\n", ps[i].key, ps[i].layers, txt.kernel, tbuf, cbuf, rbuf);
+        printf("%-44s %-10s %-52s %10s %14s %9s\n", ps[i].key, ps[i].layers, txt.kernel, tbuf, cbuf, rbuf);
     }
     if (out->copy_gbps > 0) printf("copy bandwidth measured in this run: %.0f GB/s (read + write)\n", out->copy_gbps);
     if (peak > 0) printf("matrix peak: %.0f TFLOP/s dense bf16, datasheet figure (not measured)\n", peak);
@@ -125,17 +189,21 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
         ktrt_catalog_free(&cat);
         return -1;
     }
-    long long ws = ktrt_catalog_workspace_bytes(&cat, dev.target, dev.compute_units);
     int counts[4] = {0};
     const char *names[4] = {"exact", "bucket", "law", "refused"};
     printf("\ncoverage on %s: the path libktrt takes for each problem of %s at tp=%d\n", out->device_key, o->model, o->tp);
     for (int i = 0; i < np; i++) {
-        ktrt_query q = {&dev, ps[i].dtype, ps[i].m, ps[i].n, ps[i].k, ws};
+        ktrt_op_query q;
+        memset(&q, 0, sizeof q);
+        q.device = &dev;
+        q.p = ps[i].p;
+        for (int w = 0; w < q.p.op->nworkspaces; w++)
+            q.workspace[w] = ktrt_catalog_workspace(&cat, dev.target, dev.compute_units, q.p.op, w);
         ktrt_pick pick;
-        ktrt_select_gemm(&cat, &q, &pick);
+        ktrt_select(&cat, &q, &pick);
         for (int p = 0; p < 4; p++)
             if (strcmp(pick.choice.path, names[p]) == 0) counts[p]++;
-        printf("  %-34s %-8s path=%-7s %s\n", ps[i].key, ps[i].layers, pick.choice.path,
+        printf("  %-44s %-10s path=%-7s %s\n", ps[i].key, ps[i].layers, pick.choice.path,
                pick.choice.kernel[0] ? pick.choice.kernel : pick.choice.reason);
         if (strcmp(pick.choice.path, "refused") == 0) rc = 1;
     }
@@ -148,31 +216,26 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
 {
     if (!o || !o->model || !o->db_path || !o->target) return snprintf(err, errlen, "tune: missing option"), 2;
-    if (o->only && *o->only && strcmp(o->only, "gemm") != 0)
-        return snprintf(err, errlen, "--only %s: this build tunes only 'gemm'", o->only), 2;
+    if (tune_check_only(o->only, err, errlen)) return 2;
     model_problems mp;
     if (model_load(o->model, o->tp, &mp, err, errlen)) return 2;
-    if (o->shapes && *o->shapes && tune_read_shapes(o->shapes, mp.config.dtype, &mp, err, errlen)) return 2;
-
-    int nb = model_m_bucket_count();
-    sweep_problem *ps = calloc((size_t)mp.nproblems * nb, sizeof *ps);
-    if (!ps) return snprintf(err, errlen, "out of memory"), 1;
-    int np = 0;
-    for (int i = 0; i < mp.nproblems; i++)
-        for (int b = 0; b < nb; b++) {
-            sweep_problem *p = &ps[np++];
-            const model_problem *m = &mp.problems[i];
-            p->m = model_m_bucket_at(b);
-            p->n = m->n;
-            p->k = m->k;
-            snprintf(p->dtype, sizeof p->dtype, "%s", m->dtype);
-            model_problem_key(m, p->m, p->key, sizeof p->key);
-            if (o->shapes && *o->shapes) snprintf(p->layers, sizeof p->layers, "shape%d", i);
-            else tune_layers_text(m, p->layers, sizeof p->layers);
-            p->calls = m->count;
-        }
-    printf("model %s (%s, %s) at tp=%d: %d GEMM shapes x %d M buckets = %d problems\n", mp.config.path,
-           mp.config.architecture, mp.config.dtype, o->tp, mp.nproblems, nb, np);
+    sweep_problem *ps = NULL;
+    int np = 0, cap = 0;
+    int bad = o->shapes && *o->shapes ? tune_read_shapes(o->shapes, mp.config.dtype, o->only, &ps, &cap, &np, err, errlen)
+                                      : tune_model_problems(&mp, o->only, &ps, &cap, &np, err, errlen);
+    if (bad) { free(ps); return 2; }
+    if (np == 0) { free(ps); return snprintf(err, errlen, "no problem to tune (--only %s)", o->only ? o->only : ""), 2; }
+    printf("model %s (%s, %s) at tp=%d: %d problems:", mp.config.path, mp.config.architecture, mp.config.dtype, o->tp, np);
+    for (int op = 0; op < kt_op_count(); op++) {
+        int shapes = 0, all = 0;
+        for (int i = 0; i < np; i++)
+            if (ps[i].p.op == kt_op_at(op)) {
+                all++;
+                shapes += i == 0 || !kt_problem_same_shape(&ps[i].p, &ps[i - 1].p);
+            }
+        if (all) printf(" %s %d shapes x %d buckets = %d;", kt_op_at(op)->name, shapes, all / (shapes ? shapes : 1), all);
+    }
+    printf("\n");
 
     sweep_options so = {
         .db_path = o->db_path, .target = o->target, .model = o->model, .args = o->args, .tp = o->tp,

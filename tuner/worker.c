@@ -1,6 +1,8 @@
-/* worker.c: one GPU's share of a sweep. Per problem: fresh random inputs, the GPU reference
- * (templates/ref/gemm_ref.hip, double accumulation), each variant verified on NaN-poisoned
- * outputs, then every verified variant timed by tuner/timing.c, interleaved, with a control. */
+/* worker.c: one GPU's share of a sweep, for any op family (runtime/op.h). Per problem: the op's
+ * buffers with fresh random inputs, its reference (a GPU reference kernel, or the float64 CPU
+ * reference), each variant verified on poisoned outputs with in-place operands restored, then every
+ * verified variant timed by tuner/timing.c, interleaved, with a control. The worker knows no
+ * family's fields: it is told a problem key and code hashes, and asks the descriptor the rest. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -10,22 +12,22 @@
 #include "backend.h"
 #include "db.h"
 #include "db_tuner.h"
-#include "gemm_geometry.h"
+#include "op.h"
 #include "problem_key.h"
 #include "timing.h"
 #include "worker.h"
-#include "half_convert.h"
-#include "random_inputs.h"
 
 #define WK_MAX_VARIANTS 512
 #define WK_MAX_SETS 32
+#define WK_ARGS_MAX 512
 
 typedef struct wk_variant {
-    char hash[72], name[128];
-    kt_gemm_variant v;
+    char hash[72], name[KT_OP_NAME_LEN];
+    kt_variant v;
     int verify;             /* 1: verify before timing; 0: verified earlier, time only */
     int ok;                 /* passed (or skipped) verification */
-    void *module, *fn, *fn_reduce;
+    void *module;
+    void *fn[KT_OP_MAX_LAUNCHES];
 } wk_variant;
 
 typedef struct wk_state {
@@ -35,23 +37,24 @@ typedef struct wk_state {
     const char *target;
     ktb_device_info info;
     /* the problem in hand */
-    char dtype[8];
-    int m, n, k, cold, rounds, sets;
+    kt_problem p;
+    char key[160];
+    int cold, rounds, sets;
     unsigned long long seed;
     char control[72];
     wk_variant *vars;
     int nvars;
-    void *a[WK_MAX_SETS], *w[WK_MAX_SETS], *c[WK_MAX_SETS];
-    void *partials, *ref_dev;
-    long long partials_elems;
-    uint16_t *h_c;
-    double *h_ref;
+    kt_op_buffer bufs[KT_OP_MAX_BUFFERS];
+    int nbufs;
+    void *dev[WK_MAX_SETS][KT_OP_MAX_BUFFERS];
+    void *host_in[KT_OP_MAX_BUFFERS];     /* every buffer's initial contents (outputs: zeros) */
+    void *host_out[KT_OP_MAX_BUFFERS];    /* outputs and in-place operands read back */
+    void *ws[KT_OP_MAX_WORKSPACES];
+    long long ws_bytes[KT_OP_MAX_WORKSPACES];
+    double *ref;
+    void *ref_dev;
     char err[1024];
 } wk_state;
-
-double wk_error_bound(const char *dtype) { return strcmp(dtype, "fp16") == 0 ? 0x1p-9 : 0x1p-8; }
-
-static double wk_elem_to_double(int fp16, uint16_t h) { return fp16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
 
 static void wk_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void wk_say(const char *fmt, ...)
@@ -78,6 +81,8 @@ static void wk_one_line(char *s)
         if (*s == '\n' || *s == '\r') *s = ' ';
 }
 
+static int wk_reads_back(const kt_op_buffer *b) { return (b->role & KT_BUF_OUT) != 0; }
+
 static void wk_free_problem(wk_state *st)
 {
     char e[256];
@@ -86,23 +91,32 @@ static void wk_free_problem(wk_state *st)
     free(st->vars);
     st->vars = NULL;
     st->nvars = 0;
-    for (int s = 0; s < WK_MAX_SETS; s++) {
-        if (st->a[s]) ktb_free(st->b, st->a[s], e, sizeof e);
-        if (st->w[s]) ktb_free(st->b, st->w[s], e, sizeof e);
-        if (st->c[s]) ktb_free(st->b, st->c[s], e, sizeof e);
-        st->a[s] = st->w[s] = st->c[s] = NULL;
+    for (int s = 0; s < WK_MAX_SETS; s++)
+        for (int i = 0; i < KT_OP_MAX_BUFFERS; i++) {
+            if (st->dev[s][i]) ktb_free(st->b, st->dev[s][i], e, sizeof e);
+            st->dev[s][i] = NULL;
+        }
+    for (int i = 0; i < KT_OP_MAX_BUFFERS; i++) {
+        free(st->host_in[i]);
+        free(st->host_out[i]);
+        st->host_in[i] = st->host_out[i] = NULL;
     }
-    if (st->partials) ktb_free(st->b, st->partials, e, sizeof e);
+    for (int i = 0; i < KT_OP_MAX_WORKSPACES; i++) {
+        if (st->ws[i]) ktb_free(st->b, st->ws[i], e, sizeof e);
+        st->ws[i] = NULL;
+        st->ws_bytes[i] = 0;
+    }
     if (st->ref_dev) ktb_free(st->b, st->ref_dev, e, sizeof e);
-    st->partials = st->ref_dev = NULL;
-    free(st->h_c);
-    free(st->h_ref);
-    st->h_c = NULL;
-    st->h_ref = NULL;
+    st->ref_dev = NULL;
+    free(st->ref);
+    st->ref = NULL;
+    st->nbufs = 0;
     st->control[0] = 0;
 }
 
-static int wk_load(wk_state *st, const char *name, void **module, void **fn, void **fn_reduce)
+/* Loads a kernel's code object by name and the functions of its launches (an optional launch's
+ * function may be missing: its slot stays NULL). */
+static int wk_load(wk_state *st, const char *name, const kt_op_launch *L, int nl, void **module, void **fn)
 {
     void *code = NULL;
     size_t len = 0;
@@ -114,45 +128,33 @@ static int wk_load(wk_state *st, const char *name, void **module, void **fn, voi
     int rc = ktb_module_load(st->b, code, len, module, st->err, sizeof st->err);
     free(code);
     if (rc) return -1;
-    if (ktb_function(st->b, *module, name, fn, st->err, sizeof st->err)) return -1;
-    if (fn_reduce) {
-        char rname[160];
-        snprintf(rname, sizeof rname, "%s_reduce", name);
-        /* none: the variant reduces in its own launch (templates/abi/gemm.h) */
-        char ignored[384];
-        if (ktb_function(st->b, *module, rname, fn_reduce, ignored, sizeof ignored)) *fn_reduce = NULL;
+    for (int i = 0; i < nl; i++) {
+        char fname[KT_OP_NAME_LEN + 16], ignored[384];
+        snprintf(fname, sizeof fname, "%s%s", name, L[i].suffix);
+        if (ktb_function(st->b, *module, fname, &fn[i], L[i].optional ? ignored : st->err,
+                         L[i].optional ? sizeof ignored : sizeof st->err)) {
+            fn[i] = NULL;
+            if (!L[i].optional) return -1;
+        }
     }
     return 0;
 }
 
-static kt_gemm_args wk_args(const wk_state *st, const kt_gemm_variant *v, int set)
+static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *const *fn, int set, void *stream, char *err,
+                              size_t errlen)
 {
-    kt_gemm_args a;
-    memset(&a, 0, sizeof a);
-    a.a = st->a[set];
-    a.w = st->w[set];
-    a.c = st->c[set];
-    a.partials = st->partials;
-    a.partials_elems = st->partials_elems;
-    a.m = st->m;
-    a.n = st->n;
-    a.k = st->k;
-    a.lda = st->k;
-    a.ldw = st->k;
-    a.ldc = st->n;
-    a.k_per_split = kt_gemm_k_per_split(st->k, v->splitk, v->bk);
-    return a;
-}
-
-static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *fn, void *fn_reduce, int set, void *stream,
-                              char *err, size_t errlen)
-{
-    kt_gemm_args a = wk_args(st, &wv->v, set);
-    kt_launch_dims d = kt_gemm_main_dims(&wv->v, st->m, st->n, st->info.wave_size, st->info.compute_units);
-    if (ktb_launch(st->b, fn, d.grid, d.block, d.shared, stream, &a, sizeof a, err, errlen)) return -1;
-    if (wv->v.splitk > 1 && fn_reduce) {
-        kt_launch_dims r = kt_gemm_reduce_dims(st->m, st->n);
-        if (ktb_launch(st->b, fn_reduce, r.grid, r.block, r.shared, stream, &a, sizeof a, err, errlen)) return -1;
+    const kt_op *op = st->p.op;
+    unsigned char args[WK_ARGS_MAX];
+    memset(args, 0, sizeof args);
+    op->args_for(args, &st->p, st->dev[set]);
+    op->bind(args, &wv->v, &st->p, st->ws, st->ws_bytes);
+    kt_op_launch L[KT_OP_MAX_LAUNCHES];
+    int nl = op->launches(&wv->v, &st->p, st->info.wave_size, st->info.compute_units, L);
+    for (int i = 0; i < nl; i++) {
+        if (!fn[i]) continue;
+        if (ktb_launch(st->b, fn[i], L[i].dims.grid, L[i].dims.block, L[i].dims.shared, stream, args, op->args_size,
+                       err, errlen))
+            return -1;
     }
     return 0;
 }
@@ -160,112 +162,104 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *fn, void
 typedef struct wk_item_ctx {
     wk_state *st;
     const wk_variant *wv;
-    void *fn, *fn_reduce;
+    void *const *fn;
 } wk_item_ctx;
 
 static int wk_item_enqueue(void *ctx, int set, void *stream, char *err, size_t errlen)
 {
     wk_item_ctx *c = ctx;
-    return wk_enqueue_variant(c->st, c->wv, c->fn, c->fn_reduce, set, stream, err, errlen);
+    return wk_enqueue_variant(c->st, c->wv, c->fn, set, stream, err, errlen);
 }
 
-/* Buffers and inputs for the problem; the reference result in st->h_ref. */
-static int wk_prepare(wk_state *st)
+/* The reference result of the problem into st->ref: the op's GPU reference kernel over set 0, or
+ * its float64 CPU reference over the initial contents. */
+static int wk_reference(wk_state *st)
 {
-    int fp16 = strcmp(st->dtype, "fp16") == 0;
-    size_t ea = (size_t)st->m * st->k, ew = (size_t)st->n * st->k, ec = (size_t)st->m * st->n;
-    long long per_set = 2LL * (long long)(ea + ew + ec);
-    st->sets = st->cold ? tm_cold_sets(st->info.l2_bytes, per_set, WK_MAX_SETS) : 1;
-    uint16_t *h_a = malloc(ea * 2), *h_w = malloc(ew * 2);
-    st->h_c = malloc(ec * 2);
-    st->h_ref = malloc(ec * sizeof(double));
-    if (!h_a || !h_w || !st->h_c || !st->h_ref) {
-        free(h_a);
-        free(h_w);
-        snprintf(st->err, sizeof st->err, "host out of memory for m=%d n=%d k=%d", st->m, st->n, st->k);
+    const kt_op *op = st->p.op;
+    size_t count = op->ref_count(&st->p);
+    st->ref = malloc((count ? count : 1) * sizeof *st->ref);
+    if (!st->ref) return snprintf(st->err, sizeof st->err, "host out of memory for the reference"), -1;
+    char ref_name[KT_OP_NAME_LEN];
+    if (!op->ref_gpu_name || !op->ref_gpu_name(&st->p, ref_name, sizeof ref_name)) {
+        op->ref_cpu(&st->p, st->host_in, st->ref);
+        return 0;
+    }
+    if (ktb_alloc(st->b, count * sizeof(double), &st->ref_dev, st->err, sizeof st->err)) return -1;
+    kt_op_launch one = {"", {{1, 1, 1}, {1, 1, 1}, 0}, 0};
+    void *mod = NULL, *fn = NULL;
+    if (wk_load(st, ref_name, &one, 1, &mod, &fn)) {
+        if (mod) ktb_module_unload(st->b, mod, NULL, 0);
         return -1;
     }
-    uint64_t rng = st->seed;
-    for (size_t i = 0; i < ea; i++) h_a[i] = kt_rand_input(fp16, &rng);
-    for (size_t i = 0; i < ew; i++) h_w[i] = kt_rand_input(fp16, &rng);
-    int rc = -1;
-    long long max_partials = 1;
-    for (int i = 0; i < st->nvars; i++) {
-        long long need = kt_gemm_partials_needed(&st->vars[i].v, st->m, st->n, st->info.compute_units);
-        if (need > max_partials) max_partials = need;
-    }
-    st->partials_elems = max_partials;
-    for (int s = 0; s < st->sets; s++) {
-        if (ktb_alloc(st->b, ea * 2, &st->a[s], st->err, sizeof st->err) ||
-            ktb_alloc(st->b, ew * 2, &st->w[s], st->err, sizeof st->err) ||
-            ktb_alloc(st->b, ec * 2, &st->c[s], st->err, sizeof st->err) ||
-            ktb_copy_h2d(st->b, st->a[s], h_a, ea * 2, st->err, sizeof st->err) ||
-            ktb_copy_h2d(st->b, st->w[s], h_w, ew * 2, st->err, sizeof st->err))
-            goto done;
-    }
-    if (ktb_alloc(st->b, (size_t)max_partials * 4, &st->partials, st->err, sizeof st->err) ||
-        ktb_memset8(st->b, st->partials, 0, (size_t)max_partials * 4, st->err, sizeof st->err) ||   /* tile counters */
-        ktb_alloc(st->b, ec * sizeof(double), &st->ref_dev, st->err, sizeof st->err))
-        goto done;
-
-    /* GPU reference in double */
-    char ref_name[64];
-    snprintf(ref_name, sizeof ref_name, "kt_gemm_ref_%s", st->dtype);
-    void *ref_mod = NULL, *ref_fn = NULL;
-    if (wk_load(st, ref_name, &ref_mod, &ref_fn, NULL)) {
-        if (ref_mod) ktb_module_unload(st->b, ref_mod, NULL, 0);
-        goto done;
-    }
-    kt_gemm_args a;
-    memset(&a, 0, sizeof a);
-    a.a = st->a[0];
-    a.w = st->w[0];
-    a.c = st->ref_dev;
-    a.m = st->m;
-    a.n = st->n;
-    a.k = st->k;
-    a.lda = a.ldw = st->k;
-    a.ldc = st->n;
-    unsigned grid[3] = {(unsigned)((st->n + 15) / 16), (unsigned)((st->m + 15) / 16), 1}, block[3] = {256, 1, 1};
-    int bad = ktb_launch(st->b, ref_fn, grid, block, 0, st->stream, &a, sizeof a, st->err, sizeof st->err) ||
+    unsigned char args[WK_ARGS_MAX];
+    memset(args, 0, sizeof args);
+    kt_launch_dims d = op->ref_gpu_launch(&st->p, args, st->dev[0], st->ref_dev);
+    int bad = ktb_launch(st->b, fn, d.grid, d.block, d.shared, st->stream, args, op->args_size, st->err, sizeof st->err) ||
               ktb_sync(st->b, st->stream, st->err, sizeof st->err) ||
-              ktb_copy_d2h(st->b, st->h_ref, st->ref_dev, ec * sizeof(double), st->err, sizeof st->err);
-    ktb_module_unload(st->b, ref_mod, NULL, 0);
-    if (bad) goto done;
-    rc = 0;
-done:
-    free(h_a);
-    free(h_w);
-    return rc;
+              ktb_copy_d2h(st->b, st->ref, st->ref_dev, count * sizeof(double), st->err, sizeof st->err);
+    ktb_module_unload(st->b, mod, NULL, 0);
+    return bad ? -1 : 0;
 }
 
-/* ||out - ref|| / ||ref||; NaN when any output is NaN/Inf (unwritten: the poison is NaN). */
-static double wk_rel_error(const wk_state *st)
+/* Buffers and inputs for the problem, the workspace its variants need, the reference. */
+static int wk_prepare(wk_state *st)
 {
-    int fp16 = strcmp(st->dtype, "fp16") == 0;
-    size_t ec = (size_t)st->m * st->n;
-    double num = 0, den = 0;
-    for (size_t i = 0; i < ec; i++) {
-        double o = wk_elem_to_double(fp16, st->h_c[i]);
-        if (!isfinite(o)) return NAN;
-        double d = o - st->h_ref[i];
-        num += d * d;
-        den += st->h_ref[i] * st->h_ref[i];
+    const kt_op *op = st->p.op;
+    st->nbufs = op->buffers(&st->p, st->bufs);
+    long long per_set = 0;
+    for (int i = 0; i < st->nbufs; i++) per_set += (long long)st->bufs[i].bytes;
+    st->sets = st->cold ? tm_cold_sets(st->info.l2_bytes, per_set, WK_MAX_SETS) : 1;
+    uint64_t rng = st->seed;
+    for (int i = 0; i < st->nbufs; i++) {
+        size_t bytes = st->bufs[i].bytes ? st->bufs[i].bytes : 1;
+        st->host_in[i] = calloc(1, bytes);
+        st->host_out[i] = wk_reads_back(&st->bufs[i]) ? calloc(1, bytes) : NULL;
+        if (!st->host_in[i] || (wk_reads_back(&st->bufs[i]) && !st->host_out[i]))
+            return snprintf(st->err, sizeof st->err, "host out of memory for %s", st->key), -1;
+        if (st->bufs[i].role & KT_BUF_IN) op->fill(&st->p, i, st->host_in[i], st->bufs[i].bytes, &rng);
     }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    for (int s = 0; s < st->sets; s++)
+        for (int i = 0; i < st->nbufs; i++)
+            if (ktb_alloc(st->b, st->bufs[i].bytes ? st->bufs[i].bytes : 1, &st->dev[s][i], st->err, sizeof st->err) ||
+                ktb_copy_h2d(st->b, st->dev[s][i], st->host_in[i], st->bufs[i].bytes, st->err, sizeof st->err))
+                return -1;
+    for (int w = 0; w < op->nworkspaces; w++) {
+        long long most = 0;
+        for (int i = 0; i < st->nvars; i++) {
+            long long need = op->workspace_bytes(&st->vars[i].v, &st->p, st->info.compute_units, w);
+            if (need > most) most = need;
+        }
+        if (most <= 0) continue;
+        st->ws_bytes[w] = most;
+        if (ktb_alloc(st->b, (size_t)most, &st->ws[w], st->err, sizeof st->err) ||
+            ktb_memset8(st->b, st->ws[w], 0, (size_t)most, st->err, sizeof st->err))   /* tile counters */
+            return -1;
+    }
+    return wk_reference(st);
 }
 
 /* Returns 0 normally, 3 when the context is poisoned (the caller exits). */
 static int wk_verify(wk_state *st, wk_variant *wv)
 {
-    size_t ec = (size_t)st->m * st->n;
+    const kt_op *op = st->p.op;
     wk_say("begin %s", wv->hash);
     char e[1024] = "";
-    if (ktb_memset8(st->b, st->c[0], 0xff, ec * 2, e, sizeof e) ||
-        ktb_memset8(st->b, st->partials, 0xff, (size_t)kt_gemm_slab_bytes(st->partials_elems), e, sizeof e) ||
-        wk_enqueue_variant(st, wv, wv->fn, wv->fn_reduce, 0, st->stream, e, sizeof e) ||
-        ktb_sync(st->b, st->stream, e, sizeof e) ||
-        ktb_copy_d2h(st->b, st->h_c, st->c[0], ec * 2, e, sizeof e)) {
+    int bad = 0;
+    /* in-place operands start from the inputs again; outputs and workspace slabs are NaN-poisoned */
+    for (int i = 0; i < st->nbufs && !bad; i++) {
+        if (st->bufs[i].role == KT_BUF_INOUT)
+            bad = ktb_copy_h2d(st->b, st->dev[0][i], st->host_in[i], st->bufs[i].bytes, e, sizeof e);
+        else if (st->bufs[i].role == KT_BUF_OUT)
+            bad = ktb_memset8(st->b, st->dev[0][i], 0xff, st->bufs[i].bytes, e, sizeof e);
+    }
+    for (int w = 0; w < op->nworkspaces && !bad; w++)
+        if (st->ws[w] && op->workspace_poison_bytes)
+            bad = ktb_memset8(st->b, st->ws[w], 0xff, (size_t)op->workspace_poison_bytes(w, st->ws_bytes[w]), e, sizeof e);
+    if (!bad) bad = wk_enqueue_variant(st, wv, wv->fn, 0, st->stream, e, sizeof e) || ktb_sync(st->b, st->stream, e, sizeof e);
+    for (int i = 0; i < st->nbufs && !bad; i++)
+        if (wk_reads_back(&st->bufs[i]))
+            bad = ktb_copy_d2h(st->b, st->host_out[i], st->dev[0][i], st->bufs[i].bytes, e, sizeof e);
+    if (bad) {
         wk_one_line(e);
         if (wk_fatal_error(e)) {
             wk_say("verified %s crash nan %s", wv->hash, e);
@@ -274,12 +268,15 @@ static int wk_verify(wk_state *st, wk_variant *wv)
         wk_say("verified %s error nan %s", wv->hash, e);
         return 0;
     }
-    double rel = wk_rel_error(st);
-    double bound = wk_error_bound(st->dtype);
+    /* the error reads every output back in place of its initial contents */
+    void *view[KT_OP_MAX_BUFFERS];
+    for (int i = 0; i < st->nbufs; i++) view[i] = wk_reads_back(&st->bufs[i]) ? st->host_out[i] : st->host_in[i];
+    double rel = op->rel_error(&st->p, view, st->ref);
+    double bound = op->error_bound(st->p.dtype);
     wv->ok = !isnan(rel) && rel <= bound;
     if (wv->ok) wk_say("verified %s ok %.6e -", wv->hash, rel);
     else if (isnan(rel)) wk_say("verified %s wrong nan output has NaN/Inf (unwritten or overflow)", wv->hash);
-    else wk_say("verified %s wrong %.6e error over the %s bound %.3e", wv->hash, rel, st->dtype, bound);
+    else wk_say("verified %s wrong %.6e error over the %s bound %.3e", wv->hash, rel, op->dtypes[st->p.dtype], bound);
     return 0;
 }
 
@@ -300,21 +297,22 @@ static int wk_time(wk_state *st)
     wk_item_ctx *ctx = calloc((size_t)total, sizeof *ctx);
     tm_result *res = calloc((size_t)total, sizeof *res);
     int *which = calloc((size_t)total, sizeof *which);
-    void *ctl_mod = NULL;
+    void *ctl_mod = NULL, *ctl_fn[KT_OP_MAX_LAUNCHES] = {NULL};
     int rc = -1;
     if (!items || !ctx || !res || !which) { snprintf(st->err, sizeof st->err, "out of memory"); goto done; }
     int j = 0;
     for (int i = 0; i < st->nvars; i++) {
         if (!st->vars[i].ok) continue;
-        ctx[j] = (wk_item_ctx){st, &st->vars[i], st->vars[i].fn, st->vars[i].fn_reduce};
+        ctx[j] = (wk_item_ctx){st, &st->vars[i], st->vars[i].fn};
         which[j++] = i;
     }
     if (want_control) {
         /* the control is the same code object loaded a second time: identical code, own module */
         const wk_variant *cv = &st->vars[ci];
-        void *fn = NULL, *fr = NULL;
-        if (wk_load(st, cv->name, &ctl_mod, &fn, cv->v.splitk > 1 ? &fr : NULL)) goto done;
-        ctx[j] = (wk_item_ctx){st, cv, fn, fr};
+        kt_op_launch L[KT_OP_MAX_LAUNCHES];
+        int nl = st->p.op->launches(&cv->v, &st->p, st->info.wave_size, st->info.compute_units, L);
+        if (wk_load(st, cv->name, L, nl, &ctl_mod, ctl_fn)) goto done;
+        ctx[j] = (wk_item_ctx){st, cv, ctl_fn};
         which[j++] = ci;
     }
     for (int t = 0; t < total; t++) {
@@ -356,7 +354,9 @@ static int wk_run_problem(wk_state *st)
     }
     for (int i = 0; i < st->nvars; i++) {
         wk_variant *wv = &st->vars[i];
-        if (wk_load(st, wv->name, &wv->module, &wv->fn, wv->v.splitk > 1 ? &wv->fn_reduce : NULL)) {
+        kt_op_launch L[KT_OP_MAX_LAUNCHES];
+        int nl = st->p.op->launches(&wv->v, &st->p, st->info.wave_size, st->info.compute_units, L);
+        if (wk_load(st, wv->name, L, nl, &wv->module, wv->fn)) {
             wk_one_line(st->err);
             wk_say("verified %s error nan %s", wv->hash, st->err);
             wv->ok = 0;
@@ -428,16 +428,38 @@ done:
     return gbps;
 }
 
+/* `variant <code_hash> <verify 0|1> <name>`: the kernel is the database's row of that code hash
+ * serving the problem's op; its parameters are read by the op's descriptor. */
 static int wk_parse_variant(wk_state *st, const char *line)
 {
-    if (st->nvars >= WK_MAX_VARIANTS) return -1;
+    if (st->nvars >= WK_MAX_VARIANTS) return snprintf(st->err, sizeof st->err, "more than %d variants", WK_MAX_VARIANTS), -1;
     wk_variant *wv = &st->vars[st->nvars];
     memset(wv, 0, sizeof *wv);
-    if (sscanf(line, "variant %71s %127s %d %d %d %d %d %d %d %d", wv->hash, wv->name, &wv->v.bm, &wv->v.bn, &wv->v.bk,
-               &wv->v.wm, &wv->v.wn, &wv->v.splitk, &wv->v.stages, &wv->verify) != 10 || wv->v.splitk < 0 ||
-        wv->v.stages < 0)
-        return -1;
+    char said[KT_OP_NAME_LEN] = "";
+    if (sscanf(line, "variant %71s %d %191s", wv->hash, &wv->verify, said) < 2)
+        return snprintf(st->err, sizeof st->err, "bad variant line: %s", line), -1;
+    db_candidate row;
+    int f = db_kernel_by_hash(st->db, st->target, wv->hash, st->p.op->name, &row, st->err, sizeof st->err);
+    if (f == 0) snprintf(st->err, sizeof st->err, "no ok %s kernel with code hash %.16s (%s) for %s", st->p.op->name,
+                         wv->hash, said[0] ? said : "?", st->target);
+    if (f <= 0) return -1;
+    char why[256];
+    if (kt_variant_parse(st->p.op, row.params, &wv->v, NULL, 0, why, sizeof why))
+        return snprintf(st->err, sizeof st->err, "%s: %s", row.name, why), -1;
+    snprintf(wv->name, sizeof wv->name, "%s", row.name);
     st->nvars++;
+    return 0;
+}
+
+/* `problem <cold 0|1> <seed> <rounds> <key...>` */
+static int wk_parse_problem(wk_state *st, const char *line)
+{
+    int off = 0;
+    if (sscanf(line, "problem %d %llu %d %n", &st->cold, &st->seed, &st->rounds, &off) < 3 || off <= 0)
+        return snprintf(st->err, sizeof st->err, "bad problem line: %s", line), -1;
+    snprintf(st->key, sizeof st->key, "%s", line + off);
+    char why[256];
+    if (kt_problem_parse(st->key, &st->p, why, sizeof why)) return snprintf(st->err, sizeof st->err, "%s", why), -1;
     return 0;
 }
 
@@ -460,14 +482,19 @@ int wk_main(const char *db_path, const char *target, int device)
         if (strncmp(line, "problem ", 8) == 0) {
             wk_free_problem(&st);
             st.vars = calloc(WK_MAX_VARIANTS, sizeof *st.vars);
-            if (!st.vars ||
-                sscanf(line, "problem %7s %d %d %d %d %llu %d", st.dtype, &st.m, &st.n, &st.k, &st.cold, &st.seed,
-                       &st.rounds) != 7 || st.m < 1 || st.n < 1 || st.k < 1) {
-                wk_say("fail bad problem line: %s", line);
+            if (!st.vars || wk_parse_problem(&st, line)) {
+                wk_one_line(st.err);
+                wk_say("fail %s", st.vars ? st.err : "out of memory");
+                free(st.vars);
+                st.vars = NULL;
                 continue;
             }
         } else if (strncmp(line, "variant ", 8) == 0) {
-            if (!st.vars || wk_parse_variant(&st, line)) wk_say("fail bad variant line: %s", line);
+            if (!st.vars) wk_say("fail variant before a problem: %s", line);
+            else if (wk_parse_variant(&st, line)) {
+                wk_one_line(st.err);
+                wk_say("fail %s", st.err);
+            }
         } else if (strncmp(line, "control ", 8) == 0) {
             snprintf(st.control, sizeof st.control, "%s", line + 8);
         } else if (strcmp(line, "run") == 0) {
@@ -482,12 +509,10 @@ int wk_main(const char *db_path, const char *target, int device)
     return status;
 }
 
-/* ---- device test: the GPU reference against float64 on the CPU ---- */
+/* ---- device test: every op's GPU reference against its float64 CPU reference ---- */
 
 int wk_check_reference(const char *db_path, const char *target, int device)
 {
-    static const int shapes[][3] = {{1, 1536, 4096}, {7, 100, 77}, {64, 1024, 1024}, {300, 520, 1000},
-                                    {33, 4096, 3584}, {129, 257, 4099}};
     wk_state st;
     if (wk_open(&st, db_path, target, device)) {
         fprintf(stderr, "check-reference: %s\n", st.err);
@@ -497,50 +522,43 @@ int wk_check_reference(const char *db_path, const char *target, int device)
     printf("check-reference: %s (%s)\n", st.info.name, st.info.arch);
     int failed = 0, total = 0;
     double worst = 0;
-    for (int d = 0; d < 2; d++) {
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            snprintf(st.dtype, sizeof st.dtype, "%s", d ? "fp16" : "bf16");
-            st.m = shapes[s][0];
-            st.n = shapes[s][1];
-            st.k = shapes[s][2];
-            st.cold = 0;
-            st.seed = 0x5eed0000ull + s * 31 + (unsigned)d;
-            st.vars = calloc(1, sizeof *st.vars);
-            total++;
-            if (!st.vars || wk_prepare(&st)) {
-                printf("  FAIL %s m=%d n=%d k=%d: %s\n", st.dtype, st.m, st.n, st.k, st.err);
-                failed++;
-                wk_free_problem(&st);
-                continue;
-            }
-            /* regenerate the inputs on the host exactly as wk_prepare drew them */
-            int fp16 = d;
-            size_t ea = (size_t)st.m * st.k, ew = (size_t)st.n * st.k;
-            uint16_t *h_a = malloc(ea * 2), *h_w = malloc(ew * 2);
-            uint64_t rng = st.seed;
-            for (size_t i = 0; i < ea; i++) h_a[i] = kt_rand_input(fp16, &rng);
-            for (size_t i = 0; i < ew; i++) h_w[i] = kt_rand_input(fp16, &rng);
-            double num = 0, den = 0;
-            for (int i = 0; i < st.m; i++)
-                for (int j = 0; j < st.n; j++) {
-                    double acc = 0;
-                    for (int kk = 0; kk < st.k; kk++)
-                        acc += wk_elem_to_double(fp16, h_a[(size_t)i * st.k + kk]) *
-                               wk_elem_to_double(fp16, h_w[(size_t)j * st.k + kk]);
-                    double g = st.h_ref[(size_t)i * st.n + j];
-                    num += (g - acc) * (g - acc);
-                    den += acc * acc;
+    for (int o = 0; o < kt_op_count(); o++) {
+        const kt_op *op = kt_op_at(o);
+        for (int d = 0; d < op->ndtypes; d++)
+            for (int s = 0; s < op->nref_checks; s++) {
+                memset(&st.p, 0, sizeof st.p);
+                st.p.op = op;
+                st.p.dtype = d;
+                for (int i = 0; i < op->ndims; i++) st.p.dim[i] = op->ref_checks[s][i];
+                kt_problem_key(&st.p, st.key, sizeof st.key);
+                st.cold = 0;
+                st.seed = 0x5eed0000ull + (unsigned)s * 31 + (unsigned)d;
+                st.vars = calloc(1, sizeof *st.vars);
+                total++;
+                if (!st.vars || wk_prepare(&st)) {
+                    printf("  FAIL %s: %s\n", st.key, st.err);
+                    failed++;
+                    wk_free_problem(&st);
+                    continue;
                 }
-            free(h_a);
-            free(h_w);
-            double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-            /* both sum exact products in double, in different orders: ~K * 2^-53 apart */
-            int ok = isfinite(rel) && rel <= 1e-12;
-            if (rel > worst || !isfinite(rel)) worst = rel;
-            failed += !ok;
-            printf("  %s %s m=%d n=%d k=%d  rel diff %.3e\n", ok ? "ok  " : "FAIL", st.dtype, st.m, st.n, st.k, rel);
-            wk_free_problem(&st);
-        }
+                size_t count = op->ref_count(&st.p);
+                double *cpu = malloc((count ? count : 1) * sizeof *cpu), num = 0, den = 0;
+                if (!cpu) { printf("  FAIL %s: out of memory\n", st.key); failed++; wk_free_problem(&st); continue; }
+                op->ref_cpu(&st.p, st.host_in, cpu);
+                for (size_t i = 0; i < count; i++) {
+                    double diff = st.ref[i] - cpu[i];
+                    num += diff * diff;
+                    den += cpu[i] * cpu[i];
+                }
+                free(cpu);
+                double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+                /* both sum exact products in double, in different orders: ~K * 2^-53 apart */
+                int ok = isfinite(rel) && rel <= 1e-12;
+                if (rel > worst || !isfinite(rel)) worst = rel;
+                failed += !ok;
+                printf("  %s %s  rel diff %.3e\n", ok ? "ok  " : "FAIL", st.key, rel);
+                wk_free_problem(&st);
+            }
     }
     printf("check-reference: %d shapes, %d failed, worst rel diff %.3e (bound 1e-12)\n", total, failed, worst);
     wk_close(&st);

@@ -4,8 +4,10 @@
  *
  * Protocol: text lines, one message each; the sweep writes to the worker's stdin, the worker
  * answers on stdout.
- *   worker <- problem <dtype> <m> <n> <k> <cold 0|1> <seed> <rounds>
- *   worker <- variant <code_hash> <name> <bm> <bn> <bk> <wm> <wn> <sk> <st> <verify 0|1>   (one or more)
+ *   worker <- problem <cold 0|1> <seed> <rounds> <problem key>   (any op of runtime/op.h's table)
+ *   worker <- variant <code_hash> <verify 0|1> <name>   (one or more; the kernel is the database's
+ *             row of that code hash serving the key's op, its parameters read by the op's
+ *             descriptor; the name is for messages)
  *   worker <- control <code_hash>            (optional: time this code twice, as the noise control)
  *   worker <- run                            (verify, then time every variant that passed)
  *   worker -> ready <device_key> <l2_bytes> <compute_units> <copy_gbps> <name...>   (once, at start)
@@ -23,13 +25,8 @@
 /* The worker loop on stdin/stdout. Returns the process exit status. */
 int wk_main(const char *db_path, const char *target, int device);
 
-/* Device test: the GPU reference kernel against a float64 CPU reference on random data at ragged
- * and model shapes, both dtypes. Prints one line per shape and a summary; returns 0 when all pass. */
+/* Device test: every op's GPU reference kernel against its float64 CPU reference on random data at
+ * the op's check shapes (op->ref_checks: ragged and model shapes), every dtype. Prints one line per shape and a summary; returns 0 when all pass. */
 int wk_check_reference(const char *db_path, const char *target, int device);
-
-/* Norm-wise relative error bound a variant's output must meet, per dtype ("bf16" 2^-8, "fp16"
- * 2^-9: a few output roundings, far above fp32 accumulation error at LLM K, far below any
- * indexing or fragment-layout bug, which lands near 1). */
-double wk_error_bound(const char *dtype);
 
 #endif

@@ -19,9 +19,13 @@ m=1
 while IFS= read -r line; do
     case $line in
     problem*)
+        # problem <cold> <seed> <rounds> <key...>: the GEMM key's dimensions for the log and the times
         set -- $line
-        m=$3; vars=""
-        [ -n "${FAKE_LOG:-}" ] && echo "gpu $gpu problem $3 $4 $5" >> "$FAKE_LOG"
+        m=1 n=0 k=0; vars=""
+        for w in "$@"; do
+            case $w in m\<=*) m=${w#m<=} ;; n=*) n=${w#n=} ;; k=*) k=${w#k=} ;; rows\<=*) m=${w#rows<=} ;; esac
+        done
+        [ -n "${FAKE_LOG:-}" ] && echo "gpu $gpu problem $m $n $k" >> "$FAKE_LOG"
         ;;
     variant*) vars="$vars$line
 " ;;
@@ -31,7 +35,7 @@ while IFS= read -r line; do
         while IFS= read -r v; do
             [ -z "$v" ] && continue
             set -- $v
-            hash=$2 name=$3 verify=${11}
+            hash=$2 verify=$3 name=$4
             if [ "$verify" = 1 ]; then
                 echo "begin $hash"
                 at=${FAKE_AT_M:-1}

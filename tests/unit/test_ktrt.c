@@ -105,11 +105,11 @@ static void selection(kt_db *db, long long run_id, const char *dev, int n, int k
 {
     char key[96], hash[160], err[512];
     problem_key(key, sizeof key, n, k, m);
-    KT_CHECK_INT(db_problem_put(db, key, "gemm", "bf16", n, k, m, kt_m_phase(m), err, sizeof err), 0);
+    KT_CHECK_INT(db_problem_put(db, key, "gemm", "bf16", kt_m_phase(m), err, sizeof err), 0);
     snprintf(hash, sizeof hash, "h_%s", kern);
     db_selection_row s = {
-        .device_key = dev, .target = "sm_90a", .problem_key = key, .op = "gemm", .dtype = "bf16", .n = n, .k = k,
-        .m = m, .kernel = kern, .code_hash = hash_override ? hash_override : hash, .source = source,
+        .device_key = dev, .target = "sm_90a", .problem_key = key, .op = "gemm", .dtype = "bf16",
+        .kernel = kern, .code_hash = hash_override ? hash_override : hash, .source = source,
         .law_kernel = K_A, .decided_by = strcmp(source, "law") ? "fastest" : "law", .time_us = us,
         .error = strcmp(source, "law") ? 1e-3 : NAN, .law_us = strcmp(source, "law") ? us * 1.1 : NAN,
         .regret = strcmp(source, "law") ? 0.1 : NAN, .noise_floor = 0.01, .run_id = run_id,
@@ -584,10 +584,10 @@ static void test_bad_files(const char *main_db)
     path_in(path, sizeof path, "newer.ktdb");
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", main_db, path);
     KT_CHECK_INT(system(cmd), 0);
-    sql(path, "PRAGMA user_version = 3");
+    sql(path, "PRAGMA user_version = 4");
     KT_CHECK_INT(refusal(path, err, sizeof err), KT_EBADDB);
     KT_CHECK_CONTAINS(err, path);
-    KT_CHECK_CONTAINS(err, "newer schema: schema version 3");
+    KT_CHECK_CONTAINS(err, "newer schema: schema version 4");
     sql(path, "PRAGMA user_version = 1");
     KT_CHECK_INT(refusal(path, err, sizeof err), KT_EBADDB);
     KT_CHECK_CONTAINS(err, "older schema");

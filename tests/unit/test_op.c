@@ -8,6 +8,7 @@
 #include "op.h"
 #include "op_gemm.h"
 #include "ktrt.h"
+#include "target.h"
 
 static kt_problem gemm(const char *dtype, int n, int k, int m)
 {
@@ -186,8 +187,52 @@ static void test_gemm_descriptor(void)
     free(ref);
 }
 
+static kt_candidate gcand(const char *name, int bm, int bn, int bk, int wm, int wn, int sk)
+{
+    kt_candidate c;
+    memset(&c, 0, sizeof c);
+    c.name = name;
+    c.law_class = "dense";
+    int p[KT_GEMM_NPARAMS] = {bm, bn, bk, wm, wn, sk, 0};
+    memcpy(c.v.p, p, sizeof p);
+    c.waves_per_simd = 8;
+    return c;
+}
+
+/* The GEMM's pruning: the law's pick is kept, and the rules drop what they say. */
+static void test_gemm_prune(void)
+{
+    law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
+    kt_candidate c[] = {
+        gcand("bm16_sk1", 16, 64, 64, 1, 2, 1), gcand("bm16_sk32", 16, 64, 64, 1, 2, 32),
+        gcand("bm128_sk1", 128, 128, 64, 2, 4, 1), gcand("bm64_sk1", 64, 128, 64, 1, 4, 1),
+        gcand("skinny_bm1", 1, 4, 256, 8, 1, 1), gcand("skinny_bm16", 16, 4, 256, 8, 1, 1),
+    };
+    int n = (int)(sizeof c / sizeof c[0]), keep[6];
+    kt_problem p = gemm("bf16", 4096, 4096, 1);
+    /* M = 1: no tall blocks (128, 64), the 32-way split kept (the law splits 16-row tiles that far) */
+    kt_op_gemm.prune(&d, c, n, &p, -1, keep);
+    KT_CHECK(keep[0] && keep[1] && keep[4] && keep[5]);
+    KT_CHECK(!keep[2] && !keep[3]);
+    /* M = 16: a 1-row block would stream the weights 16 times over */
+    p.dim[KT_GEMM_D_M] = 16;
+    kt_op_gemm.prune(&d, c, n, &p, -1, keep);
+    KT_CHECK(!keep[4] && keep[5]);
+    /* M = 4096: only blocks of >= 64 rows, and no 32-way split */
+    p.dim[KT_GEMM_D_M] = 4096;
+    kt_op_gemm.prune(&d, c, n, &p, -1, keep);
+    KT_CHECK(keep[2] && keep[3] && !keep[0] && !keep[1] && !keep[4] && !keep[5]);
+    /* the law's pick is kept whatever the rules say */
+    kt_op_gemm.prune(&d, c, n, &p, 4, keep);
+    KT_CHECK(keep[4]);
+    p.dim[KT_GEMM_D_M] = 1;
+    int pick = kt_op_gemm.law_pick(&d, c, n, &p);
+    KT_CHECK(pick >= 0 && pick < n);
+}
+
 int main(void)
 {
+    test_gemm_prune();
     test_table();
     test_keys();
     test_params();

@@ -1,6 +1,6 @@
-/* test_plan.c: the sweep's decisions (tuner/plan.c) as laws: pruning keeps the law's pick and
- * drops what the rules say, finalists are the near-best plus the law's pick, and the winner of a
- * tie is the law's pick, else the fewest resources, else the name; and the timing helpers. */
+/* test_plan.c: the sweep's decisions (tuner/plan.c) as laws: finalists are the near-best plus the law's pick, and the winner of a
+ * tie is the law's pick, else the fewest resources, else the name; and the timing helpers. (The
+ * GEMM's pruning is its descriptor's, tested in test_op.c.) */
 #include <math.h>
 #include <string.h>
 #include "kt_test.h"
@@ -8,46 +8,14 @@
 #include "target.h"
 #include "timing.h"
 
-static db_candidate cand(const char *name, int bm, int bn, int bk, int wm, int wn, int sk, int regs, int threads)
+static db_candidate cand(const char *name, int regs, int threads)
 {
     db_candidate c;
     memset(&c, 0, sizeof c);
     snprintf(c.name, sizeof c.name, "%s", name);
     snprintf(c.code_hash, sizeof c.code_hash, "h_%s", name);
-    c.bm = bm; c.bn = bn; c.bk = bk; c.wm = wm; c.wn = wn; c.sk = sk;
     c.regs = regs; c.threads = threads; c.waves_per_simd = 8;
     return c;
-}
-
-static void test_prune(void)
-{
-    law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
-    db_candidate c[] = {
-        cand("bm16_sk1", 16, 64, 64, 1, 2, 1, 100, 64),
-        cand("bm16_sk32", 16, 64, 64, 1, 2, 32, 100, 64),
-        cand("bm128_sk1", 128, 128, 64, 2, 4, 1, 200, 256),
-        cand("bm64_sk1", 64, 128, 64, 1, 4, 1, 150, 128),
-        cand("skinny_bm1", 1, 4, 256, 8, 1, 1, 80, 256),
-        cand("skinny_bm16", 16, 4, 256, 8, 1, 1, 120, 256),
-    };
-    int n = (int)(sizeof c / sizeof c[0]);
-    int keep[6];
-    /* M = 1: no tall blocks (128, 64), the 32-way split kept (the law splits 16-row tiles that far) */
-    plan_prune(&d, c, n, 1, 4096, 4096, -1, keep);
-    KT_CHECK(keep[0] && keep[1] && keep[4] && keep[5]);
-    KT_CHECK(!keep[2] && !keep[3]);
-    /* M = 16: a 1-row block would stream the weights 16 times over */
-    plan_prune(&d, c, n, 16, 4096, 4096, -1, keep);
-    KT_CHECK(!keep[4] && keep[5]);
-    /* M = 4096: only blocks of >= 64 rows, and no 32-way split */
-    plan_prune(&d, c, n, 4096, 4096, 4096, -1, keep);
-    KT_CHECK(keep[2] && keep[3] && !keep[0] && !keep[1] && !keep[4] && !keep[5]);
-    /* the law's pick is kept whatever the rules say */
-    plan_prune(&d, c, n, 4096, 4096, 4096, 4, keep);
-    KT_CHECK(keep[4]);
-    /* the law never picks a skinny variant (its blocks are not whole 16x16 fragments a wave) */
-    int pick = plan_law_pick(&d, c, n, 1, 4096, 4096);
-    KT_CHECK(pick >= 0 && pick != 4 && pick != 5);
 }
 
 static void test_finalists(void)
@@ -71,8 +39,8 @@ static void test_finalists(void)
 
 static void test_winner(void)
 {
-    db_candidate a = cand("a", 16, 64, 64, 1, 2, 1, 100, 64), b = cand("b", 16, 64, 64, 1, 2, 1, 90, 64),
-                 c = cand("c", 16, 64, 64, 1, 2, 1, 90, 64);
+    db_candidate a = cand("a", 100, 64), b = cand("b", 90, 64),
+                 c = cand("c", 90, 64);
     const db_candidate *cs[] = {&a, &b, &c};
     int tied = 0;
     const char *by = NULL;
@@ -113,7 +81,6 @@ static void test_timing_helpers(void)
 
 int main(void)
 {
-    test_prune();
     test_finalists();
     test_winner();
     test_timing_helpers();
