@@ -16,6 +16,7 @@
 #include "ktrt.h"
 #include "target.h"
 #include "gemm_geometry.h"
+#include "kt_env.h"
 
 #define KTRT_NAME_LEN 128
 #define KTRT_KEY_LEN 64
