@@ -67,9 +67,9 @@ out/bin/bench_gemm: $(BENCH_SRCS) $(wildcard bench/*.h) tests/device/gemm_ref.h 
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -Ibench -o $@ $(BENCH_SRCS) out/lib/libkt.a $(LIBS)
 
-# bench/read.cu: bench_gemm's pure-read ceiling kernel, a cubin for sm_90a. Optional: `make
+# bench/read.cu: bench_gemm's read and copy ceiling kernels, one cubin for sm_90a. Optional: `make
 # bench-read` builds it where nvcc is found (NVCC, PATH, /usr/local/cuda/bin) and says so where it
-# is not; bench_gemm then reports the read ceiling as unavailable.
+# is not; bench_gemm then reports both ceilings as unavailable.
 NVCC_FOUND = $(or $(NVCC),$(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 .PHONY: bench-read
 bench-read:
@@ -86,6 +86,11 @@ out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
 out/tests/%: tests/unit/%.c out/lib/libkt.a tests/unit/kt_test.h tests/unit/kt_elf_fixture.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
+
+# test_ceiling drives bench/ceiling.c (not part of libkt) over a scripted backend.
+out/tests/test_ceiling: tests/unit/test_ceiling.c bench/ceiling.c bench/ceiling.h bench/read.h out/lib/libkt.a tests/unit/kt_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -Itests/unit -Ibench -o $@ $< bench/ceiling.c out/lib/libkt.a $(LIBS)
 
 # Fuzz targets: libFuzzer + ASan/UBSan from clang-19, over the library sources they name.
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -21,6 +21,7 @@ typedef struct kt_tune_options {
     const char *shapes; int tp, gpus, resume, no_device, quiet; double budget_min;
 } kt_tune_options;
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);
+int kt_tune_check_model(const char *model, int tp, const char *shapes, char *err, size_t errlen);
 int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
 typedef struct kt_target { const char *name; } kt_target_head;
 const kt_target_head *kt_target_at(int i);
@@ -99,6 +100,12 @@ if not jobs or jobs < 0 or jobs ~= math.floor(jobs) then fail("-j " .. tostring(
 local lib_path = script_dir .. "/out/lib/libkt.so"
 local ok, kt = pcall(ffi.load, lib_path)
 if not ok then fail("cannot load " .. lib_path .. " (run 'make' first): " .. tostring(kt), 1) end
+
+-- the model is read and validated before anything is built or any database is created
+if opt.modelpath then
+  local cerr = ffi.new("char[4096]")
+  if kt.kt_tune_check_model(opt.modelpath, opt.tp, opt.shapes, cerr, 4096) ~= 0 then fail(ffi.string(cerr)) end
+end
 
 local targets = {}
 if opt.modelpath and (opt.target == nil or opt.target == "auto") then

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE   /* dladdr */
 #endif
 #include "cublas_dl.h"
+#include "kt_env.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -116,7 +117,7 @@ static const char *bcl_status(const bcl_cublas *c, int st)
 static int bcl_load(bcl_cublas *c, char *err, size_t errlen)
 {
     char tried[4096] = "";
-    const char *env = getenv("KT_CUBLAS");
+    const char *env = kt_env_get("KT_CUBLAS");
     if (env && *env) {
         if (bcl_try(c, env, tried, sizeof tried) == 0)
             return 0;

@@ -18,7 +18,8 @@
  *     no launch finds its weights in cache; larger M reuse one set as prefill does.
  *  3. report: path (exact/bucket/law) and kernel, median us of both, ratio cuBLAS/ktrt (> 1: ktrt
  *     faster), TFLOP/s, GB/s of the compulsory bytes 2*(MK + NK + MN), and that rate as a share
- *     of the read and copy ceilings measured at the start of the same run (bench/ceiling.c).
+ *     of the read and copy ceilings measured at the start of the same run (bench/ceiling.c: both
+ *     kernels of --read-cubin; a ceiling the cubin cannot give is "unavailable" and its column "-").
  * A summary ends the table: the smallest ratio at M <= 16, the range at M >= 1024, the card.
  *
  * Exit status: 0 every row verified and timed; 1 a mismatch, a refusal, an error, or bad
@@ -679,7 +680,7 @@ static void bg_summary(const bg_dev *d, const bg_row *rows, int nrows)
     else
         printf("  read ceiling %s, ", d->ceil.read_note);
     if (d->ceil.copy_gbps > 0)
-        printf("copy ceiling %.0f GB/s (read+write)\n", d->ceil.copy_gbps);
+        printf("copy ceiling %.0f GB/s (copy kernel, read+write)\n", d->ceil.copy_gbps);
     else
         printf("copy ceiling %s\n", d->ceil.copy_note);
     printf("  rows: %d, wrong or error: %d, refused: %d\n", nrows, bad, refused);
@@ -740,8 +741,8 @@ int main(int argc, char **argv)
     else
         printf("bench_gemm: read ceiling %s\n", d.ceil.read_note);
     if (d.ceil.copy_gbps > 0)
-        printf("bench_gemm: copy ceiling %.0f GB/s (device-to-device, read+write bytes, %.2f GiB each way)\n",
-               d.ceil.copy_gbps, d.ceil.buffer_bytes / 2 / 1073741824.0);
+        printf("bench_gemm: copy ceiling %.0f GB/s (%s's copy kernel, %d blocks x %d, read+write bytes, %.2f GiB "
+               "each way)\n", d.ceil.copy_gbps, o.read_cubin, d.ceil.copy_blocks, 512, d.ceil.buffer_bytes / 2 / 1073741824.0);
     else
         printf("bench_gemm: copy ceiling %s\n", d.ceil.copy_note);
     printf("bench_gemm: %d shapes x %d M, %s, %d rounds; M<=64 cache-cold (buffer sets past 2x L2); control = ktrt "

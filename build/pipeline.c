@@ -15,6 +15,7 @@
 #include "pipeline.h"
 #include "sha256.h"
 #include "toolchain.h"
+#include "runtime/kt_env.h"
 
 typedef struct pl_item {
     gen_variant *v;
@@ -83,7 +84,7 @@ static void pl_cache_key(const gen_variant *v, const char *closure, const kt_tar
 
 static void pl_default_cache(const gen_space *sp, char *out, size_t n)
 {
-    const char *env = getenv("KT_CACHE");
+    const char *env = kt_env_get("KT_CACHE");
     if (env && *env) { snprintf(out, n, "%s", env); return; }
     /* the project's out/ beside templates/ */
     snprintf(out, n, "%s/../out/cache", sp->templates_root);

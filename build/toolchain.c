@@ -11,6 +11,7 @@
 #include "file_io.h"
 #include "sha256.h"
 #include "toolchain.h"
+#include "kt_env.h"
 
 extern char **environ;
 
@@ -51,7 +52,7 @@ static int tc_executable(const char *p) { return p && *p && access(p, X_OK) == 0
 
 static int tc_find_in_path(const char *name, char *out, size_t n)
 {
-    const char *path = getenv("PATH");
+    const char *path = kt_env_get("PATH");
     if (!path) return 0;
     char dir[1024];
     while (*path) {
@@ -65,7 +66,7 @@ static int tc_find_in_path(const char *name, char *out, size_t n)
 
 static int tc_pick(char *out, size_t n, const char *env, const char *name, const char *const *fallbacks)
 {
-    const char *e = env ? getenv(env) : NULL;
+    const char *e = env ? kt_env_get(env) : NULL;
     if (e && *e) {
         snprintf(out, n, "%s", e);
         return tc_executable(out) ? 1 : -1;   /* an explicit choice that does not exist is an error */
@@ -76,7 +77,7 @@ static int tc_pick(char *out, size_t n, const char *env, const char *name, const
             const char *slash = strchr(fallbacks[i], '/');
             char var[64];
             snprintf(var, sizeof var, "%.*s", (int)(slash - fallbacks[i] - 1), fallbacks[i] + 1);
-            const char *v = getenv(var);
+            const char *v = kt_env_get(var);
             if (!v) continue;
             snprintf(out, n, "%s%s", v, slash);
         } else {
@@ -163,7 +164,7 @@ static int tc_hipcc_supports(const char *hipcc, const kt_target *t, const char *
  * tools live in /usr/lib/llvm-<major>/bin. KT_OFFLOAD_BUNDLER overrides. */
 static int tc_find_bundler(const kt_toolchain *tc, char *out, size_t n)
 {
-    const char *env = getenv("KT_OFFLOAD_BUNDLER");
+    const char *env = kt_env_get("KT_OFFLOAD_BUNDLER");
     if (env && *env) { snprintf(out, n, "%s", env); return tc_executable(out); }
     char dir[512] = "";
     const char *dirline = strstr(tc->version, "InstalledDir: ");
@@ -203,12 +204,12 @@ int toolchain_find(const kt_target *t, const char *extra_flags, const char *cach
         int r = tc_pick(tc->path, sizeof tc->path, "NVCC", "nvcc", fb);
         if (r != 1) {
             snprintf(err, errlen, r < 0 ? "NVCC=%s is not an executable" : "%snvcc not found (PATH, CUDA_HOME, "
-                     "/usr/local/cuda/bin): install the CUDA toolkit to build %s", r < 0 ? getenv("NVCC") : "", t->name);
+                     "/usr/local/cuda/bin): install the CUDA toolkit to build %s", r < 0 ? kt_env_get("NVCC") : "", t->name);
             return 1;
         }
         snprintf(tc->kind, sizeof tc->kind, "nvcc");
     } else {
-        const char *force = getenv("KT_AMD_COMPILER");
+        const char *force = kt_env_get("KT_AMD_COMPILER");
         static const char *const hfb[] = {"$ROCM_PATH/bin/hipcc", "/opt/rocm/bin/hipcc", NULL};
         int have_hipcc = (!force || strcmp(force, "clang") != 0) &&
                          tc_pick(tc->path, sizeof tc->path, "HIPCC", "hipcc", hfb) == 1;

@@ -1,5 +1,9 @@
-/* db.h: the ktune database (.ktdb, SQLite). Every SQL statement in the project lives in db/.
- * Versioned with PRAGMA user_version; opening migrates forward, a newer file is refused. */
+/* db.h: the ktune database (.ktdb, SQLite): libkt's reads and every write. The schema and every
+ * statement that writes are in db/; the only SQL elsewhere is libktrt's read-only queries
+ * (runtime/ktrt_db.c reads the catalog, runtime/ktrt_dbfile.c checks a file before it is used),
+ * because libktrt links no part of db/. Versioned with PRAGMA user_version: the migrations are
+ * db/schema.sql and db/migrate_NNN_*.sql, embedded and listed in db_migrations() (db/db.c);
+ * opening migrates forward, a newer file is refused. */
 #ifndef KT_DB_H
 #define KT_DB_H
 #include <stddef.h>

@@ -1,5 +1,7 @@
--- ktune database schema, version 1 (db/migrate_002_tuner.sql takes it to 2). Applied to an empty database; later versions add numbered
--- migrations in db/migrations.c and bump PRAGMA user_version. Only db/ issues SQL.
+-- ktune database schema, version 1 (db/migrate_002_tuner.sql takes it to 2). Applied to an empty database; a later version
+-- is a new db/migrate_NNN_<name>.sql, embedded by build/embed.sh (Makefile SQL_OBJS) and appended to db_migrations() in
+-- db/db.c, and bumps PRAGMA user_version (KT_DB_SCHEMA_VERSION in db/db.h). Every write is in db/; libktrt's read-only
+-- queries (runtime/ktrt_db.c, runtime/ktrt_dbfile.c) are the only SQL outside it.
 
 CREATE TABLE toolchain (
     id          INTEGER PRIMARY KEY,

@@ -439,7 +439,7 @@ int ktrt_open(const ktrt_options *opts, ktrt **out, char *err, size_t errlen)
     ktrt *rt = calloc(1, sizeof *rt);
     if (!rt) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
     pthread_mutex_init(&rt->lock, NULL);
-    rt->log.level = ktrt_log_level(getenv("KT_LOG"));
+    rt->log.level = ktrt_log_level(kt_env_get("KT_LOG"));
     int rc = ktrt_layers_open(&rt->cat, &o, err, errlen);
     if (rc == KT_OK) rc = open_device(rt, o.device, err, errlen);
     if (rc == KT_OK) rc = alloc_state(rt, &o, err, errlen);

@@ -13,7 +13,7 @@
 
 static const char *env(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = kt_env_get(name);
     return v && v[0] ? v : NULL;
 }
 

@@ -18,6 +18,7 @@
 #include "ktrt.h"
 #include "target.h"
 #include "op.h"
+#include "kt_env.h"
 
 #define KTRT_NAME_LEN KT_OP_NAME_LEN
 #define KTRT_KEY_LEN 64

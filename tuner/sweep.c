@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "db.h"
 #include "db_tuner.h"
+#include "kt_env.h"
 #include "law.h"
 #include "op.h"
 #include "plan.h"
@@ -553,7 +554,7 @@ static int sw_probe(const sweep_options *o, const kt_target *t, int gpus, ktb_de
     char e[512];
     /* Test hook: KT_SWEEP_FAKE_DEVICE="<arch> <cus> <pci id>" stands for a GPU, so the tests can
      * drive the whole sweep with a scripted worker (KT_WORKER_EXE) on a machine without one. */
-    const char *fake = getenv("KT_SWEEP_FAKE_DEVICE");
+    const char *fake = kt_env_get("KT_SWEEP_FAKE_DEVICE");
     if (fake && *fake) {
         memset(info, 0, sizeof *info);
         if (sscanf(fake, "%31s %d %i", info->arch, &info->compute_units, &info->pci_device_id) != 3)
@@ -761,7 +762,7 @@ int sweep_run(const sweep_options *o, const sweep_problem *problems, int nproble
     c.err = err;
     c.errlen = errlen;
     c.t0 = sw_now();
-    const char *tmo = getenv("KT_WORKER_TIMEOUT_S");
+    const char *tmo = kt_env_get("KT_WORKER_TIMEOUT_S");
     c.timeout_s = tmo && atof(tmo) > 0 ? atof(tmo) : 120;
     int rc = -1;
     /* One sweep per database at a time: two would time on the same GPU and race on the same

@@ -213,6 +213,15 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
     return rc;
 }
 
+int kt_tune_check_model(const char *model, int tp, const char *shapes, char *err, size_t errlen)
+{
+    if (!model) return snprintf(err, errlen, "tune: missing --modelpath"), 2;
+    model_problems mp;
+    if (model_load(model, tp, &mp, err, errlen)) return 2;
+    if (shapes && *shapes && tune_read_shapes(shapes, mp.config.dtype, &mp, err, errlen)) return 2;
+    return 0;
+}
+
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
 {
     if (!o || !o->model || !o->db_path || !o->target) return snprintf(err, errlen, "tune: missing option"), 2;

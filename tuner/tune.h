@@ -19,6 +19,11 @@ typedef struct kt_tune_options {
  * why; the caller picks a default); -1 a GPU no target runs (msg names it). */
 int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
 
+/* Reads and validates the model (DIR/config.json at tp, and the --shapes file when given) the way
+ * kt_tune_model will, touching nothing else: tune.lua calls it before any build step or database,
+ * so a refused model costs no build. 0 ok, 2 refused (err has the model loader's message). */
+int kt_tune_check_model(const char *model, int tp, const char *shapes, char *err, size_t errlen);
+
 /* 0 ok, 1 failed (err says why), 2 bad input (err names it). */
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);
 

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "worker_proc.h"
+#include "kt_env.h"
 
 int wp_spawn(wp_proc *p, const char *exe, const char *db, const char *target, int gpu, char *err, size_t errlen)
 {
@@ -111,7 +112,7 @@ void wp_stop(wp_proc *p, char *how, size_t howlen)
 
 int wp_find_exe(char *out, size_t len, char *err, size_t errlen)
 {
-    const char *env = getenv("KT_WORKER_EXE");
+    const char *env = kt_env_get("KT_WORKER_EXE");
     if (env && *env) {
         snprintf(out, len, "%s", env);
     } else {

@@ -28,7 +28,7 @@ if [ -f out/bench/read.cubin ]; then
     cp out/bench/read.cubin out/device/read.cubin
 else
     rm -f out/device/read.cubin
-    echo "pack.sh: no out/bench/read.cubin (no nvcc here): bench_gemm will report the read ceiling as unavailable"
+    echo "pack.sh: no out/bench/read.cubin (no nvcc here): bench_gemm will report the read and copy ceilings as unavailable"
 fi
 
 # The device database with the sm_90a kernels built (the sweep there then compiles nothing that

@@ -9,6 +9,7 @@
 #  - --gpus 2 runs two workers over one sweep and selects what one worker selects
 #  - a finalist set timed before is decided from that pass's medians, not the newest timings
 #  - bad input (unknown model field, tp that does not divide, corrupt database) is refused
+#    (that tune refuses a bad model before building anything: tests/unit/test_tune_refuse.sh)
 # Uses the compile phase's database (out/test/dense.ktdb) when there is one, else builds gfx1201.
 set -u
 cd "$(dirname "$0")/../.."

@@ -914,7 +914,7 @@ int main(int argc, char **argv)
     char streamk_db[256];
     path_in(streamk_db, sizeof streamk_db, "streamk.ktdb");
     test_streamk(streamk_db);
-    if (!kt_test_failures && !getenv("KT_TEST_KEEP")) {   /* KT_TEST_KEEP=1 keeps them to look at */
+    if (!kt_test_failures && !kt_env_get("KT_TEST_KEEP")) {   /* KT_TEST_KEEP=1 keeps them to look at */
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
