@@ -157,7 +157,7 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
                    "SELECT name, code_hash, json_extract(params, '$.BM'), json_extract(params, '$.BN'), "
                    "json_extract(params, '$.BK'), json_extract(params, '$.WM'), json_extract(params, '$.WN'), "
                    "json_extract(params, '$.SK'), threads, regs, lds_bytes, waves_per_simd, json_extract(params, '$.ST') FROM kernel "
-                   "WHERE target = ?1 AND ops = ?2 AND status = 'ok' AND code IS NOT NULL AND "
+                   "WHERE target = ?1 AND instr(',' || ops || ',', ',' || ?2 || ',') > 0 AND status = 'ok' AND code IS NOT NULL AND "
                    "json_extract(params, '$.dtype') = ?3 ORDER BY name", err, errlen))
         return 1;
     tu_text(st, 1, target);

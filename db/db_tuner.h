@@ -36,7 +36,7 @@ typedef struct db_candidate {
     int st;                  /* ST axis (dynamic shared-memory stages); 0 when the recipe has none */
     int threads, regs, lds_bytes, waves_per_simd;
 } db_candidate;
-/* Kernels with status 'ok' and ops = op, ordered by name. *out is malloc'd (free it). */
+/* Kernels with status 'ok' and op among their comma-separated ops, ordered by name. *out is malloc'd (free it). */
 int db_candidates(kt_db *db, const char *target, const char *op, const char *dtype,
                   db_candidate **out, int *count, char *err, size_t errlen);
 /* The code object of (target, name): *code malloc'd. 1 found, 0 not, -1 error. */

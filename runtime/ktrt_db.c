@@ -92,6 +92,7 @@ static int read_selections(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
 }
 
 /* Dispatchable kernels: ok, a plain GEMM (reference kernels are 'reference:gemm'), code present.
+ * ops is the recipe's comma-separated list: 'gemm' must be one of its members, exactly.
  * The params JSON is read by SQLite's json_extract, as the tuner reads it (db/db_tuner.c). */
 static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
 {
@@ -99,7 +100,7 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
     if (sqlite3_prepare_v2(h, "SELECT name, target, code_hash, json_extract(params, '$.dtype') AS dt, "
                               "json_extract(params, '$.BM'), json_extract(params, '$.BN'), json_extract(params, '$.BK'), "
                               "json_extract(params, '$.WM'), json_extract(params, '$.WN'), json_extract(params, '$.SK'), "
-                              "waves_per_simd, json_extract(params, '$.ST') FROM kernel WHERE status = 'ok' AND ops = 'gemm' AND code IS NOT NULL "
+                              "waves_per_simd, json_extract(params, '$.ST') FROM kernel WHERE status = 'ok' AND instr(',' || ops || ',', ',gemm,') > 0 AND code IS NOT NULL "
                               "AND json_valid(params) ORDER BY target, dt, name", -1, &st, NULL) != SQLITE_OK)
         return db_fail(err, errlen, l->path, "reading kernels", h);
     int cap = 0, rc;

@@ -1,7 +1,7 @@
 /* ktrt_select.h: libktrt's choice logic with no GPU (internal; used by ktrt.c and `kt explain`).
  *
  * A catalog is the databases' layers read into memory (ktrt_db.c): per layer its devices, its GEMM
- * selections and the metadata of its dispatchable kernels (status ok, ops 'gemm', code present;
+ * selections and the metadata of its dispatchable kernels (status ok, 'gemm' among its ops, code present;
  * reference kernels, ops 'reference:gemm', are never read). ktrt_select_gemm is a pure function of
  * (catalog, device, problem, workspace): the chain of ktrt.h (exact -> bucket -> law -> refused).
  *

@@ -170,6 +170,42 @@ static void build_main(const char *path)
     db_close(db);
 }
 
+/* A recipe's ops are stored comma-joined: a kernel serving "gemm" among others is a GEMM kernel for
+ * libktrt and the tuner alike; "reference:gemm" (or any other op merely containing the text) is not. */
+#define K_MULTI "kt_gemm_multi_bf16_bm16_bn64_bk32_wm1_wn2_sk1"
+#define K_MULTI2 "kt_gemm_multi_bf16_bm32_bn64_bk32_wm2_wn2_sk1"
+static void test_ops_membership(void)
+{
+    char path[256], err[512];
+    path_in(path, sizeof path, "ops.ktdb");
+    kt_db *db = fresh_db(path);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm,other", "ok", "bf16", 16, 64, 32, 1, 2, 1, K_MULTI, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "other,gemm", "ok", "bf16", 32, 64, 32, 2, 2, 1, K_MULTI2, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "reference:gemm", "ok", "bf16", 16, 64, 32, 1, 1, 1, K_REF, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "reference:gemm,other", "ok", "bf16", 16, 64, 32, 1, 1, 1, "kt_ref2", 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm2", "ok", "bf16", 16, 64, 32, 1, 1, 1, "kt_gemm2", 64), 0);
+    db_candidate *cands = NULL;
+    int n = 0;
+    KT_CHECK_INT(db_candidates(db, "sm_90a", "gemm", "bf16", &cands, &n, err, sizeof err), 0);
+    KT_CHECK_INT(n, 2);
+    for (int i = 0; i < n; i++) {
+        printf("  db_candidates gemm: %s\n", cands[i].name);
+        KT_CHECK(strcmp(cands[i].name, K_MULTI) == 0 || strcmp(cands[i].name, K_MULTI2) == 0);
+    }
+    free(cands);
+    db_close(db);
+    ktrt_catalog c = {NULL, 0};
+    KT_CHECK_INT(ktrt_catalog_add(&c, path, "caller", err, sizeof err), KT_OK);
+    if (c.nlayers != 1) return;
+    KT_CHECK_INT(c.layers[0].nkernels, 2);
+    for (int i = 0; i < c.layers[0].nkernels; i++) {
+        printf("  libktrt gemm kernel: %s\n", c.layers[0].kernels[i].name);
+        KT_CHECK(strcmp(c.layers[0].kernels[i].name, K_MULTI) == 0 || strcmp(c.layers[0].kernels[i].name, K_MULTI2) == 0);
+    }
+    ktrt_catalog_free(&c);
+}
+
 /* ---- the chain ---- */
 
 static ktrt_pick pick(const ktrt_catalog *c, const char *dev_key, const char *dtype, int m, int n, int k,
@@ -903,6 +939,7 @@ int main(int argc, char **argv)
     build_override(override_db);
     test_keys();
     test_chain(main_db);
+    test_ops_membership();
     test_log(main_db);
     test_bad_files(main_db);
     test_layers(main_db, override_db);
