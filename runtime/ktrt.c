@@ -185,16 +185,23 @@ int ktrt_gemm(ktrt *rt, const char *dtype, int m, int n, int k,
     if (slot < 0 && rt->ws_bytes > 0 && rt->log.level >= 2 && ktrt_log_first(&rt->log, "slots full"))
         fprintf(stderr, "ktrt: all %d split-K workspace slots are bound to other streams; further streams use "
                         "one-segment variants\n", rt->nslots);
-    rc = choose_locked(rt, dtype, m, n, k, slot >= 0 ? rt->ws_bytes : 0, &p);
-    ktrt_choice copy = p->choice;
-    count_path(&rt->stats, copy.path);
+    long long ws = slot >= 0 ? rt->ws_bytes : 0;
+    int chose = rc = choose_locked(rt, dtype, m, n, k, ws, &p);
     kt_gemm_variant v = {0};
-    if (rc == KT_OK) {
+    while (rc == KT_OK) {
         v = p->kernel->v;
         rc = load_kernel(rt, p, &fns, err, errlen);
-    } else {
-        ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+        /* a code object that fails its sha256 check at first load marks its kernel refused: the
+         * remembered choices are forgotten and the chain goes on without it (each round refuses
+         * one more kernel, so this ends) */
+        if (rc != KT_EBADDB || !p->kernel->refused) break;
+        if (rt->log.level >= 1) fprintf(stderr, "ktrt: %s; choosing again without it\n", err);
+        memset(rt->cache, 0, KTRT_CACHE_SIZE * sizeof *rt->cache);
+        chose = rc = choose_locked(rt, dtype, m, n, k, ws, &p);
     }
+    ktrt_choice copy = p->choice;
+    count_path(&rt->stats, copy.path);
+    if (chose != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
     if (rc == KT_OK && kt_gemm_uses_workspace(&v)) {   /* the choice fitted the workspace, so slot >= 0 */
         rt->slots[slot].stream = stream;
         rt->slots[slot].bound = 1;

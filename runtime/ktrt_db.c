@@ -3,6 +3,7 @@
  * a process serving a few problems never copies the blobs of the hundreds it does not use. */
 #include "ktrt_select.h"
 #include "ktrt_dbfile.h"
+#include "sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,8 +230,17 @@ int ktrt_layer_code(ktrt_layer *l, const ktrt_kernel *k, void **code, size_t *le
     if (rc == SQLITE_ROW) {
         int n = sqlite3_column_bytes(st, 0);
         const void *blob = sqlite3_column_blob(st, 0);
+        char hex[65] = "";
+        if (n > 0 && blob) sha256_hex(blob, (size_t)n, hex);
         if (n <= 0 || !blob) {
             if (err && errlen) snprintf(err, errlen, "%s: kernel %s (%s): empty code object", l->path, k->name, k->target);
+            code_rc = KT_EBADDB;
+        } else if (strcmp(hex, k->code_hash) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "%s: kernel %s (%s): the code object's sha256 is %.16s..., its row's code hash "
+                         "%.16s...: the database is damaged; code refused", l->path, k->name, k->target, hex, k->code_hash);
+            for (int i = 0; i < l->nkernels; i++)
+                if (&l->kernels[i] == k) l->kernels[i].refused = 1;
             code_rc = KT_EBADDB;
         } else if (!(*code = malloc((size_t)n))) {
             if (err && errlen) snprintf(err, errlen, "%s: kernel %s: out of memory (%d bytes)", l->path, k->name, n);

@@ -166,7 +166,7 @@ int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *e
 static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const ktrt_selection *s, int *layer,
                                       const char **why)
 {
-    int stale = 0;
+    int stale = 0, refused = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int l = 0; l < c->nlayers; l++) {
             if ((pass == 0) != (l == prefer)) continue;
@@ -176,11 +176,13 @@ static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const k
                 if (strcmp(k->name, s->kernel) != 0 || strcmp(k->target, s->target) != 0) continue;
                 if (strcmp(k->code_hash, s->code_hash) != 0) { stale = 1; continue; }
                 if (k->dtype != s->dtype) continue;
+                if (k->refused) { refused = 1; continue; }
                 *layer = l;
                 return k;
             }
         }
-    *why = stale ? "was recompiled since it was measured (code hash differs)" : "is not among the ok kernels";
+    *why = refused ? "failed its sha256 check at load (the database is damaged)"
+           : stale ? "was recompiled since it was measured (code hash differs)" : "is not among the ok kernels";
     return NULL;
 }
 
@@ -352,6 +354,7 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
     char buf[160], first_misfit[160] = "";
     for (int i = first; i < first + count; i++) {
         const ktrt_kernel *k = &L->kernels[i];
+        if (k->refused) continue;   /* its code object failed the sha256 check */
         law_gemm_candidate cand = {k->v.bm, k->v.bn, k->v.bk, k->v.wm, k->v.wn, k->v.splitk, k->waves_per_simd};
         const char *why = ktrt_launch_misfit(&k->v, q->m, q->n, q->device->compute_units, LLONG_MAX, buf, sizeof buf);
         if (why) {

@@ -35,6 +35,8 @@ typedef struct ktrt_kernel {
     int dtype;
     kt_gemm_variant v;
     int waves_per_simd;       /* 0 when unknown */
+    int refused;              /* its code object failed the sha256 check at first load (ktrt_layer_code):
+                                 the chain passes over it from then on, as over a stale kernel */
 } ktrt_kernel;
 
 typedef struct ktrt_selection {
@@ -85,7 +87,9 @@ typedef struct ktrt_catalog {
 int ktrt_catalog_add(ktrt_catalog *c, const char *path, const char *role, char *err, size_t errlen);
 void ktrt_catalog_free(ktrt_catalog *c);   /* closes every layer; the catalog is empty after */
 /* The code object of a kernel of this layer, malloc'd into *code (the caller frees). Checks the
- * row still has the code hash the catalog read. Not thread-safe per layer: callers serialise. */
+ * row still has the code hash the catalog read, and that the bytes read hash to it (sha256): a
+ * mismatch (the database damaged on disk) is KT_EBADDB with a message naming the kernel and the
+ * layer, and marks the layer's kernel refused. Not thread-safe per layer: callers serialise. */
 int ktrt_layer_code(ktrt_layer *l, const ktrt_kernel *k, void **code, size_t *len, char *err, size_t errlen);
 
 /* ---- ktrt_layers.c ---- */

@@ -19,6 +19,7 @@
 #include "kt_test.h"
 #include "db/db.h"
 #include "db/db_tuner.h"
+#include "build/sha256.h"
 #include "runtime/ktrt.h"
 #include "runtime/ktrt_select.h"
 #include "runtime/problem_key.h"
@@ -34,6 +35,24 @@ static void path_in(char *buf, size_t len, const char *name) { snprintf(buf, len
 
 /* ---- building databases through db/ ---- */
 
+/* A fixture kernel's code object: bytes derived from its name. */
+static void fx_code(const char *name, char *code, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++) code[i] = (char)(i * 31 + name[i % strlen(name)]);
+}
+
+/* The code hash (sha256 of the code object, as build/pipeline.c stores it) of a fixture kernel made
+ * with the usual 64 bytes; selections and timings name their kernel's code by it. */
+static const char *fx_hash(const char *name)
+{
+    static char ring[4][65];
+    static int next;
+    char code[64], *hex = ring[next++ % 4];
+    fx_code(name, code, sizeof code);
+    sha256_hex(code, sizeof code, hex);
+    return hex;
+}
+
 static int kernel(kt_db *db, const char *target, const char *ops, const char *status, const char *dtype,
                   int bm, int bn, int bk, int wm, int wn, int sk, const char *name_override, size_t code_bytes)
 {
@@ -45,10 +64,10 @@ static int kernel(kt_db *db, const char *target, const char *ops, const char *st
     if (sk < 0)   /* a recipe without an SK axis */
         snprintf(params, sizeof params, "{\"dtype\":\"%s\",\"BM\":%d,\"BN\":%d,\"BK\":%d,\"WM\":%d,\"WN\":%d}", dtype, bm,
                  bn, bk, wm, wn);
-    snprintf(hash, sizeof hash, "h_%s", name);
     snprintf(key, sizeof key, "ck_%s_%s", target, name);
     char *code = malloc(code_bytes);
-    for (size_t i = 0; i < code_bytes; i++) code[i] = (char)(i * 31 + name[i % strlen(name)]);
+    fx_code(name, code, code_bytes);
+    sha256_hex(code, code_bytes, hash);
     db_kernel_row row = {
         .name = name, .target = target, .template_rel = "gemm/dense.hip", .recipe = "gemm/dense.lua", .ops = ops,
         .params = params, .status = status, .reason = strcmp(status, "ok") ? "test" : NULL, .threads = 32 * wm * wn,
@@ -105,7 +124,7 @@ static void selection(kt_db *db, long long run_id, const char *dev, int n, int k
     char key[96], hash[160], err[512];
     problem_key(key, sizeof key, n, k, m);
     KT_CHECK_INT(db_problem_put(db, key, "gemm", "bf16", n, k, m, kt_m_phase(m), err, sizeof err), 0);
-    snprintf(hash, sizeof hash, "h_%s", kern);
+    snprintf(hash, sizeof hash, "%s", fx_hash(kern));
     db_selection_row s = {
         .device_key = dev, .target = "sm_90a", .problem_key = key, .op = "gemm", .dtype = "bf16", .n = n, .k = k,
         .m = m, .kernel = kern, .code_hash = hash_override ? hash_override : hash, .source = source,
@@ -120,7 +139,7 @@ static void timing(kt_db *db, long long run_id, long long pass_id, const char *k
                    double median)
 {
     char hash[160], err[512];
-    snprintf(hash, sizeof hash, "h_%s", kern);
+    snprintf(hash, sizeof hash, "%s", fx_hash(kern));
     db_measurement_row v = {DEV_A, key, hash, kern, "verify", strcmp(status, "ok") ? "crash" : "ok",
                             strcmp(status, "ok") ? "worker died" : NULL, 0, run_id, 1e-3, NAN, NAN, NAN, 0, 0};
     KT_CHECK_INT(db_measurement_put(db, &v, err, sizeof err), 0);
@@ -160,7 +179,7 @@ static void build_main(const char *path)
 
     char key[96];
     problem_key(key, sizeof key, 4096, 4096, 16);
-    db_pass_row p = {r, DEV_A, key, "coarse", "h_" K_A, 3, 5, 1, 0, 0.0123};
+    db_pass_row p = {r, DEV_A, key, "coarse", fx_hash(K_A), 3, 5, 1, 0, 0.0123};
     long long pass_id = 0;
     KT_CHECK_INT(db_pass_put(db, &p, &pass_id, err, sizeof err), 0);
     timing(db, r, pass_id, key, K_C, "ok", 12.5);
@@ -221,6 +240,64 @@ static ktrt_pick pick(const ktrt_catalog *c, const char *dev_key, const char *dt
     ktrt_query q = {&dev, dtype, m, n, k, ws};
     *rc = ktrt_select_gemm(c, &q, &p);
     return p;
+}
+
+/* libktrt hashes a code object at its first load: one damaged on disk (its bytes changed, the
+ * row's code_hash not) is refused with a message naming the kernel and the layer, and the chain
+ * passes over that kernel from then on; an intact one loads. */
+static void test_code_hash(void)
+{
+    char path[256], err[512];
+    path_in(path, sizeof path, "damaged.ktdb");
+    kt_db *db = fresh_db(path);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 64, 32, 1, 2, 1, NULL, 64), 0);       /* K_A */
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 64, 128, 64, 2, 2, 1, NULL, 64), 0);      /* K_C */
+    device(db, DEV_A, 132, 0x2335);
+    selection(db, run(db, DEV_A, "sweep"), DEV_A, 4096, 4096, 512, K_C, NULL, "measured", 50.0);
+    db_close(db);
+    sqlite3 *h = NULL;
+    KT_CHECK_INT(sqlite3_open(path, &h), SQLITE_OK);
+    KT_CHECK_INT(sqlite3_exec(h, "UPDATE kernel SET code = CAST(zeroblob(3) || substr(code, 4) AS BLOB) "
+                                 "WHERE name = '" K_C "'", NULL, NULL, NULL), SQLITE_OK);
+    KT_CHECK_INT(sqlite3_changes(h), 1);
+    sqlite3_close(h);
+
+    ktrt_catalog c = {NULL, 0};
+    KT_CHECK_INT(ktrt_catalog_add(&c, path, "caller", err, sizeof err), KT_OK);
+    if (c.nlayers != 1 || c.layers[0].nkernels != 2) { KT_CHECK(0); ktrt_catalog_free(&c); return; }
+    int rc;
+    ktrt_pick p = pick(&c, DEV_A, "bf16", 512, 4096, 4096, 0, &rc);
+    KT_CHECK(rc == KT_OK && strcmp(p.choice.path, "exact") == 0 && p.kernel && strcmp(p.kernel->name, K_C) == 0);
+    const ktrt_kernel *ka = NULL, *kc = NULL;
+    for (int i = 0; i < c.layers[0].nkernels; i++) {
+        if (!strcmp(c.layers[0].kernels[i].name, K_A)) ka = &c.layers[0].kernels[i];
+        if (!strcmp(c.layers[0].kernels[i].name, K_C)) kc = &c.layers[0].kernels[i];
+    }
+    KT_CHECK(ka && kc);
+    if (!ka || !kc) { ktrt_catalog_free(&c); return; }
+    void *code = NULL;
+    size_t len = 0;
+    err[0] = 0;
+    KT_CHECK_INT(ktrt_layer_code(&c.layers[0], ka, &code, &len, err, sizeof err), KT_OK);
+    KT_CHECK_INT(len, 64);
+    free(code);
+    err[0] = 0;
+    rc = ktrt_layer_code(&c.layers[0], kc, &code, &len, err, sizeof err);
+    printf("  damaged code object: rc=%d: %s\n", rc, err);
+    KT_CHECK_INT(rc, KT_EBADDB);
+    KT_CHECK(code == NULL && len == 0);
+    free(code);
+    KT_CHECK_CONTAINS(err, K_C);
+    KT_CHECK_CONTAINS(err, path);
+    KT_CHECK_CONTAINS(err, "sha256");
+    /* the chain goes on: the measured pick's kernel is passed over, as a stale one is */
+    p = pick(&c, DEV_A, "bf16", 512, 4096, 4096, 0, &rc);
+    printf("  then: path=%s kernel=%s: %s\n", p.choice.path, p.choice.kernel, p.choice.reason);
+    KT_CHECK_INT(rc, KT_OK);
+    KT_CHECK(strcmp(p.choice.path, "law") == 0 && strcmp(p.choice.kernel, K_A) == 0);
+    KT_CHECK_CONTAINS(p.choice.reason, "sha256");
+    ktrt_catalog_free(&c);
 }
 
 static void test_chain(const char *path)
@@ -847,14 +924,19 @@ static void test_cli(const char *main_db)
                            "name=\"NVIDIA test part\"\n");
     KT_CHECK_CONTAINS(out, "device " DEV_LAW " target=sm_90a arch=sm_90 cus=132 pci=- ");
     KT_CHECK_CONTAINS(out, "problem \"gemm bf16 n=1024 k=1024 m<=1\" op=gemm dtype=bf16 n=1024 k=1024 m=1 phase=decode\n");
-    KT_CHECK_CONTAINS(out, "pass device=" DEV_A " problem=\"gemm bf16 n=4096 k=4096 m<=16\" kind=coarse run=1 "
-                           "variants=3 rounds=5 cold=1 gpu=0 control=h_kt_gemm_dense_ control_spread=0.0123\n");
-    KT_CHECK_CONTAINS(out, "  time kernel=" K_A " code=h_kt_gemm_dense_ status=ok median_us=10.000 min_us=9.800 "
-                           "max_us=10.500 error=- reps=5 launches=8 detail=-\n");
+    char want[512], code_a[17];
+    snprintf(code_a, sizeof code_a, "%.16s", fx_hash(K_A));   /* dump shows 16 hex digits of the hash */
+    snprintf(want, sizeof want, "pass device=" DEV_A " problem=\"gemm bf16 n=4096 k=4096 m<=16\" kind=coarse run=1 "
+             "variants=3 rounds=5 cold=1 gpu=0 control=%s control_spread=0.0123\n", code_a);
+    KT_CHECK_CONTAINS(out, want);
+    snprintf(want, sizeof want, "  time kernel=" K_A " code=%s status=ok median_us=10.000 min_us=9.800 "
+             "max_us=10.500 error=- reps=5 launches=8 detail=-\n", code_a);
+    KT_CHECK_CONTAINS(out, want);
     KT_CHECK_CONTAINS(out, "verify device=" DEV_A " problem=\"gemm bf16 n=4096 k=4096 m<=16\" run=1 kernel=" K_E);
-    KT_CHECK_CONTAINS(out, "selection device=" DEV_A " problem=\"gemm bf16 n=2048 k=2048 m<=64\" kernel=" K_A
-                           " code=h_kt_gemm_dense_ source=measured time_us=5.000 error=1.000e-03 law=" K_A
-                           " law_us=5.500 regret=0.1000 noise_floor=0.0100 decided_by=fastest run=1\n");
+    snprintf(want, sizeof want, "selection device=" DEV_A " problem=\"gemm bf16 n=2048 k=2048 m<=64\" kernel=" K_A
+             " code=%s source=measured time_us=5.000 error=1.000e-03 law=" K_A
+             " law_us=5.500 regret=0.1000 noise_floor=0.0100 decided_by=fastest run=1\n", code_a);
+    KT_CHECK_CONTAINS(out, want);
     KT_CHECK_CONTAINS(out, " started=20");                   /* runs keep their timestamps, ISO UTC */
     /* sorted by shape, not by insertion: m<=64 before m<=256 before 4096's rows; timings by kernel name */
     const char *s64 = strstr(out, "selection device=" DEV_A " problem=\"gemm bf16 n=2048 k=2048 m<=64\"");
@@ -940,6 +1022,7 @@ int main(int argc, char **argv)
     test_keys();
     test_chain(main_db);
     test_ops_membership();
+    test_code_hash();
     test_log(main_db);
     test_bad_files(main_db);
     test_layers(main_db, override_db);
