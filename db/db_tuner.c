@@ -171,9 +171,16 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
             if (!grown) { rc = SQLITE_NOMEM; break; }
             *out = grown;
         }
-        db_candidate *c = &(*out)[(*count)++];
+        db_candidate *c = &(*out)[*count];
         memset(c, 0, sizeof *c);
-        snprintf(c->name, sizeof c->name, "%s", (const char *)sqlite3_column_text(st, 0));
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        if (snprintf(c->name, sizeof c->name, "%s", name ? (const char *)name : "") >= (int)sizeof c->name) {
+            fprintf(stderr, "tune: kernel %s (%s): its name has %d characters, more than the %d a kernel name may "
+                            "have (build/kernel_name.h): left out\n", name, target, sqlite3_column_bytes(st, 0),
+                    KT_KERNEL_NAME_MAX - 1);
+            continue;
+        }
+        (*count)++;
         const unsigned char *h = sqlite3_column_text(st, 1);
         snprintf(c->code_hash, sizeof c->code_hash, "%s", h ? (const char *)h : "");
         int *f[11] = {&c->bm, &c->bn, &c->bk, &c->wm, &c->wn, &c->sk, &c->threads, &c->regs, &c->lds_bytes,
@@ -437,7 +444,9 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
         int col[4] = {0, 1, 2, 11};
         for (int i = 0; i < 4; i++) {
             const unsigned char *t = sqlite3_column_text(st, col[i]);
-            snprintf(dst[i], cap[i], "%s", t ? (const char *)t : "");
+            if (snprintf(dst[i], cap[i], "%s", t ? (const char *)t : "") >= (int)cap[i])
+                fprintf(stderr, "tune: selection of %s on %s: %s '%s' is longer than %zu characters: shown cut\n",
+                        problem_key, device_key, sqlite3_column_name(st, col[i]), t, cap[i] - 1);
         }
         r->kernel = text->kernel;
         r->source = text->source;

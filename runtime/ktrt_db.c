@@ -28,6 +28,16 @@ static int col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/* A row left out because a kernel name in it is longer than any the generator makes
+ * (build/kernel_name.h): said on stderr, naming the row, unless KT_LOG=0. */
+static void say_name_too_long(const ktrt_layer *l, sqlite3_stmt *st, int col, const char *row)
+{
+    if (ktrt_log_level(getenv("KT_LOG")) < 1) return;
+    fprintf(stderr, "ktrt: %s: %s: %s '%s' has %d characters, more than the %d a kernel name may have; row left out\n",
+            l->path, row, sqlite3_column_name(st, col), (const char *)sqlite3_column_text(st, col),
+            sqlite3_column_bytes(st, col), KTRT_NAME_LEN - 1);
+}
+
 /* Grows *arr (of *cap elements of size sz) to hold one more; 0 or -1 (out of memory). */
 static int grow(void **arr, int *cap, int count, size_t sz)
 {
@@ -75,6 +85,14 @@ static int read_selections(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
         ktrt_selection *s = &l->selections[l->nselections];
         memset(s, 0, sizeof *s);
         char dtype[16], source[16];
+        if (col_text(st, 6, s->kernel, sizeof s->kernel)) {
+            char row[160];
+            snprintf(row, sizeof row, "selection of device %.64s, %.16s n=%d k=%d m=%d", (const char *)sqlite3_column_text(st, 0),
+                     (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4),
+                     sqlite3_column_int(st, 5));
+            say_name_too_long(l, st, 6, row);
+            continue;
+        }
         if (col_text(st, 0, s->device_key, sizeof s->device_key) || col_text(st, 1, s->target, sizeof s->target) ||
             col_text(st, 2, dtype, sizeof dtype) || col_text(st, 6, s->kernel, sizeof s->kernel) ||
             col_text(st, 7, s->code_hash, sizeof s->code_hash) || col_text(st, 8, source, sizeof source))
@@ -110,7 +128,13 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
         ktrt_kernel *k = &l->kernels[l->nkernels];
         memset(k, 0, sizeof *k);
         char dtype[16];
-        if (col_text(st, 0, k->name, sizeof k->name) || col_text(st, 1, k->target, sizeof k->target) ||
+        if (col_text(st, 0, k->name, sizeof k->name)) {
+            char row[64];
+            snprintf(row, sizeof row, "kernel of target %.16s", (const char *)sqlite3_column_text(st, 1));
+            say_name_too_long(l, st, 0, row);
+            continue;
+        }
+        if (col_text(st, 1, k->target, sizeof k->target) ||
             col_text(st, 2, k->code_hash, sizeof k->code_hash) || col_text(st, 3, dtype, sizeof dtype))
             continue;
         k->dtype = ktrt_dtype_index(dtype);

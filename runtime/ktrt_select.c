@@ -210,7 +210,7 @@ typedef struct chain {
     const ktrt_catalog *c;
     const ktrt_query *q;
     int dtype, bucket;
-    char skipped[160];       /* why the first selection passed over did not serve */
+    char skipped[256];       /* why the first selection passed over did not serve */
     char law_note[160];      /* why the first layer with kernels of the dtype could not launch any */
 } chain;
 

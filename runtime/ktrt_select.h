@@ -16,12 +16,15 @@
 #include "ktrt.h"
 #include "target.h"
 #include "gemm_geometry.h"
+#include "kernel_name.h"
 
-#define KTRT_NAME_LEN 128
+#define KTRT_NAME_LEN KT_KERNEL_NAME_MAX   /* build/kernel_name.h: what the generator makes */
 #define KTRT_KEY_LEN 64
 #define KTRT_HASH_LEN 72
 #define KTRT_TARGET_LEN 16
 #define KTRT_MAX_TARGETS 16
+
+_Static_assert(sizeof(((ktrt_choice *)0)->kernel) == KTRT_NAME_LEN, "ktrt_choice.kernel holds any kernel name");
 
 /* dtypes the GEMM ABI serves; index into ktrt_dtype_name. */
 enum { KTRT_BF16, KTRT_FP16, KTRT_NDTYPES };

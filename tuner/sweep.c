@@ -413,7 +413,7 @@ static int sw_advance(sw_ctx *c, sw_worker *w, sw_job *j)
 static void sw_finish_job(sw_ctx *c, sw_job *j)
 {
     c->finished++;
-    char what[320];
+    char what[512];
     if (j->failed) {
         sw_law_selection(c, j, "law (sweep failed)");
         c->out->failed++;

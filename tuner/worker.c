@@ -14,6 +14,7 @@
 #include "problem_key.h"
 #include "timing.h"
 #include "worker.h"
+#include "kernel_name.h"
 #include "half_convert.h"
 #include "random_inputs.h"
 
@@ -21,7 +22,7 @@
 #define WK_MAX_SETS 32
 
 typedef struct wk_variant {
-    char hash[72], name[128];
+    char hash[72], name[KT_KERNEL_NAME_MAX];
     kt_gemm_variant v;
     int verify;             /* 1: verify before timing; 0: verified earlier, time only */
     int ok;                 /* passed (or skipped) verification */
@@ -116,7 +117,7 @@ static int wk_load(wk_state *st, const char *name, void **module, void **fn, voi
     if (rc) return -1;
     if (ktb_function(st->b, *module, name, fn, st->err, sizeof st->err)) return -1;
     if (fn_reduce) {
-        char rname[160];
+        char rname[KT_KERNEL_NAME_MAX + 8];
         snprintf(rname, sizeof rname, "%s_reduce", name);
         /* none: the variant reduces in its own launch (templates/abi/gemm.h) */
         char ignored[384];
@@ -433,7 +434,7 @@ static int wk_parse_variant(wk_state *st, const char *line)
     if (st->nvars >= WK_MAX_VARIANTS) return -1;
     wk_variant *wv = &st->vars[st->nvars];
     memset(wv, 0, sizeof *wv);
-    if (sscanf(line, "variant %71s %127s %d %d %d %d %d %d %d %d", wv->hash, wv->name, &wv->v.bm, &wv->v.bn, &wv->v.bk,
+    if (sscanf(line, "variant %71s " KT_KERNEL_NAME_SCAN " %d %d %d %d %d %d %d %d", wv->hash, wv->name, &wv->v.bm, &wv->v.bn, &wv->v.bk,
                &wv->v.wm, &wv->v.wn, &wv->v.splitk, &wv->v.stages, &wv->verify) != 10 || wv->v.splitk < 0 ||
         wv->v.stages < 0)
         return -1;

@@ -6,6 +6,7 @@
  * The database is built through db/ (db_open creates schema v2; db_tuner.h writes the tuner's
  * rows), as `tune` would build it; only the newer-schema and foreign-file cases poke SQLite. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -56,7 +57,7 @@ static const char *fx_hash(const char *name)
 static int kernel(kt_db *db, const char *target, const char *ops, const char *status, const char *dtype,
                   int bm, int bn, int bk, int wm, int wn, int sk, const char *name_override, size_t code_bytes)
 {
-    char name[128], params[256], hash[160], key[160];
+    char name[256], params[256], hash[300], key[300];
     if (name_override) snprintf(name, sizeof name, "%s", name_override);
     else snprintf(name, sizeof name, "kt_gemm_dense_%s_bm%d_bn%d_bk%d_wm%d_wn%d_sk%d", dtype, bm, bn, bk, wm, wn, sk);
     snprintf(params, sizeof params, "{\"dtype\":\"%s\",\"BM\":%d,\"BN\":%d,\"BK\":%d,\"WM\":%d,\"WN\":%d,\"SK\":%d}",
@@ -240,6 +241,89 @@ static ktrt_pick pick(const ktrt_catalog *c, const char *dev_key, const char *dt
     ktrt_query q = {&dev, dtype, m, n, k, ws};
     *rc = ktrt_select_gemm(c, &q, &p);
     return p;
+}
+
+/* Runs f with stderr going to the file at path (what libktrt says, for the checks to read). */
+static void with_stderr_to(const char *path, void (*f)(void *), void *arg)
+{
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (saved < 0 || fd < 0) { KT_CHECK(0); return; }
+    dup2(fd, 2);
+    close(fd);
+    f(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}
+
+static char *read_text(const char *path)
+{
+    static char buf[8192];
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return buf;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Kernel names as long as the generator makes (gen_variant.name holds 191 characters) are served,
+ * by libktrt and the tuner; a row whose name is longer still is left out with a message naming it. */
+static char long_name[151], too_long_name[221];
+static ktrt_catalog long_cat;
+static void add_long_layer(void *path)
+{
+    char err[512];
+    KT_CHECK_INT(ktrt_catalog_add(&long_cat, path, "caller", err, sizeof err), KT_OK);
+}
+
+static void test_long_names(void)
+{
+    char path[256], err[512], log[256];
+    snprintf(long_name, sizeof long_name, "kt_gemm_dense_bf16_bm16_bn64_bk32_wm1_wn2_sk1_%0104d", 7);
+    snprintf(too_long_name, sizeof too_long_name, "kt_gemm_dense_bf16_bm32_bn64_bk32_wm2_wn2_sk1_%0174d", 9);
+    KT_CHECK_INT(strlen(long_name), 150);
+    KT_CHECK_INT(strlen(too_long_name), 220);
+    path_in(path, sizeof path, "long.ktdb");
+    path_in(log, sizeof log, "long.stderr");
+    kt_db *db = fresh_db(path);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 64, 32, 1, 2, 1, long_name, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 32, 64, 32, 2, 2, 1, too_long_name, 64), 0);
+    device(db, DEV_A, 132, 0x2335);
+    selection(db, run(db, DEV_A, "sweep"), DEV_A, 4096, 4096, 16, long_name, NULL, "measured", 10.0);
+    db_candidate *cands = NULL;
+    int n = 0;
+    KT_CHECK_INT(db_candidates(db, "sm_90a", "gemm", "bf16", &cands, &n, err, sizeof err), 0);
+    KT_CHECK(n >= 1 && strcmp(cands[0].name, long_name) == 0);   /* sorted: the 150-character one first */
+    free(cands);
+    db_selection_row sr;
+    db_selection_text txt;
+    char key[96];
+    problem_key(key, sizeof key, 4096, 4096, 16);
+    KT_CHECK_INT(db_selection_get(db, DEV_A, key, &sr, &txt, err, sizeof err), 1);
+    KT_CHECK(strcmp(txt.kernel, long_name) == 0);
+    db_close(db);
+
+    memset(&long_cat, 0, sizeof long_cat);
+    setenv("KT_LOG", "1", 1);
+    with_stderr_to(log, add_long_layer, path);
+    setenv("KT_LOG", "0", 1);
+    if (long_cat.nlayers != 1) return;
+    const char *said = read_text(log);
+    printf("  libktrt said: %s", said[0] ? said : "(nothing)\n");
+    KT_CHECK_INT(long_cat.layers[0].nkernels, 1);
+    KT_CHECK(long_cat.layers[0].nkernels >= 1 && strcmp(long_cat.layers[0].kernels[0].name, long_name) == 0);
+    KT_CHECK_CONTAINS(said, path);
+    KT_CHECK_CONTAINS(said, "kt_gemm_dense_bf16_bm32_bn64_bk32_wm2_wn2_sk1_000");
+    int rc;
+    ktrt_pick p = pick(&long_cat, DEV_A, "bf16", 16, 4096, 4096, 0, &rc);
+    KT_CHECK_INT(rc, KT_OK);
+    printf("  pick: path=%s kernel=%s (%zu characters)\n", p.choice.path, p.choice.kernel, strlen(p.choice.kernel));
+    KT_CHECK(strcmp(p.choice.path, "exact") == 0 && strcmp(p.choice.kernel, long_name) == 0);
+    ktrt_catalog_free(&long_cat);
 }
 
 /* libktrt hashes a code object at its first load: one damaged on disk (its bytes changed, the
@@ -1022,6 +1106,7 @@ int main(int argc, char **argv)
     test_keys();
     test_chain(main_db);
     test_ops_membership();
+    test_long_names();
     test_code_hash();
     test_log(main_db);
     test_bad_files(main_db);
