@@ -15,7 +15,7 @@ LIB_SRCS  = $(wildcard gen/*.c build/*.c db/*.c tuner/*.c runtime/*.c)
 SQL_OBJS  = out/obj/db/schema_sql.o out/obj/db/migrate_002_tuner_sql.o out/obj/db/migrate_003_ops_sql.o
 LIB_OBJS  = $(patsubst %.c,out/obj/%.o,$(LIB_SRCS)) $(SQL_OBJS)
 # libktrt: the runtime alone (no LuaJIT, no cJSON, no compiler): what a serving image links.
-KTRT_SRCS = $(wildcard runtime/*.c) build/target.c
+KTRT_SRCS = $(wildcard runtime/*.c) build/target.c build/sha256.c
 KTRT_OBJS = $(patsubst %.c,out/obj/%.o,$(KTRT_SRCS))
 KTRT_LIBS = -lsqlite3 -lm -ldl -lpthread
 CLI_SRCS  = $(wildcard cli/*.c)

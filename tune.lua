@@ -21,7 +21,7 @@ typedef struct kt_tune_options {
     const char *shapes; int tp, gpus, resume, no_device, quiet; double budget_min;
 } kt_tune_options;
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);
-int kt_tune_check_model(const char *model, int tp, const char *shapes, char *err, size_t errlen);
+int kt_tune_check_model(const char *model, int tp, const char *shapes, const char *only, char *err, size_t errlen);
 int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
 typedef struct kt_target { const char *name; } kt_target_head;
 const kt_target_head *kt_target_at(int i);
@@ -31,7 +31,7 @@ local script_dir = (arg[0]:match("^(.*)/[^/]*$") or ".")
 local usage = [[
 usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipes DIR] [--quiet]
        tune --modelpath DIR --tp N [--target auto|T] [--db FILE] [--resume] [--budget-min M]
-            [--only gemm] [--shapes JSON] [--gpus N] [--no-build] [--no-device]
+            [--only OPS] [--shapes JSON] [--gpus N] [--no-build] [--no-device]
 
   --modelpath  a model directory with config.json (models/ has some): build for one target,
                then sweep the model's per-rank GEMMs at tensor parallelism --tp on the GPU
@@ -40,7 +40,7 @@ usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipe
   --resume     continue the newest unfinished sweep of this model/tp/device (measurements are
                kept by code hash in any case: nothing measured is measured again)
   --budget-min stop starting new problems after M minutes (what is done is kept)
-  --only       op families to tune (gemm)
+  --only       op families to tune, comma-separated (default: every family; `kt ops` lists them)
   --shapes     JSON file [{"n": N, "k": K}, ...] in place of the model's shapes
   --gpus       worker processes, one per GPU 0..N-1, over one sweep (default 1)
   --no-build   use the kernels already in the database (built on another machine)
@@ -88,7 +88,6 @@ if opt.modelpath then
   if opt.budget_min and (not tonumber(opt.budget_min) or tonumber(opt.budget_min) <= 0) then
     fail("--budget-min " .. opt.budget_min .. ": expected minutes > 0")
   end
-  if opt.only and opt.only ~= "gemm" then fail("--only " .. opt.only .. ": known op families: gemm") end
 else
   for _, k in ipairs({ "tp", "gpus", "budget_min", "only", "shapes", "resume", "no_build", "no_device" }) do
     if opt[k] then fail("--" .. k:gsub("_", "-") .. " needs --modelpath") end
@@ -104,7 +103,7 @@ if not ok then fail("cannot load " .. lib_path .. " (run 'make' first): " .. tos
 -- the model is read and validated before anything is built or any database is created
 if opt.modelpath then
   local cerr = ffi.new("char[4096]")
-  if kt.kt_tune_check_model(opt.modelpath, opt.tp, opt.shapes, cerr, 4096) ~= 0 then fail(ffi.string(cerr)) end
+  if kt.kt_tune_check_model(opt.modelpath, opt.tp, opt.shapes, opt.only, cerr, 4096) ~= 0 then fail(ffi.string(cerr)) end
 end
 
 local targets = {}

@@ -189,6 +189,13 @@ int db_candidates(kt_db *db, const char *target, const char *op, const char *dty
         char dt[16];
         tu_params_dtype((const char *)sqlite3_column_text(st, 2), dt, sizeof dt);
         if (strcmp(dt, dtype) != 0) continue;
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        if (sqlite3_column_bytes(st, 0) >= KT_KERNEL_NAME_MAX) {
+            fprintf(stderr, "tune: kernel %s (%s): its name has %d characters, more than the %d a kernel name may "
+                            "have (build/kernel_name.h): left out\n", name, target, sqlite3_column_bytes(st, 0),
+                    KT_KERNEL_NAME_MAX - 1);
+            continue;
+        }
         if (*count == cap) {
             cap = cap ? 2 * cap : 64;
             db_candidate *grown = realloc(*out, (size_t)cap * sizeof **out);
@@ -471,7 +478,9 @@ int db_selection_get(kt_db *db, const char *device_key, const char *problem_key,
         int col[4] = {0, 1, 2, 11};
         for (int i = 0; i < 4; i++) {
             const unsigned char *t = sqlite3_column_text(st, col[i]);
-            snprintf(dst[i], cap[i], "%s", t ? (const char *)t : "");
+            if (snprintf(dst[i], cap[i], "%s", t ? (const char *)t : "") >= (int)cap[i])
+                fprintf(stderr, "tune: selection of %s on %s: %s '%s' is longer than %zu characters: shown cut\n",
+                        problem_key, device_key, sqlite3_column_name(st, col[i]), t, cap[i] - 1);
         }
         r->kernel = text->kernel;
         r->source = text->source;

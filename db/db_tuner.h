@@ -5,6 +5,7 @@
 #define KT_DB_TUNER_H
 #include <stddef.h>
 #include "db.h"
+#include "kernel_name.h"
 
 typedef struct db_device_row {
     const char *key, *target, *arch, *name;
@@ -31,7 +32,7 @@ int db_run_problem_put(kt_db *db, long long run_id, const char *problem_key, con
 /* A compiled, valid kernel of a target as the tuner sees it: its parameters stay the recipe's JSON,
  * read by the op's descriptor (runtime/op.h), never here. */
 typedef struct db_candidate {
-    char name[192];
+    char name[KT_KERNEL_NAME_MAX];
     char code_hash[72];
     char params[512];        /* the kernel row's params JSON */
     char template_path[128]; /* e.g. "gemm/dense.hip" */
@@ -95,7 +96,7 @@ typedef struct db_selection_row {
 int db_selection_put(kt_db *db, const db_selection_row *r, char *err, size_t errlen);
 /* Storage for the text columns db_selection_get reads back. */
 typedef struct db_selection_text {
-    char kernel[128], source[16], law_kernel[128], decided_by[32];
+    char kernel[KT_KERNEL_NAME_MAX], source[16], law_kernel[KT_KERNEL_NAME_MAX], decided_by[32];
 } db_selection_text;
 /* The selection of (device, problem): 1 found (r's numbers filled, its strings pointing into
  * text), 0 not, -1 error. */

@@ -11,9 +11,10 @@
 #define KT_RECIPE_H
 #include <stddef.h>
 #include "build/target.h"
+#include "build/kernel_name.h"
 
 typedef struct gen_variant {
-    char name[192];          /* extern "C" kernel name, e.g. kt_gemm_dense_bf16_bm64_bn64_bk32_wm2_wn2_sk1 */
+    char name[KT_KERNEL_NAME_MAX];   /* extern "C" kernel name, e.g. kt_gemm_dense_bf16_bm64_bn64_bk32_wm2_wn2_sk1 */
     char params_json[512];   /* {"dtype":"bf16","BM":64,...} in axis order */
     char *source;            /* instantiation source (owned) */
     int threads;             /* workgroup size the recipe declares */

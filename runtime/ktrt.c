@@ -260,18 +260,24 @@ static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *st
         fprintf(stderr, "ktrt: all %d workspace slots are bound to other streams; further streams use variants "
                         "that need no workspace\n", rt->nslots);
     if (slot >= 0 && have) memcpy(ws, have, sizeof ws);
-    int rc = choose_locked(rt, p, ws, &pk);
-    ktrt_choice copy = pk->choice;
-    count_path(&rt->stats, copy.path);
+    int chose = choose_locked(rt, p, ws, &pk), rc = chose;
     kt_variant v;
     memset(&v, 0, sizeof v);
-    if (rc == KT_OK) {
+    while (rc == KT_OK) {
         v = pk->kernel->v;
         nl = op->launches(&v, p, rt->dev.target->wave_size, rt->dev.compute_units, L);
         rc = load_kernel(rt, pk, L, nl, &fns, err, errlen);
-    } else {
-        ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+        /* a code object that fails its sha256 check at first load marks its kernel refused: the
+         * remembered choices are forgotten and the chain goes on without it (each round refuses
+         * one more kernel, so this ends) */
+        if (rc != KT_EBADDB || !pk->kernel->refused) break;
+        if (rt->log.level >= 1) fprintf(stderr, "ktrt: %s; choosing again without it\n", err);
+        memset(rt->cache, 0, KTRT_CACHE_SIZE * sizeof *rt->cache);
+        chose = rc = choose_locked(rt, p, ws, &pk);
     }
+    ktrt_choice copy = pk->choice;
+    count_path(&rt->stats, copy.path);
+    if (chose != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
     if (rc == KT_OK && op->nworkspaces > 0 && op->needs_workspace && op->needs_workspace(&v)) {
         /* the choice fitted the workspace, so slot >= 0 */
         rt->slots[slot].stream = stream;

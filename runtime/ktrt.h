@@ -66,7 +66,8 @@ void ktrt_close(ktrt *rt); /* NULL is fine; frees modules, workspace, handles */
 /* Which kernel serves a problem and why; filled by ktrt_choose and ktrt_gemm. */
 typedef struct ktrt_choice {
     char path[8];                   /* "exact" | "bucket" | "law" | "refused" */
-    char kernel[192];               /* the kernel's name, "" when refused (the generator's limit) */
+    char kernel[192];               /* the kernel's name, "" when refused; KT_KERNEL_NAME_MAX
+                                       (build/kernel_name.h): was 128, an ABI change (the struct grew) */
     char problem_key[128];          /* "gemm bf16 n=4096 k=4096 m<=16" */
     char reason[256];               /* one line: why this path, or why refused */
     char db_path[512];              /* the layer that answered */

@@ -3,6 +3,7 @@
  * a process serving a few problems never copies the blobs of the hundreds it does not use. */
 #include "ktrt_select.h"
 #include "ktrt_dbfile.h"
+#include "sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,16 @@ static int col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
     const unsigned char *s = sqlite3_column_text(st, i);
     int n = snprintf(dst, len, "%s", s ? (const char *)s : "");
     return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A row left out because a kernel name in it is longer than any the generator makes
+ * (build/kernel_name.h): said on stderr, naming the row, unless KT_LOG=0. */
+static void say_name_too_long(const ktrt_layer *l, sqlite3_stmt *st, int col, const char *row)
+{
+    if (ktrt_log_level(kt_env_get("KT_LOG")) < 1) return;
+    fprintf(stderr, "ktrt: %s: %s: %s '%s' has %d characters, more than the %d a kernel name may have; row left out\n",
+            l->path, row, sqlite3_column_name(st, col), (const char *)sqlite3_column_text(st, col),
+            sqlite3_column_bytes(st, col), KTRT_NAME_LEN - 1);
 }
 
 /* Grows *arr (of *cap elements of size sz) to hold one more; 0 or -1 (out of memory). */
@@ -75,6 +86,13 @@ static int read_selections(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
         ktrt_selection *s = &l->selections[l->nselections];
         memset(s, 0, sizeof *s);
         char key[160], source[16], why[256];
+        if (col_text(st, 3, s->kernel, sizeof s->kernel)) {
+            char row[200];
+            snprintf(row, sizeof row, "selection of device %.64s, %.100s", (const char *)sqlite3_column_text(st, 0),
+                     (const char *)sqlite3_column_text(st, 2));
+            say_name_too_long(l, st, 3, row);
+            continue;
+        }
         if (col_text(st, 0, s->device_key, sizeof s->device_key) || col_text(st, 1, s->target, sizeof s->target) ||
             col_text(st, 2, key, sizeof key) || col_text(st, 3, s->kernel, sizeof s->kernel) ||
             col_text(st, 4, s->code_hash, sizeof s->code_hash) || col_text(st, 5, source, sizeof source))
@@ -129,8 +147,13 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
             ktrt_kernel *k = &l->kernels[l->nkernels];
             memset(k, 0, sizeof *k);
             char dtype[16], why[256];
-            if (col_text(st, 0, k->name, sizeof k->name) || col_text(st, 1, k->target, sizeof k->target) ||
-                col_text(st, 2, k->code_hash, sizeof k->code_hash))
+            if (col_text(st, 0, k->name, sizeof k->name)) {
+                char row[64];
+                snprintf(row, sizeof row, "kernel of target %.16s", (const char *)sqlite3_column_text(st, 1));
+                say_name_too_long(l, st, 0, row);
+                break;
+            }
+            if (col_text(st, 1, k->target, sizeof k->target) || col_text(st, 2, k->code_hash, sizeof k->code_hash))
                 continue;
             if (kt_variant_parse(op, params, &k->v, dtype, sizeof dtype, why, sizeof why)) continue;
             k->op = op;
@@ -249,8 +272,19 @@ int ktrt_layer_code(ktrt_layer *l, const ktrt_kernel *k, void **code, size_t *le
     if (rc == SQLITE_ROW) {
         int n = sqlite3_column_bytes(st, 0);
         const void *blob = sqlite3_column_blob(st, 0);
+        char hex[65] = "";
+        if (n > 0 && blob) sha256_hex(blob, (size_t)n, hex);
         if (n <= 0 || !blob) {
             if (err && errlen) snprintf(err, errlen, "%s: kernel %s (%s): empty code object", l->path, k->name, k->target);
+            code_rc = KT_EBADDB;
+        } else if (strcmp(hex, k->code_hash) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "%s: kernel %s (%s): the code object's sha256 is %.16s..., its row's code hash "
+                         "%.16s...: the database is damaged; code refused", l->path, k->name, k->target, hex, k->code_hash);
+            /* every entry of this row (one per op it serves) is refused */
+            for (int i = 0; i < l->nkernels; i++)
+                if (strcmp(l->kernels[i].name, k->name) == 0 && strcmp(l->kernels[i].target, k->target) == 0)
+                    l->kernels[i].refused = 1;
             code_rc = KT_EBADDB;
         } else if (!(*code = malloc((size_t)n))) {
             if (err && errlen) snprintf(err, errlen, "%s: kernel %s: out of memory (%d bytes)", l->path, k->name, n);

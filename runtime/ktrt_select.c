@@ -141,7 +141,7 @@ int ktrt_catalog_check_target(const ktrt_catalog *c, const kt_target *t, char *e
 static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const ktrt_selection *s, int *layer,
                                       const char **why)
 {
-    int stale = 0;
+    int stale = 0, refused = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int l = 0; l < c->nlayers; l++) {
             if ((pass == 0) != (l == prefer)) continue;
@@ -151,11 +151,13 @@ static const ktrt_kernel *find_kernel(const ktrt_catalog *c, int prefer, const k
                 if (strcmp(k->name, s->kernel) != 0 || strcmp(k->target, s->target) != 0 || k->op != s->p.op) continue;
                 if (strcmp(k->code_hash, s->code_hash) != 0) { stale = 1; continue; }
                 if (k->dtype != s->p.dtype) continue;
+                if (k->refused) { refused = 1; continue; }
                 *layer = l;
                 return k;
             }
         }
-    *why = stale ? "was recompiled since it was measured (code hash differs)" : "is not among the ok kernels";
+    *why = refused ? "failed its sha256 check at load (the database is damaged)"
+           : stale ? "was recompiled since it was measured (code hash differs)" : "is not among the ok kernels";
     return NULL;
 }
 
@@ -350,6 +352,7 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
     for (int i = first; i < L->nkernels; i++) {
         const ktrt_kernel *k = &L->kernels[i];
         if (k->op != ch->op || k->dtype != q->p.dtype || strcmp(k->target, q->device->target->name) != 0) continue;
+        if (k->refused) continue;   /* its code object failed the sha256 check */
         const char *why = ktrt_launch_misfit(k, &q->p, q->device->compute_units, unlimited, buf, sizeof buf);
         if (why) {
             if (!first_misfit[0]) snprintf(first_misfit, sizeof first_misfit, "%s", why);

@@ -26,6 +26,8 @@
 #define KTRT_TARGET_LEN 16
 #define KTRT_MAX_TARGETS 16
 
+_Static_assert(sizeof(((ktrt_choice *)0)->kernel) == KTRT_NAME_LEN, "ktrt_choice.kernel holds any kernel name");
+
 /* A dispatchable kernel for one op (a row serving two ops is two entries). */
 typedef struct ktrt_kernel {
     char name[KTRT_NAME_LEN];
@@ -37,6 +39,8 @@ typedef struct ktrt_kernel {
     char law_class[32];       /* the recipe's `law`, else the template's stem */
     int threads, regs, lds_bytes;
     int waves_per_simd;       /* 0 when unknown */
+    int refused;              /* its code object failed the sha256 check at first load (ktrt_layer_code):
+                                 the chain passes over it from then on, as over a stale kernel */
 } ktrt_kernel;
 
 typedef struct ktrt_selection {
@@ -87,7 +91,9 @@ typedef struct ktrt_catalog {
 int ktrt_catalog_add(ktrt_catalog *c, const char *path, const char *role, char *err, size_t errlen);
 void ktrt_catalog_free(ktrt_catalog *c);   /* closes every layer; the catalog is empty after */
 /* The code object of a kernel of this layer, malloc'd into *code (the caller frees). Checks the
- * row still has the code hash the catalog read. Not thread-safe per layer: callers serialise. */
+ * row still has the code hash the catalog read, and that the bytes read hash to it (sha256): a
+ * mismatch (the database damaged on disk) is KT_EBADDB with a message naming the kernel and the
+ * layer, and marks the layer's kernel refused. Not thread-safe per layer: callers serialise. */
 int ktrt_layer_code(ktrt_layer *l, const ktrt_kernel *k, void **code, size_t *len, char *err, size_t errlen);
 
 /* ---- ktrt_layers.c ---- */

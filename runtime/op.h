@@ -22,6 +22,7 @@
 #include "target.h"
 #include "law.h"
 #include "launch_dims.h"
+#include "kernel_name.h"
 
 #define KT_OP_MAX_DIMS 6
 #define KT_OP_MAX_PARAMS 12
@@ -29,7 +30,7 @@
 #define KT_OP_MAX_LAUNCHES 2
 #define KT_OP_MAX_WORKSPACES 2
 #define KT_OP_MAX_BUFFERS 8
-#define KT_OP_NAME_LEN 192      /* kernel names: the generator's limit (gen/recipe.h) */
+#define KT_OP_NAME_LEN KT_KERNEL_NAME_MAX   /* kernel names: build/kernel_name.h */
 
 struct kt_op;
 

@@ -51,6 +51,8 @@ typedef struct sw_job {
     char fail_reason[256];
     /* the pass in flight */
     char inflight[72];       /* code hash being verified */
+    char crashed[72];        /* code hash the worker reported `verified <hash> crash` for: the worker
+                                exits next (worker.h), and that exit is this variant's crash, recorded */
     int *members;            /* candidate indices sent in this pass */
     int nmembers;
     sw_timed *timed;
@@ -267,6 +269,7 @@ static void sw_send_pass(sw_ctx *c, sw_worker *w, sw_job *j)
     j->ntimed = 0;
     j->have_control = 0;
     j->inflight[0] = 0;
+    j->crashed[0] = 0;
     /* the control: the law's pick when it is in the pass, else the first member */
     int ctl = j->members[0];
     for (int i = 0; i < j->nmembers; i++)
@@ -413,7 +416,7 @@ static int sw_advance(sw_ctx *c, sw_worker *w, sw_job *j)
 static void sw_finish_job(sw_ctx *c, sw_job *j)
 {
     c->finished++;
-    char what[320];
+    char what[512];
     if (j->failed) {
         sw_law_selection(c, j, "law (sweep failed)");
         c->out->failed++;
@@ -456,11 +459,14 @@ static int sw_worker_lost(sw_ctx *c, sw_worker *w, const char *why_status)
                      strcmp(why_status, "timeout") == 0 ? "no answer in time" : "died");
             if (sw_put_verify(c, j, j->inflight, why_status, NAN, detail)) return -1;
             fprintf(stderr, "tune: %s: %s: %s\n", j->p->key, j->inflight, detail);
+        } else if (j->crashed[0]) {
+            /* the exit the worker announced with `verified <hash> crash`: already recorded */
         } else if (++j->attempts >= 2) {
             j->failed = 1;
             snprintf(j->fail_reason, sizeof j->fail_reason, "worker %s twice outside verification", how);
             j->stage = ST_DONE;
         }
+        j->inflight[0] = j->crashed[0] = 0;   /* accounted once: a later death is a new one */
     }
     if (sw_start_worker(c, w)) return -1;
     return 0;
@@ -504,6 +510,7 @@ static int sw_handle_line(sw_ctx *c, sw_worker *w, const char *line)
         const char *detail = off > 0 && strcmp(line + off, "-") != 0 ? line + off : NULL;
         if (sw_put_verify(c, j, hash, status, e, detail)) return -1;
         if (strcmp(status, "ok") != 0) fprintf(stderr, "tune: %s: %s: %s %s\n", j->p->key, hash, status, detail ? detail : "");
+        if (strcmp(status, "crash") == 0) snprintf(j->crashed, sizeof j->crashed, "%s", hash);
         j->inflight[0] = 0;
     } else if (strncmp(line, "timed ", 6) == 0) {
         sw_timed *t = &j->timed[j->ntimed];

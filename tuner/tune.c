@@ -213,27 +213,44 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
     return rc;
 }
 
-int kt_tune_check_model(const char *model, int tp, const char *shapes, char *err, size_t errlen)
+/* The model, --only and --shapes read and checked, and the problems they make (*ps malloc'd). 0, or
+ * 2 with err naming the input at fault. */
+static int tune_problems(const char *model, int tp, const char *shapes, const char *only, model_problems *mp,
+                         sweep_problem **ps, int *np, char *err, size_t errlen)
 {
+    *ps = NULL;
+    *np = 0;
     if (!model) return snprintf(err, errlen, "tune: missing --modelpath"), 2;
-    model_problems mp;
-    if (model_load(model, tp, &mp, err, errlen)) return 2;
-    if (shapes && *shapes && tune_read_shapes(shapes, mp.config.dtype, &mp, err, errlen)) return 2;
+    if (tune_check_only(only, err, errlen)) return 2;
+    if (model_load(model, tp, mp, err, errlen)) return 2;
+    int cap = 0;
+    int bad = shapes && *shapes ? tune_read_shapes(shapes, mp->config.dtype, only, ps, &cap, np, err, errlen)
+                                : tune_model_problems(mp, only, ps, &cap, np, err, errlen);
+    if (!bad && *np == 0) bad = snprintf(err, errlen, "no problem to tune (--only %s)", only ? only : ""), 1;
+    if (bad) {
+        free(*ps);
+        *ps = NULL;
+        return 2;
+    }
     return 0;
+}
+
+int kt_tune_check_model(const char *model, int tp, const char *shapes, const char *only, char *err, size_t errlen)
+{
+    model_problems mp;
+    sweep_problem *ps;
+    int np, rc = tune_problems(model, tp, shapes, only, &mp, &ps, &np, err, errlen);
+    free(ps);
+    return rc;
 }
 
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
 {
     if (!o || !o->model || !o->db_path || !o->target) return snprintf(err, errlen, "tune: missing option"), 2;
-    if (tune_check_only(o->only, err, errlen)) return 2;
     model_problems mp;
-    if (model_load(o->model, o->tp, &mp, err, errlen)) return 2;
-    sweep_problem *ps = NULL;
-    int np = 0, cap = 0;
-    int bad = o->shapes && *o->shapes ? tune_read_shapes(o->shapes, mp.config.dtype, o->only, &ps, &cap, &np, err, errlen)
-                                      : tune_model_problems(&mp, o->only, &ps, &cap, &np, err, errlen);
-    if (bad) { free(ps); return 2; }
-    if (np == 0) { free(ps); return snprintf(err, errlen, "no problem to tune (--only %s)", o->only ? o->only : ""), 2; }
+    sweep_problem *ps;
+    int np;
+    if (tune_problems(o->model, o->tp, o->shapes, o->only, &mp, &ps, &np, err, errlen)) return 2;
     printf("model %s (%s, %s) at tp=%d: %d problems:", mp.config.path, mp.config.architecture, mp.config.dtype, o->tp, np);
     for (int op = 0; op < kt_op_count(); op++) {
         int shapes = 0, all = 0;

@@ -9,7 +9,7 @@ typedef struct kt_tune_options {
     const char *db_path;
     const char *target;
     const char *args;        /* the command line, for the run record */
-    const char *only;        /* "gemm" or NULL */
+    const char *only;        /* comma list of op families (runtime/op.h's table), or NULL: all */
     const char *shapes;      /* JSON file of {"n","k"[,"dtype"]} replacing the model's shapes, or NULL */
     int tp, gpus, resume, no_device, quiet;
     double budget_min;
@@ -22,7 +22,7 @@ int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
 /* Reads and validates the model (DIR/config.json at tp, and the --shapes file when given) the way
  * kt_tune_model will, touching nothing else: tune.lua calls it before any build step or database,
  * so a refused model costs no build. 0 ok, 2 refused (err has the model loader's message). */
-int kt_tune_check_model(const char *model, int tp, const char *shapes, char *err, size_t errlen);
+int kt_tune_check_model(const char *model, int tp, const char *shapes, const char *only, char *err, size_t errlen);
 
 /* 0 ok, 1 failed (err says why), 2 bad input (err names it). */
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);

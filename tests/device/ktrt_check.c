@@ -35,6 +35,7 @@
 #include "runtime/ktrt.h"
 #include "runtime/backend.h"
 #include "runtime/problem_key.h"
+#include "build/kernel_name.h"
 #include "gemm_ref.h"
 
 #include <errno.h>
@@ -58,7 +59,7 @@
 /* ---------------------------------------------------------------- cases */
 
 typedef struct kc_sel {                /* a selection row */
-    char key[96], dtype[8], kernel[128], source[12];
+    char key[96], dtype[8], kernel[KT_KERNEL_NAME_MAX], source[12];
     int n, k, m;
 } kc_sel;
 
@@ -68,7 +69,7 @@ typedef struct kc_case {
     kt_ref_dtype dt;
     int m, n, k, pad;
     char expect_path[8];               /* "" when anything that computes right will do */
-    char expect_kernel[128];
+    char expect_kernel[KT_KERNEL_NAME_MAX];
     int strict;                        /* 1: a path or kernel other than expected fails */
 } kc_case;
 

@@ -4,6 +4,8 @@
 # function of the kernel's name and M (so two sweeps must select the same kernels).
 #   FAKE_KEY      device key to announce (must match KT_SWEEP_FAKE_DEVICE)
 #   FAKE_CRASH    exit 3 while verifying a kernel whose name contains this, at M = FAKE_AT_M (1)
+#   FAKE_CRASH_LINE  space-separated name substrings: at M = FAKE_AT_M, report such a kernel as a
+#                 real worker does a poisoned context (`verified <hash> crash nan <detail>`), exit 3
 #   FAKE_HANG     stop answering while verifying such a kernel
 #   FAKE_WRONG    report such a kernel wrong
 #   FAKE_SLEEP    seconds to sleep before each 'done' (to be killed mid-sweep)
@@ -40,6 +42,9 @@ while IFS= read -r line; do
                 echo "begin $hash"
                 at=${FAKE_AT_M:-1}
                 case $name in *"${FAKE_CRASH:-@none@}"*) [ "$m" = "$at" ] && exit 3 ;; esac
+                for pat in ${FAKE_CRASH_LINE:-}; do
+                    case $name in *"$pat"*) [ "$m" = "$at" ] && { echo "verified $hash crash nan illegal address (fake)"; exit 3; } ;; esac
+                done
                 case $name in *"${FAKE_HANG:-@none@}"*) [ "$m" = "$at" ] && { sleep 30; exit 0; } ;; esac
                 case $name in *"${FAKE_WRONG:-@none@}"*) [ "$m" = "$at" ] && { echo "verified $hash wrong 2.5e-01 error over the bf16 bound"; continue; } ;; esac
                 echo "verified $hash ok 1.0e-03 -"

@@ -62,6 +62,22 @@ faults() {
 }
 check "crash, hang and wrong variants recorded, never selected; 56 measured selections" faults
 
+crash_lines() {
+    # a real worker says `verified <hash> crash ...` before it exits 3: that exit is the variant's
+    # crash (recorded once, with the worker's detail), not a death outside verification
+    fresh "$DIR/crashline.ktdb"
+    FAKE_CRASH_LINE="bm16_bn32_bk32_wm1_wn1_sk8 bm16_bn64_bk32_wm1_wn1_sk8" tune --db "$DIR/crashline.ktdb" \
+        > "$DIR/crashline.txt" 2>&1 || return 1
+    grep "problems measured" "$DIR/crashline.txt"
+    q "$DIR/crashline.ktdb" "SELECT kernel, status, detail FROM measurement WHERE kind='verify' AND status != 'ok'"
+    [ "$(q "$DIR/crashline.ktdb" "SELECT count(*) FROM measurement WHERE kind='verify' AND status='crash' AND
+          detail = 'illegal address (fake)' AND (kernel LIKE '%bm16_bn32_bk32_wm1_wn1_sk8' OR kernel LIKE '%bm16_bn64_bk32_wm1_wn1_sk8')")" = 8 ] &&
+    [ "$(q "$DIR/crashline.ktdb" "SELECT count(*) FROM measurement WHERE kind='verify' AND status != 'ok'")" = 8 ] &&
+    [ "$(q "$DIR/crashline.ktdb" "SELECT count(*) FROM selection WHERE source='measured'")" = 56 ] &&
+    ! grep -q "FAILED" "$DIR/crashline.txt"
+}
+check "two variants that report crash and exit: each their crash, every problem measured" crash_lines
+
 kill_resume() {
     fresh "$DIR/resume.ktdb"
     # ./tune execs luajit, so $! is the sweep itself

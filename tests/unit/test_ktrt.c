@@ -6,6 +6,7 @@
  * The database is built through db/ (db_open creates schema v2; db_tuner.h writes the tuner's
  * rows), as `tune` would build it; only the newer-schema and foreign-file cases poke SQLite. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include "kt_test.h"
 #include "db/db.h"
 #include "db/db_tuner.h"
+#include "build/sha256.h"
 #include "runtime/ktrt.h"
 #include "runtime/ktrt_select.h"
 #include "runtime/op_gemm.h"
@@ -35,10 +37,28 @@ static void path_in(char *buf, size_t len, const char *name) { snprintf(buf, len
 
 /* ---- building databases through db/ ---- */
 
+/* A fixture kernel's code object: bytes derived from its name. */
+static void fx_code(const char *name, char *code, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++) code[i] = (char)(i * 31 + name[i % strlen(name)]);
+}
+
+/* The code hash (sha256 of the code object, as build/pipeline.c stores it) of a fixture kernel made
+ * with the usual 64 bytes; selections and timings name their kernel's code by it. */
+static const char *fx_hash(const char *name)
+{
+    static char ring[4][65];
+    static int next;
+    char code[64], *hex = ring[next++ % 4];
+    fx_code(name, code, sizeof code);
+    sha256_hex(code, sizeof code, hex);
+    return hex;
+}
+
 static int kernel(kt_db *db, const char *target, const char *ops, const char *status, const char *dtype,
                   int bm, int bn, int bk, int wm, int wn, int sk, const char *name_override, size_t code_bytes)
 {
-    char name[128], params[256], hash[160], key[160];
+    char name[256], params[256], hash[300], key[300];
     if (name_override) snprintf(name, sizeof name, "%s", name_override);
     else snprintf(name, sizeof name, "kt_gemm_dense_%s_bm%d_bn%d_bk%d_wm%d_wn%d_sk%d", dtype, bm, bn, bk, wm, wn, sk);
     snprintf(params, sizeof params, "{\"dtype\":\"%s\",\"BM\":%d,\"BN\":%d,\"BK\":%d,\"WM\":%d,\"WN\":%d,\"SK\":%d}",
@@ -46,10 +66,10 @@ static int kernel(kt_db *db, const char *target, const char *ops, const char *st
     if (sk < 0)   /* a recipe without an SK axis */
         snprintf(params, sizeof params, "{\"dtype\":\"%s\",\"BM\":%d,\"BN\":%d,\"BK\":%d,\"WM\":%d,\"WN\":%d}", dtype, bm,
                  bn, bk, wm, wn);
-    snprintf(hash, sizeof hash, "h_%s", name);
     snprintf(key, sizeof key, "ck_%s_%s", target, name);
     char *code = malloc(code_bytes);
-    for (size_t i = 0; i < code_bytes; i++) code[i] = (char)(i * 31 + name[i % strlen(name)]);
+    fx_code(name, code, code_bytes);
+    sha256_hex(code, code_bytes, hash);
     db_kernel_row row = {
         .name = name, .target = target, .template_rel = "gemm/dense.hip", .recipe = "gemm/dense.lua", .ops = ops,
         .params = params, .status = status, .reason = strcmp(status, "ok") ? "test" : NULL, .threads = 32 * wm * wn,
@@ -106,7 +126,7 @@ static void selection(kt_db *db, long long run_id, const char *dev, int n, int k
     char key[96], hash[160], err[512];
     problem_key(key, sizeof key, n, k, m);
     KT_CHECK_INT(db_problem_put(db, key, "gemm", "bf16", kt_m_phase(m), err, sizeof err), 0);
-    snprintf(hash, sizeof hash, "h_%s", kern);
+    snprintf(hash, sizeof hash, "%s", fx_hash(kern));
     db_selection_row s = {
         .device_key = dev, .target = "sm_90a", .problem_key = key, .op = "gemm", .dtype = "bf16",
         .kernel = kern, .code_hash = hash_override ? hash_override : hash, .source = source,
@@ -121,7 +141,7 @@ static void timing(kt_db *db, long long run_id, long long pass_id, const char *k
                    double median)
 {
     char hash[160], err[512];
-    snprintf(hash, sizeof hash, "h_%s", kern);
+    snprintf(hash, sizeof hash, "%s", fx_hash(kern));
     db_measurement_row v = {DEV_A, key, hash, kern, "verify", strcmp(status, "ok") ? "crash" : "ok",
                             strcmp(status, "ok") ? "worker died" : NULL, 0, run_id, 1e-3, NAN, NAN, NAN, 0, 0};
     KT_CHECK_INT(db_measurement_put(db, &v, err, sizeof err), 0);
@@ -161,7 +181,7 @@ static void build_main(const char *path)
 
     char key[96];
     problem_key(key, sizeof key, 4096, 4096, 16);
-    db_pass_row p = {r, DEV_A, key, "coarse", "h_" K_A, 3, 5, 1, 0, 0.0123};
+    db_pass_row p = {r, DEV_A, key, "coarse", fx_hash(K_A), 3, 5, 1, 0, 0.0123};
     long long pass_id = 0;
     KT_CHECK_INT(db_pass_put(db, &p, &pass_id, err, sizeof err), 0);
     timing(db, r, pass_id, key, K_C, "ok", 12.5);
@@ -169,6 +189,42 @@ static void build_main(const char *path)
     timing(db, r, pass_id, key, K_A, "ok", 10.0);
     KT_CHECK_INT(db_run_finish(db, r, "done", 0.0123, NULL, err, sizeof err), 0);
     db_close(db);
+}
+
+/* A recipe's ops are stored comma-joined: a kernel serving "gemm" among others is a GEMM kernel for
+ * libktrt and the tuner alike; "reference:gemm" (or any other op merely containing the text) is not. */
+#define K_MULTI "kt_gemm_multi_bf16_bm16_bn64_bk32_wm1_wn2_sk1"
+#define K_MULTI2 "kt_gemm_multi_bf16_bm32_bn64_bk32_wm2_wn2_sk1"
+static void test_ops_membership(void)
+{
+    char path[256], err[512];
+    path_in(path, sizeof path, "ops.ktdb");
+    kt_db *db = fresh_db(path);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm,other", "ok", "bf16", 16, 64, 32, 1, 2, 1, K_MULTI, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "other,gemm", "ok", "bf16", 32, 64, 32, 2, 2, 1, K_MULTI2, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "reference:gemm", "ok", "bf16", 16, 64, 32, 1, 1, 1, K_REF, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "reference:gemm,other", "ok", "bf16", 16, 64, 32, 1, 1, 1, "kt_ref2", 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm2", "ok", "bf16", 16, 64, 32, 1, 1, 1, "kt_gemm2", 64), 0);
+    db_candidate *cands = NULL;
+    int n = 0;
+    KT_CHECK_INT(db_candidates(db, "sm_90a", "gemm", "bf16", &cands, &n, err, sizeof err), 0);
+    KT_CHECK_INT(n, 2);
+    for (int i = 0; i < n; i++) {
+        printf("  db_candidates gemm: %s\n", cands[i].name);
+        KT_CHECK(strcmp(cands[i].name, K_MULTI) == 0 || strcmp(cands[i].name, K_MULTI2) == 0);
+    }
+    free(cands);
+    db_close(db);
+    ktrt_catalog c = {NULL, 0};
+    KT_CHECK_INT(ktrt_catalog_add(&c, path, "caller", err, sizeof err), KT_OK);
+    if (c.nlayers != 1) return;
+    KT_CHECK_INT(c.layers[0].nkernels, 2);
+    for (int i = 0; i < c.layers[0].nkernels; i++) {
+        printf("  libktrt gemm kernel: %s\n", c.layers[0].kernels[i].name);
+        KT_CHECK(strcmp(c.layers[0].kernels[i].name, K_MULTI) == 0 || strcmp(c.layers[0].kernels[i].name, K_MULTI2) == 0);
+    }
+    ktrt_catalog_free(&c);
 }
 
 /* ---- the chain ---- */
@@ -186,6 +242,147 @@ static ktrt_pick pick(const ktrt_catalog *c, const char *dev_key, const char *dt
     ktrt_query q = {&dev, dtype, m, n, k, ws};
     *rc = ktrt_select_gemm(c, &q, &p);
     return p;
+}
+
+/* Runs f with stderr going to the file at path (what libktrt says, for the checks to read). */
+static void with_stderr_to(const char *path, void (*f)(void *), void *arg)
+{
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (saved < 0 || fd < 0) { KT_CHECK(0); return; }
+    dup2(fd, 2);
+    close(fd);
+    f(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}
+
+static char *read_text(const char *path)
+{
+    static char buf[8192];
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return buf;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* Kernel names as long as the generator makes (gen_variant.name holds 191 characters) are served,
+ * by libktrt and the tuner; a row whose name is longer still is left out with a message naming it. */
+static char long_name[151], too_long_name[221];
+static ktrt_catalog long_cat;
+static void add_long_layer(void *path)
+{
+    char err[512];
+    KT_CHECK_INT(ktrt_catalog_add(&long_cat, path, "caller", err, sizeof err), KT_OK);
+}
+
+static void test_long_names(void)
+{
+    char path[256], err[512], log[256];
+    snprintf(long_name, sizeof long_name, "kt_gemm_dense_bf16_bm16_bn64_bk32_wm1_wn2_sk1_%0104d", 7);
+    snprintf(too_long_name, sizeof too_long_name, "kt_gemm_dense_bf16_bm32_bn64_bk32_wm2_wn2_sk1_%0174d", 9);
+    KT_CHECK_INT(strlen(long_name), 150);
+    KT_CHECK_INT(strlen(too_long_name), 220);
+    path_in(path, sizeof path, "long.ktdb");
+    path_in(log, sizeof log, "long.stderr");
+    kt_db *db = fresh_db(path);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 64, 32, 1, 2, 1, long_name, 64), 0);
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 32, 64, 32, 2, 2, 1, too_long_name, 64), 0);
+    device(db, DEV_A, 132, 0x2335);
+    selection(db, run(db, DEV_A, "sweep"), DEV_A, 4096, 4096, 16, long_name, NULL, "measured", 10.0);
+    db_candidate *cands = NULL;
+    int n = 0;
+    KT_CHECK_INT(db_candidates(db, "sm_90a", "gemm", "bf16", &cands, &n, err, sizeof err), 0);
+    KT_CHECK(n >= 1 && strcmp(cands[0].name, long_name) == 0);   /* sorted: the 150-character one first */
+    free(cands);
+    db_selection_row sr;
+    db_selection_text txt;
+    char key[96];
+    problem_key(key, sizeof key, 4096, 4096, 16);
+    KT_CHECK_INT(db_selection_get(db, DEV_A, key, &sr, &txt, err, sizeof err), 1);
+    KT_CHECK(strcmp(txt.kernel, long_name) == 0);
+    db_close(db);
+
+    memset(&long_cat, 0, sizeof long_cat);
+    setenv("KT_LOG", "1", 1);
+    with_stderr_to(log, add_long_layer, path);
+    setenv("KT_LOG", "0", 1);
+    if (long_cat.nlayers != 1) return;
+    const char *said = read_text(log);
+    printf("  libktrt said: %s", said[0] ? said : "(nothing)\n");
+    KT_CHECK_INT(long_cat.layers[0].nkernels, 1);
+    KT_CHECK(long_cat.layers[0].nkernels >= 1 && strcmp(long_cat.layers[0].kernels[0].name, long_name) == 0);
+    KT_CHECK_CONTAINS(said, path);
+    KT_CHECK_CONTAINS(said, "kt_gemm_dense_bf16_bm32_bn64_bk32_wm2_wn2_sk1_000");
+    int rc;
+    ktrt_pick p = pick(&long_cat, DEV_A, "bf16", 16, 4096, 4096, 0, &rc);
+    KT_CHECK_INT(rc, KT_OK);
+    printf("  pick: path=%s kernel=%s (%zu characters)\n", p.choice.path, p.choice.kernel, strlen(p.choice.kernel));
+    KT_CHECK(strcmp(p.choice.path, "exact") == 0 && strcmp(p.choice.kernel, long_name) == 0);
+    ktrt_catalog_free(&long_cat);
+}
+
+/* libktrt hashes a code object at its first load: one damaged on disk (its bytes changed, the
+ * row's code_hash not) is refused with a message naming the kernel and the layer, and the chain
+ * passes over that kernel from then on; an intact one loads. */
+static void test_code_hash(void)
+{
+    char path[256], err[512];
+    path_in(path, sizeof path, "damaged.ktdb");
+    kt_db *db = fresh_db(path);
+    if (!db) return;
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 16, 64, 32, 1, 2, 1, NULL, 64), 0);       /* K_A */
+    KT_CHECK_INT(kernel(db, "sm_90a", "gemm", "ok", "bf16", 64, 128, 64, 2, 2, 1, NULL, 64), 0);      /* K_C */
+    device(db, DEV_A, 132, 0x2335);
+    selection(db, run(db, DEV_A, "sweep"), DEV_A, 4096, 4096, 512, K_C, NULL, "measured", 50.0);
+    db_close(db);
+    sqlite3 *h = NULL;
+    KT_CHECK_INT(sqlite3_open(path, &h), SQLITE_OK);
+    KT_CHECK_INT(sqlite3_exec(h, "UPDATE kernel SET code = CAST(zeroblob(3) || substr(code, 4) AS BLOB) "
+                                 "WHERE name = '" K_C "'", NULL, NULL, NULL), SQLITE_OK);
+    KT_CHECK_INT(sqlite3_changes(h), 1);
+    sqlite3_close(h);
+
+    ktrt_catalog c = {NULL, 0};
+    KT_CHECK_INT(ktrt_catalog_add(&c, path, "caller", err, sizeof err), KT_OK);
+    if (c.nlayers != 1 || c.layers[0].nkernels != 2) { KT_CHECK(0); ktrt_catalog_free(&c); return; }
+    int rc;
+    ktrt_pick p = pick(&c, DEV_A, "bf16", 512, 4096, 4096, 0, &rc);
+    KT_CHECK(rc == KT_OK && strcmp(p.choice.path, "exact") == 0 && p.kernel && strcmp(p.kernel->name, K_C) == 0);
+    const ktrt_kernel *ka = NULL, *kc = NULL;
+    for (int i = 0; i < c.layers[0].nkernels; i++) {
+        if (!strcmp(c.layers[0].kernels[i].name, K_A)) ka = &c.layers[0].kernels[i];
+        if (!strcmp(c.layers[0].kernels[i].name, K_C)) kc = &c.layers[0].kernels[i];
+    }
+    KT_CHECK(ka && kc);
+    if (!ka || !kc) { ktrt_catalog_free(&c); return; }
+    void *code = NULL;
+    size_t len = 0;
+    err[0] = 0;
+    KT_CHECK_INT(ktrt_layer_code(&c.layers[0], ka, &code, &len, err, sizeof err), KT_OK);
+    KT_CHECK_INT(len, 64);
+    free(code);
+    err[0] = 0;
+    rc = ktrt_layer_code(&c.layers[0], kc, &code, &len, err, sizeof err);
+    printf("  damaged code object: rc=%d: %s\n", rc, err);
+    KT_CHECK_INT(rc, KT_EBADDB);
+    KT_CHECK(code == NULL && len == 0);
+    free(code);
+    KT_CHECK_CONTAINS(err, K_C);
+    KT_CHECK_CONTAINS(err, path);
+    KT_CHECK_CONTAINS(err, "sha256");
+    /* the chain goes on: the measured pick's kernel is passed over, as a stale one is */
+    p = pick(&c, DEV_A, "bf16", 512, 4096, 4096, 0, &rc);
+    printf("  then: path=%s kernel=%s: %s\n", p.choice.path, p.choice.kernel, p.choice.reason);
+    KT_CHECK_INT(rc, KT_OK);
+    KT_CHECK(strcmp(p.choice.path, "law") == 0 && strcmp(p.choice.kernel, K_A) == 0);
+    KT_CHECK_CONTAINS(p.choice.reason, "sha256");
+    ktrt_catalog_free(&c);
 }
 
 static void test_chain(const char *path)
@@ -812,14 +1009,19 @@ static void test_cli(const char *main_db)
                            "name=\"NVIDIA test part\"\n");
     KT_CHECK_CONTAINS(out, "device " DEV_LAW " target=sm_90a arch=sm_90 cus=132 pci=- ");
     KT_CHECK_CONTAINS(out, "problem \"gemm bf16 n=1024 k=1024 m<=1\" op=gemm dtype=bf16 n=1024 k=1024 m=1 phase=decode\n");
-    KT_CHECK_CONTAINS(out, "pass device=" DEV_A " problem=\"gemm bf16 n=4096 k=4096 m<=16\" kind=coarse run=1 "
-                           "variants=3 rounds=5 cold=1 gpu=0 control=h_kt_gemm_dense_ control_spread=0.0123\n");
-    KT_CHECK_CONTAINS(out, "  time kernel=" K_A " code=h_kt_gemm_dense_ status=ok median_us=10.000 min_us=9.800 "
-                           "max_us=10.500 error=- reps=5 launches=8 detail=-\n");
+    char want[512], code_a[17];
+    snprintf(code_a, sizeof code_a, "%.16s", fx_hash(K_A));   /* dump shows 16 hex digits of the hash */
+    snprintf(want, sizeof want, "pass device=" DEV_A " problem=\"gemm bf16 n=4096 k=4096 m<=16\" kind=coarse run=1 "
+             "variants=3 rounds=5 cold=1 gpu=0 control=%s control_spread=0.0123\n", code_a);
+    KT_CHECK_CONTAINS(out, want);
+    snprintf(want, sizeof want, "  time kernel=" K_A " code=%s status=ok median_us=10.000 min_us=9.800 "
+             "max_us=10.500 error=- reps=5 launches=8 detail=-\n", code_a);
+    KT_CHECK_CONTAINS(out, want);
     KT_CHECK_CONTAINS(out, "verify device=" DEV_A " problem=\"gemm bf16 n=4096 k=4096 m<=16\" run=1 kernel=" K_E);
-    KT_CHECK_CONTAINS(out, "selection device=" DEV_A " problem=\"gemm bf16 n=2048 k=2048 m<=64\" kernel=" K_A
-                           " code=h_kt_gemm_dense_ source=measured time_us=5.000 error=1.000e-03 law=" K_A
-                           " law_us=5.500 regret=0.1000 noise_floor=0.0100 decided_by=fastest run=1\n");
+    snprintf(want, sizeof want, "selection device=" DEV_A " problem=\"gemm bf16 n=2048 k=2048 m<=64\" kernel=" K_A
+             " code=%s source=measured time_us=5.000 error=1.000e-03 law=" K_A
+             " law_us=5.500 regret=0.1000 noise_floor=0.0100 decided_by=fastest run=1\n", code_a);
+    KT_CHECK_CONTAINS(out, want);
     KT_CHECK_CONTAINS(out, " started=20");                   /* runs keep their timestamps, ISO UTC */
     /* sorted by shape, not by insertion: m<=64 before m<=256 before 4096's rows; timings by kernel name */
     const char *s64 = strstr(out, "selection device=" DEV_A " problem=\"gemm bf16 n=2048 k=2048 m<=64\"");
@@ -904,6 +1106,9 @@ int main(int argc, char **argv)
     build_override(override_db);
     test_keys();
     test_chain(main_db);
+    test_ops_membership();
+    test_long_names();
+    test_code_hash();
     test_log(main_db);
     test_bad_files(main_db);
     test_layers(main_db, override_db);
