@@ -1,0 +1,261 @@
+/* law_gemm.c: the GEMM law across templates (see law_gemm.h for the model). Pure functions, no
+ * I/O; every quantity that decides a pick is a 64-bit integer. */
+#include <string.h>
+#include "law_gemm.h"
+#include "op_gemm.h"
+
+/* ---- the card --------------------------------------------------------------------------------
+ * H200 (sm_90, 132 SMs). Datasheet or measured-elsewhere values:
+ *   DRAM 4631 GB/s read ceiling (bench/NOTES.md, bench_gemm's read kernel) / 132 = 35.08 B/ns;
+ *   matrix peak 989 TFLOP/s dense bf16 / 132 = 7495 flop/ns; vector 128 lanes x 1.98 GHz.
+ * LAW_GEMM_FIT_*: fitted on the H200 sweep (bench/law_offline.c, models held out). */
+#define LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100 3508
+#define LAW_GEMM_H200_MMA_FLOPS_PER_NS 7495
+#define LAW_GEMM_H200_VEC_OPS_PER_NS 253
+
+#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 110  /* one SM's L2 port */
+#define LAW_GEMM_FIT_LATENCY_NS 900         /* load latency seen by Little's law */
+#define LAW_GEMM_FIT_LAUNCH_NS 2000         /* the dense reduce's second launch */
+#define LAW_GEMM_FIT_TILE_FINISH_NS 800     /* in-launch split-K finish, per round */
+/* Share of the matrix peak each template's inner loop reaches (%), fitted: */
+#define LAW_GEMM_FIT_EFF_DENSE 25           /* mma.sync from one LDS buffer (bench: 210-270 TF) */
+#define LAW_GEMM_FIT_EFF_SWAPAB 25          /* mma.sync on direct fragments */
+#define LAW_GEMM_FIT_EFF_WGMMA 55           /* wgmma, copies and math in the same warps */
+#define LAW_GEMM_FIT_EFF_WGMMA_SWAPAB 40
+#define LAW_GEMM_FIT_EFF_WGMMA_WS 80        /* warp-specialized wgmma (bench: up to 790 TF) */
+#define LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB 60
+/* Stream and math overlap: estimate = max + min / LAW_GEMM_OVERLAP_DIV. */
+#define LAW_GEMM_OVERLAP_DIV 2
+
+law_gemm_card law_gemm_card_default(void)
+{
+    law_gemm_card c;
+    memset(&c, 0, sizeof c);
+    c.dram_bytes_per_ns_x100 = LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100;
+    c.unit_bytes_per_ns = LAW_GEMM_FIT_UNIT_BYTES_PER_NS;
+    c.latency_ns = LAW_GEMM_FIT_LATENCY_NS;
+    c.mma_flops_per_ns = LAW_GEMM_H200_MMA_FLOPS_PER_NS;
+    c.vec_ops_per_ns = LAW_GEMM_H200_VEC_OPS_PER_NS;
+    c.eff_pct[LAW_GEMM_DENSE] = LAW_GEMM_FIT_EFF_DENSE;
+    c.eff_pct[LAW_GEMM_SKINNY] = 100;   /* skinny runs on the vector units: vec_ops_per_ns */
+    c.eff_pct[LAW_GEMM_SWAPAB] = LAW_GEMM_FIT_EFF_SWAPAB;
+    c.eff_pct[LAW_GEMM_WGMMA] = LAW_GEMM_FIT_EFF_WGMMA;
+    c.eff_pct[LAW_GEMM_WGMMA_SWAPAB] = LAW_GEMM_FIT_EFF_WGMMA_SWAPAB;
+    c.eff_pct[LAW_GEMM_WGMMA_WS] = LAW_GEMM_FIT_EFF_WGMMA_WS;
+    c.eff_pct[LAW_GEMM_WGMMA_WS_SWAPAB] = LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB;
+    c.launch_ns = LAW_GEMM_FIT_LAUNCH_NS;
+    c.tile_finish_ns = LAW_GEMM_FIT_TILE_FINISH_NS;
+    return c;
+}
+
+law_gemm_card law_gemm_card_for(const law_device *d)
+{
+    (void)d;   /* one stored card today (the H200's); per-device cards come with the DB */
+    return law_gemm_card_default();
+}
+
+law_gemm_class law_gemm_class_of(const char *s)
+{
+    static const char *const names[LAW_GEMM_NCLASSES] = {
+        "dense", "skinny", "swapab", "wgmma", "wgmma_swapab", "wgmma_ws", "wgmma_ws_swapab"};
+    if (!s) return LAW_GEMM_UNKNOWN;
+    for (int i = 0; i < LAW_GEMM_NCLASSES; i++)
+        if (strcmp(s, names[i]) == 0) return (law_gemm_class)i;
+    return LAW_GEMM_UNKNOWN;
+}
+
+/* ---- the estimate ------------------------------------------------------------------------------ */
+
+static long long cdiv(long long a, long long b) { return b > 0 ? (a + b - 1) / b : 0; }
+static long long lmin(long long a, long long b) { return a < b ? a : b; }
+static long long lmax(long long a, long long b) { return a > b ? a : b; }
+
+static int swapped(law_gemm_class k)
+{
+    return k == LAW_GEMM_SWAPAB || k == LAW_GEMM_WGMMA_SWAPAB || k == LAW_GEMM_WGMMA_WS_SWAPAB;
+}
+
+/* Shared memory a staged variant takes (runtime/gemm_geometry.h) and an SM's pool for them when
+ * the DB gives no occupancy: the sm_90 figure (staged templates are sm_90a only). */
+#define LAW_GEMM_STAGED_POOL_BYTES 233472
+
+/* Blocks of the candidate resident on one unit at once. */
+static long long resident_blocks(const law_device *d, const kt_candidate *c, long long warps)
+{
+    long long r;
+    if (c->waves_per_simd > 0) {
+        int simds = d->simds_per_cu > 0 ? d->simds_per_cu : 1;
+        r = (long long)c->waves_per_simd * simds / warps;
+    } else {
+        long long slots = d->wave_slots_per_cu > 0 ? d->wave_slots_per_cu : 32;
+        r = slots / warps / 2;                 /* registers unknown: assume they halve the slots */
+        int st = c->v.p[KT_GEMM_P_ST];
+        if (st > 0) {
+            long long lds = (long long)st * (c->v.p[KT_GEMM_P_BM] + c->v.p[KT_GEMM_P_BN]) *
+                            c->v.p[KT_GEMM_P_BK] * 2 + 2 * KT_GEMM_STAGE_ALIGN;
+            r = lmin(r, LAW_GEMM_STAGED_POOL_BYTES / lds);
+        }
+    }
+    return r < 1 ? 1 : r;
+}
+
+long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, const kt_candidate *c,
+                               const kt_problem *p)
+{
+    if (!d || !card || !c || !p) return -1;
+    law_gemm_class cls = law_gemm_class_of(c->law_class);
+    if (cls == LAW_GEMM_UNKNOWN) return -1;
+    long long M = p->dim[KT_GEMM_D_M], N = p->dim[KT_GEMM_D_N], K = p->dim[KT_GEMM_D_K];
+    if (M < 1 || N < 1 || K < 1) return -1;
+    const int *v = c->v.p;
+    long long bm = v[KT_GEMM_P_BM], bn = v[KT_GEMM_P_BN], bk = v[KT_GEMM_P_BK];
+    long long wm = v[KT_GEMM_P_WM], wn = v[KT_GEMM_P_WN], sk = v[KT_GEMM_P_SK], st = v[KT_GEMM_P_ST];
+    if (bm < 1 || bn < 1 || bk < 1 || wm < 1 || wn < 1 || sk < 0 || st < 0) return -1;
+
+    long long units = d->compute_units > 0 ? d->compute_units : 1;
+    long long wave = d->wave_size > 0 ? d->wave_size : 32;
+    long long warps = c->threads > 0 ? cdiv(c->threads, wave) : wm * wn;
+    if (cls == LAW_GEMM_SKINNY || cls == LAW_GEMM_SWAPAB) warps = c->threads > 0 ? warps : wm;
+    if (warps < 1) warps = 1;
+    long long r = resident_blocks(d, c, warps);
+    long long lat = card->latency_ns > 0 ? card->latency_ns : 1;
+
+    long long tm = cdiv(M, bm), tn = cdiv(N, bn), tiles = tm * tn;
+    long long rows_w = cdiv(N, tn), rows_t = cdiv(M, tm);     /* average rows a tile loads */
+    long long segs = sk > 0 ? sk : 1;
+    long long kseg = sk > 0 ? kt_gemm_k_per_split((int)K, (int)sk, (int)bk) : K;
+    if (kseg > K) kseg = K;
+
+    /* The busiest unit: blocks, rounds and its bytes and flops. */
+    long long b, conc, unit_bytes, unit_work, pieces = 0;
+    long long block_bytes = (rows_w + rows_t) * kseg * 2;
+    if (sk == 0) {
+        long long grid = (long long)kt_gemm_streamk_blocks((int)units);
+        long long steps = tiles * cdiv(K, bk);
+        if (grid > steps) grid = steps;
+        b = cdiv(grid, units);
+        conc = lmin(b, r);
+        unit_bytes = cdiv(tiles * (rows_w + rows_t) * K * 2, lmin(grid, units));
+        pieces = cdiv(tiles, grid) + 1;        /* tile pieces a block walks: a first and a last partial */
+        block_bytes = cdiv(unit_bytes, b);
+    } else {
+        long long blocks = tiles * segs;
+        b = cdiv(blocks, units);
+        conc = lmin(b, r);
+        unit_bytes = b * block_bytes;
+    }
+    long long rounds = cdiv(b, r);
+
+    /* Bytes a block keeps in flight. */
+    long long inflight;
+    switch (cls) {
+    case LAW_GEMM_DENSE: inflight = (bm + bn) * bk * 2; break;
+    case LAW_GEMM_SKINNY: case LAW_GEMM_SWAPAB: inflight = wm * bn * bk * 2; break;
+    case LAW_GEMM_WGMMA: case LAW_GEMM_WGMMA_SWAPAB: inflight = lmax(1, st - 2) * (bm + bn) * bk * 2; break;
+    default: inflight = lmax(1, st) * (bm + bn) * bk * 2; break;
+    }
+    if (inflight > block_bytes) inflight = block_bytes;
+    long long rate_x1000 = lmin((long long)card->unit_bytes_per_ns * 1000, conc * inflight * 1000 / lat);
+    if (rate_x1000 < 1) rate_x1000 = 1;
+    long long t_stream = unit_bytes * 1000000 / rate_x1000;            /* ps */
+
+    /* The device floor: compulsory bytes at DRAM bandwidth. */
+    long long compulsory = 2 * (N * K + M * K + M * N);
+    long long dram_x100 = (long long)card->dram_bytes_per_ns_x100 * units;
+    long long t_dram = compulsory * 100000 / (dram_x100 > 0 ? dram_x100 : 1);
+
+    /* Math on the busiest unit. */
+    long long t_math;
+    if (cls == LAW_GEMM_SKINNY) {
+        /* one lane-op a weight element per token row, one to unpack it, the A row unpacks */
+        long long ops_block = rows_w * kseg * (rows_t + 1) + rows_t * kseg;
+        unit_work = b * ops_block;
+        if (sk == 0) unit_work = cdiv(tiles * (rows_w * K * (rows_t + 1) + rows_t * K), units);
+        t_math = unit_work * 1000 / (card->vec_ops_per_ns > 0 ? card->vec_ops_per_ns : 1);
+    } else {
+        long long flops_block = 2 * bm * bn * kseg;   /* padded: the MMA runs whole fragments */
+        unit_work = b * flops_block;
+        if (sk == 0) unit_work = cdiv(tiles * 2 * bm * bn * K, lmin(units * 1, units));
+        long long rate = (long long)card->mma_flops_per_ns * card->eff_pct[cls] / 100;
+        t_math = unit_work * 1000 / (rate > 0 ? rate : 1);
+    }
+    (void)swapped;
+
+    long long hi = lmax(t_stream, t_math), lo = lmin(t_stream, t_math);
+    long long t = hi + lo / LAW_GEMM_OVERLAP_DIV;
+    if (t < t_dram) t = t_dram;
+
+    /* Overheads: a pipeline fill per round; split-K's finish; stream-K's pieces. */
+    t += rounds * lat * 1000;
+    if (sk > 1) {
+        long long slab = 8 * sk * M * N;                         /* written and read back, fp32 */
+        t += slab * 100000 / (dram_x100 > 0 ? dram_x100 : 1);
+        if (cls == LAW_GEMM_DENSE) t += (long long)card->launch_ns * 1000;
+        else t += rounds * (long long)card->tile_finish_ns * 1000;
+    } else if (sk == 0) {
+        t += pieces * (lat + card->tile_finish_ns) * 1000;
+    }
+    return t;
+}
+
+/* ---- pick and prune ---------------------------------------------------------------------------- */
+
+int law_gemm_pick_card(const law_device *d, const law_gemm_card *card, const kt_candidate *c, int n,
+                       const kt_problem *p)
+{
+    if (!d || !card || !c || !p || n < 1) return -1;
+    int best = -1;
+    long long best_t = 0;
+    for (int i = 0; i < n; i++) {
+        long long t = law_gemm_estimate_ps(d, card, &c[i], p);
+        if (t < 0) continue;
+        if (best < 0 || t < best_t || (t == best_t && c[i].threads < c[best].threads)) {
+            best = i;
+            best_t = t;
+        }
+    }
+    return best;
+}
+
+int law_gemm_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
+{
+    law_gemm_card card = law_gemm_card_for(d);
+    return law_gemm_pick_card(d, &card, c, n, p);
+}
+
+int law_gemm_prune_card(const law_device *d, const law_gemm_card *card, const kt_candidate *c, int n,
+                        const kt_problem *p, int law_idx, int *keep)
+{
+    if (!c || !keep || n < 1) return 0;
+    long long best_t = -1;
+    for (int i = 0; i < n; i++) {
+        long long t = law_gemm_estimate_ps(d, card, &c[i], p);
+        keep[i] = 0;
+        if (t >= 0 && (best_t < 0 || t < best_t)) best_t = t;
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        long long t = law_gemm_estimate_ps(d, card, &c[i], p);
+        int k = t < 0 || i == law_idx || (best_t >= 0 && t * 100 <= best_t * LAW_GEMM_PRUNE_PCT);
+        if (!k && t >= 0) {
+            /* among the best LAW_GEMM_PRUNE_PER_CLASS of its class? */
+            law_gemm_class cls = law_gemm_class_of(c[i].law_class);
+            int better = 0;
+            for (int j = 0; j < n && better < LAW_GEMM_PRUNE_PER_CLASS; j++) {
+                if (j == i || law_gemm_class_of(c[j].law_class) != cls) continue;
+                long long tj = law_gemm_estimate_ps(d, card, &c[j], p);
+                if (tj >= 0 && (tj < t || (tj == t && j < i))) better++;
+            }
+            k = better < LAW_GEMM_PRUNE_PER_CLASS;
+        }
+        keep[i] = k;
+        kept += k;
+    }
+    return kept;
+}
+
+int law_gemm_prune(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, int law_idx, int *keep)
+{
+    law_gemm_card card = law_gemm_card_for(d);
+    return law_gemm_prune_card(d, &card, c, n, p, law_idx, keep);
+}
