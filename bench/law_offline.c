@@ -16,6 +16,7 @@
  * once. --holdout: the summary over the problems only those models cover.
  * --prune: law_gemm_prune over all candidates, kept/total and whether the winner was kept. */
 #include <ctype.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,16 +318,89 @@ static void summary(const char *label, series *s)
            100 * med, 100 * sum / s->n, 100 * s->v[s->n - 1], within15);
 }
 
+/* --card name=value: one of the card's fields, for fitting (the defaults are law_gemm.c's). */
+static law_gemm_card card;
+static int card_set(const char *kv)
+{
+    static const struct { const char *name; size_t off; } f[] = {
+        {"dram", offsetof(law_gemm_card, dram_bytes_per_ns_x100)},
+        {"unit", offsetof(law_gemm_card, unit_bytes_per_ns)},
+        {"lat", offsetof(law_gemm_card, latency_ns)},
+        {"warp", offsetof(law_gemm_card, warp_bytes_per_ns_x10)},
+        {"mma", offsetof(law_gemm_card, mma_flops_per_ns)},
+        {"vec", offsetof(law_gemm_card, vec_ops_per_ns)},
+        {"launch", offsetof(law_gemm_card, launch_ns)},
+        {"finish", offsetof(law_gemm_card, tile_finish_ns)},
+        {"eff_dense", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_DENSE * sizeof(int)},
+        {"eff_swapab", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_SWAPAB * sizeof(int)},
+        {"eff_wgmma", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_WGMMA * sizeof(int)},
+        {"eff_wgswap", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_WGMMA_SWAPAB * sizeof(int)},
+        {"eff_wgws", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_WGMMA_WS * sizeof(int)},
+        {"eff_wgwsswap", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_WGMMA_WS_SWAPAB * sizeof(int)},
+    };
+    const char *eq = strchr(kv, '=');
+    for (size_t i = 0; eq && i < sizeof f / sizeof f[0]; i++)
+        if (strlen(f[i].name) == (size_t)(eq - kv) && strncmp(kv, f[i].name, (size_t)(eq - kv)) == 0) {
+            *(int *)((char *)&card + f[i].off) = atoi(eq + 1);
+            return 0;
+        }
+    fprintf(stderr, "law_offline: --card %s: unknown field\n", kv);
+    return -1;
+}
+
+/* Regret of the law (card) over problem i's timed candidates; NaN when nothing is timed. */
+static double problem_regret(const law_device *d, const law_gemm_card *cd, int i, kt_candidate *list, double *tt)
+{
+    problem *p = &P[i];
+    kt_problem kp;
+    memset(&kp, 0, sizeof kp);
+    kp.dim[KT_GEMM_D_N] = p->n;
+    kp.dim[KT_GEMM_D_K] = p->k;
+    kp.dim[KT_GEMM_D_M] = p->m;
+    int m = 0;
+    double best = -1;
+    for (int j = 0; j < p->nt; j++) {
+        int c = cand_find(p->t[j].name);
+        if (c < 0) continue;
+        tt[m] = p->t[j].us;
+        list[m++] = C[c].c;
+        if (best < 0 || p->t[j].us < best) best = p->t[j].us;
+    }
+    int pick = law_gemm_pick_card(d, cd, list, m, &kp);
+    return pick >= 0 ? tt[pick] / best - 1 : NAN;
+}
+
+/* --fit: coordinate descent over the card's fields on the problems not held out. Objective: the
+ * mean regret (each capped at 150%) plus a quarter of the worst. */
+static double fit_objective(const law_device *d, const law_gemm_card *cd, unsigned hold, kt_candidate *list, double *tt)
+{
+    double sum = 0, worst = 0;
+    int n = 0;
+    for (int i = 0; i < np; i++) {
+        if (hold && (P[i].mt & ~hold) == 0) continue;
+        double r = problem_regret(d, cd, i, list, tt);
+        if (isnan(r)) continue;
+        sum += r < 1.5 ? r : 1.5;
+        if (r > worst) worst = r;
+        n++;
+    }
+    return n ? sum / n + 0.25 * worst : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *dump = NULL, *dbp = NULL, *target = "sm_90a", *holdout = NULL;
-    int quiet = 0, do_prune = 0, units = 0;
+    int quiet = 0, do_prune = 0, units = 0, do_fit = 0;
+    const char *explain = NULL;   /* --explain KEY: estimate against measurement, every timed candidate */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
         else if (!strcmp(argv[i], "--db") && i + 1 < argc) dbp = argv[++i];
         else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
         else if (!strcmp(argv[i], "--holdout") && i + 1 < argc) holdout = argv[++i];
         else if (!strcmp(argv[i], "--units") && i + 1 < argc) units = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--card") && i + 1 < argc) { if (card_set(argv[++i]) != 0) return 2; }
+        else if (!strcmp(argv[i], "--explain") && i + 1 < argc) explain = argv[++i];
+        else if (!strcmp(argv[i], "--fit")) do_fit = 1;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else if (!strcmp(argv[i], "--prune")) do_prune = 1;
         else {
@@ -336,6 +410,9 @@ int main(int argc, char **argv)
         }
     }
     if (!dump) { fprintf(stderr, "law_offline: --dump is required\n"); return 2; }
+    card = law_gemm_card_default();
+    for (int i = 1; i < argc; i++)   /* the card's fields again, now over the defaults */
+        if (!strcmp(argv[i], "--card") && i + 1 < argc) card_set(argv[++i]);
     const kt_target *t = kt_target_find(target);
     if (!t) { fprintf(stderr, "law_offline: unknown target %s\n", target); return 2; }
     if (read_dump(dump) != 0) return 1;
@@ -362,6 +439,39 @@ int main(int argc, char **argv)
         for (int j = 0; j < nmt; j++)
             if (strstr(holdout, mt_model[j])) hold |= 1u << j;
 
+    if (do_fit) {
+        kt_candidate *fl = malloc((size_t)nc * sizeof *fl);
+        double *ft = malloc((size_t)nc * sizeof *ft);
+        int *fields[] = {&card.unit_bytes_per_ns, &card.warp_bytes_per_ns_x10, &card.latency_ns,
+                         &card.vec_ops_per_ns, &card.launch_ns, &card.tile_finish_ns,
+                         &card.eff_pct[LAW_GEMM_DENSE], &card.eff_pct[LAW_GEMM_SWAPAB], &card.eff_pct[LAW_GEMM_WGMMA],
+                         &card.eff_pct[LAW_GEMM_WGMMA_SWAPAB], &card.eff_pct[LAW_GEMM_WGMMA_WS],
+                         &card.eff_pct[LAW_GEMM_WGMMA_WS_SWAPAB]};
+        static const char *const names[] = {"unit", "warp", "lat", "vec", "launch", "finish", "eff_dense",
+                                            "eff_swapab", "eff_wgmma", "eff_wgswap", "eff_wgws", "eff_wgwsswap"};
+        static const int steps[] = {50, 71, 84, 119, 141, 200};
+        double cur = fit_objective(&d, &card, hold, fl, ft);
+        for (int round = 0; round < 4; round++) {
+            for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+                int base = *fields[f], bestv = base;
+                for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+                    int v = (int)((long long)base * steps[s] / 100);
+                    if (v < 1 || v == base) continue;
+                    if (f >= 6 && v > 100) continue;
+                    *fields[f] = v;
+                    double o = fit_objective(&d, &card, hold, fl, ft);
+                    if (o < cur - 1e-9) { cur = o; bestv = v; }
+                }
+                *fields[f] = bestv;
+            }
+            printf("fit round %d: objective %.4f:", round, cur);
+            for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) printf(" %s=%d", names[f], *fields[f]);
+            printf("\n");
+        }
+        free(fl);
+        free(ft);
+    }
+
     series old_all = {0}, new_all = {0}, old_mt[MAXMT] = {{0}}, new_mt[MAXMT] = {{0}};
     series old_ho = {0}, new_ho = {0}, old_tr = {0}, new_tr = {0};
     int untimed = 0, winner_pick = 0, pruned_total = 0, kept_total = 0, winner_kept = 0, timed_kept_best = 0;
@@ -378,10 +488,10 @@ int main(int argc, char **argv)
         kp.dim[KT_GEMM_D_M] = p->m;
         /* over all candidates */
         for (int j = 0; j < nc; j++) list[j] = C[j].c;
-        int all = law_gemm_pick(&d, list, nc, &kp);
+        int all = law_gemm_pick_card(&d, &card, list, nc, &kp);
         if (all >= 0 && timed(p, C[all].name) < 0) untimed++;
         if (do_prune) {
-            int kept = law_gemm_prune(&d, list, nc, &kp, all, keep);
+            int kept = law_gemm_prune_card(&d, &card, list, nc, &kp, all, keep);
             pruned_total += nc;
             kept_total += kept;
             int w = cand_find(p->winner);
@@ -408,7 +518,20 @@ int main(int argc, char **argv)
             list[m++] = C[j].c;
             if (best < 0 || u < best) best = u;
         }
-        int pick = law_gemm_pick(&d, list, m, &kp);
+        int pick = law_gemm_pick_card(&d, &card, list, m, &kp);
+        if (explain && strcmp(explain, p->key) == 0) {
+            for (int a = 0; a < m; a++)        /* by measured time */
+                for (int b2 = a + 1; b2 < m; b2++)
+                    if (tt[b2] < tt[a]) {
+                        double x = tt[a]; tt[a] = tt[b2]; tt[b2] = x;
+                        int y = idx[a]; idx[a] = idx[b2]; idx[b2] = y;
+                        kt_candidate z = list[a]; list[a] = list[b2]; list[b2] = z;
+                    }
+            pick = law_gemm_pick_card(&d, &card, list, m, &kp);
+            for (int a = 0; a < m; a++)
+                printf("  explain %9.3f us measured %9.3f us law  %s%s\n", tt[a],
+                       law_gemm_estimate_ps(&d, &card, &list[a], &kp) / 1e6, C[idx[a]].name + 8, a == pick ? "  <- pick" : "");
+        }
         double reg = pick >= 0 ? tt[pick] / best - 1 : NAN;
         if (pick >= 0 && strcmp(C[idx[pick]].name, p->winner) == 0) winner_pick++;
         const char *bname = p->winner;

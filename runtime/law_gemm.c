@@ -14,6 +14,7 @@
 #define LAW_GEMM_H200_VEC_OPS_PER_NS 253
 
 #define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 110  /* one SM's L2 port */
+#define LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10 60   /* one loading warp's stream (x10) */
 #define LAW_GEMM_FIT_LATENCY_NS 900         /* load latency seen by Little's law */
 #define LAW_GEMM_FIT_LAUNCH_NS 2000         /* the dense reduce's second launch */
 #define LAW_GEMM_FIT_TILE_FINISH_NS 800     /* in-launch split-K finish, per round */
@@ -34,6 +35,7 @@ law_gemm_card law_gemm_card_default(void)
     c.dram_bytes_per_ns_x100 = LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100;
     c.unit_bytes_per_ns = LAW_GEMM_FIT_UNIT_BYTES_PER_NS;
     c.latency_ns = LAW_GEMM_FIT_LATENCY_NS;
+    c.warp_bytes_per_ns_x10 = LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10;
     c.mma_flops_per_ns = LAW_GEMM_H200_MMA_FLOPS_PER_NS;
     c.vec_ops_per_ns = LAW_GEMM_H200_VEC_OPS_PER_NS;
     c.eff_pct[LAW_GEMM_DENSE] = LAW_GEMM_FIT_EFF_DENSE;
@@ -155,7 +157,11 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     default: inflight = lmax(1, st) * (bm + bn) * bk * 2; break;
     }
     if (inflight > block_bytes) inflight = block_bytes;
-    long long rate_x1000 = lmin((long long)card->unit_bytes_per_ns * 1000, conc * inflight * 1000 / lat);
+    /* Warps that issue the block's loads: all of them, but one warpgroup in the warp-specialized
+     * templates (the copying one). Their issue rate caps a block's stream. */
+    long long loaders = (cls == LAW_GEMM_WGMMA_WS || cls == LAW_GEMM_WGMMA_WS_SWAPAB) ? 4 : warps;
+    long long block_rate_x1000 = lmin(inflight * 1000 / lat, loaders * card->warp_bytes_per_ns_x10 * 100);
+    long long rate_x1000 = lmin((long long)card->unit_bytes_per_ns * 1000, conc * block_rate_x1000);
     if (rate_x1000 < 1) rate_x1000 = 1;
     long long t_stream = unit_bytes * 1000000 / rate_x1000;            /* ps */
 

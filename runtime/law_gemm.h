@@ -50,6 +50,7 @@ law_gemm_class law_gemm_class_of(const char *law_class);
 typedef struct law_gemm_card {
     int dram_bytes_per_ns_x100;  /* DRAM bandwidth per unit, bytes/ns x 100 (all units streaming) */
     int unit_bytes_per_ns;       /* most bytes/ns one unit pulls from L2 (its port) */
+    int warp_bytes_per_ns_x10;   /* most bytes/ns x 10 one loading warp keeps coming (issue-bound) */
     int latency_ns;              /* load latency Little's law divides the bytes in flight by */
     int mma_flops_per_ns;        /* matrix-unit peak per unit, dense bf16, flops/ns */
     int vec_ops_per_ns;          /* vector lane-ops per ns per unit (lanes x issue x clock) */
