@@ -326,11 +326,17 @@ static int card_set(const char *kv)
         {"dram", offsetof(law_gemm_card, dram_bytes_per_ns_x100)},
         {"unit", offsetof(law_gemm_card, unit_bytes_per_ns)},
         {"lat", offsetof(law_gemm_card, latency_ns)},
+        {"udram", offsetof(law_gemm_card, unit_dram_bytes_per_ns)},
         {"warp", offsetof(law_gemm_card, warp_bytes_per_ns_x10)},
         {"mma", offsetof(law_gemm_card, mma_flops_per_ns)},
         {"vec", offsetof(law_gemm_card, vec_ops_per_ns)},
         {"launch", offsetof(law_gemm_card, launch_ns)},
         {"finish", offsetof(law_gemm_card, tile_finish_ns)},
+        {"slab_dense", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_DENSE * sizeof(int)},
+        {"slab_swapab", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_SWAPAB * sizeof(int)},
+        {"slab_wgswap", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_WGMMA_SWAPAB * sizeof(int)},
+        {"slab_wgws", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_WGMMA_WS * sizeof(int)},
+        {"slab_wgwsswap", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_WGMMA_WS_SWAPAB * sizeof(int)},
         {"eff_dense", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_DENSE * sizeof(int)},
         {"eff_swapab", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_SWAPAB * sizeof(int)},
         {"eff_wgmma", offsetof(law_gemm_card, eff_pct) + LAW_GEMM_WGMMA * sizeof(int)},
@@ -390,7 +396,7 @@ static double fit_objective(const law_device *d, const law_gemm_card *cd, unsign
 int main(int argc, char **argv)
 {
     const char *dump = NULL, *dbp = NULL, *target = "sm_90a", *holdout = NULL;
-    int quiet = 0, do_prune = 0, units = 0, do_fit = 0;
+    int quiet = 0, do_prune = 0, units = 0, do_fit = 0, fit_rounds = 4;
     const char *explain = NULL;   /* --explain KEY: estimate against measurement, every timed candidate */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
@@ -401,6 +407,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--card") && i + 1 < argc) { if (card_set(argv[++i]) != 0) return 2; }
         else if (!strcmp(argv[i], "--explain") && i + 1 < argc) explain = argv[++i];
         else if (!strcmp(argv[i], "--fit")) do_fit = 1;
+        else if (!strcmp(argv[i], "--fit-rounds") && i + 1 < argc) fit_rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else if (!strcmp(argv[i], "--prune")) do_prune = 1;
         else {
@@ -442,22 +449,26 @@ int main(int argc, char **argv)
     if (do_fit) {
         kt_candidate *fl = malloc((size_t)nc * sizeof *fl);
         double *ft = malloc((size_t)nc * sizeof *ft);
-        int *fields[] = {&card.unit_bytes_per_ns, &card.warp_bytes_per_ns_x10, &card.latency_ns,
-                         &card.vec_ops_per_ns, &card.launch_ns, &card.tile_finish_ns,
+        int *fields[] = {&card.unit_bytes_per_ns, &card.unit_dram_bytes_per_ns, &card.warp_bytes_per_ns_x10, &card.latency_ns,
+                         &card.launch_ns, &card.tile_finish_ns,
+                         &card.slab_bytes_per_ns[LAW_GEMM_DENSE], &card.slab_bytes_per_ns[LAW_GEMM_SWAPAB],
+                         &card.slab_bytes_per_ns[LAW_GEMM_WGMMA_SWAPAB], &card.slab_bytes_per_ns[LAW_GEMM_WGMMA_WS],
+                         &card.slab_bytes_per_ns[LAW_GEMM_WGMMA_WS_SWAPAB],
                          &card.eff_pct[LAW_GEMM_DENSE], &card.eff_pct[LAW_GEMM_SWAPAB], &card.eff_pct[LAW_GEMM_WGMMA],
                          &card.eff_pct[LAW_GEMM_WGMMA_SWAPAB], &card.eff_pct[LAW_GEMM_WGMMA_WS],
                          &card.eff_pct[LAW_GEMM_WGMMA_WS_SWAPAB]};
-        static const char *const names[] = {"unit", "warp", "lat", "vec", "launch", "finish", "eff_dense",
+        static const char *const names[] = {"unit", "udram", "warp", "lat", "launch", "finish", "slab_dense",
+                                            "slab_swapab", "slab_wgswap", "slab_wgws", "slab_wgwsswap", "eff_dense",
                                             "eff_swapab", "eff_wgmma", "eff_wgswap", "eff_wgws", "eff_wgwsswap"};
         static const int steps[] = {50, 71, 84, 119, 141, 200};
         double cur = fit_objective(&d, &card, hold, fl, ft);
-        for (int round = 0; round < 4; round++) {
+        for (int round = 0; round < fit_rounds; round++) {
             for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
                 int base = *fields[f], bestv = base;
                 for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
                     int v = (int)((long long)base * steps[s] / 100);
                     if (v < 1 || v == base) continue;
-                    if (f >= 6 && v > 100) continue;
+                    if (f >= 11 && v > 100) continue;
                     *fields[f] = v;
                     double o = fit_objective(&d, &card, hold, fl, ft);
                     if (o < cur - 1e-9) { cur = o; bestv = v; }

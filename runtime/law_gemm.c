@@ -13,18 +13,27 @@
 #define LAW_GEMM_H200_MMA_FLOPS_PER_NS 7495
 #define LAW_GEMM_H200_VEC_OPS_PER_NS 253
 
-#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 110  /* one SM's L2 port */
-#define LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10 60   /* one loading warp's stream (x10) */
-#define LAW_GEMM_FIT_LATENCY_NS 900         /* load latency seen by Little's law */
-#define LAW_GEMM_FIT_LAUNCH_NS 2000         /* the dense reduce's second launch */
-#define LAW_GEMM_FIT_TILE_FINISH_NS 800     /* in-launch split-K finish, per round */
+#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 77  /* one SM's L2 port */
+#define LAW_GEMM_FIT_UNIT_DRAM_BYTES_PER_NS 33   /* one SM's first-touch (DRAM) stream */
+#define LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10 141   /* one loading warp's stream (x10) */
+#define LAW_GEMM_FIT_LATENCY_NS 1800         /* load latency seen by Little's law */
+#define LAW_GEMM_FIT_LAUNCH_NS 2380         /* the dense reduce's second launch */
+#define LAW_GEMM_FIT_TILE_FINISH_NS 3765     /* in-launch split-K finish, per round */
 /* Share of the matrix peak each template's inner loop reaches (%), fitted: */
 #define LAW_GEMM_FIT_EFF_DENSE 25           /* mma.sync from one LDS buffer (bench: 210-270 TF) */
-#define LAW_GEMM_FIT_EFF_SWAPAB 25          /* mma.sync on direct fragments */
+#define LAW_GEMM_FIT_EFF_SWAPAB 4          /* mma.sync on direct fragments */
 #define LAW_GEMM_FIT_EFF_WGMMA 55           /* wgmma, copies and math in the same warps */
-#define LAW_GEMM_FIT_EFF_WGMMA_SWAPAB 40
-#define LAW_GEMM_FIT_EFF_WGMMA_WS 80        /* warp-specialized wgmma (bench: up to 790 TF) */
-#define LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB 60
+#define LAW_GEMM_FIT_EFF_WGMMA_SWAPAB 54
+#define LAW_GEMM_FIT_EFF_WGMMA_WS 55        /* warp-specialized wgmma (bench: up to 790 TF) */
+#define LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB 24
+/* Split-K slabs (fp32 tile written, read back by the last block or the reduce), bytes/ns a unit
+ * moves them at, fitted: the warp-specialized prefill kernel stores its accumulators' fragment
+ * layout 8 bytes at a time (sk2 measured ~2x sk1 at M = 8192). */
+#define LAW_GEMM_FIT_SLAB_DENSE 20
+#define LAW_GEMM_FIT_SLAB_SWAPAB 20
+#define LAW_GEMM_FIT_SLAB_WGMMA_SWAPAB 40
+#define LAW_GEMM_FIT_SLAB_WGMMA_WS 9
+#define LAW_GEMM_FIT_SLAB_WGMMA_WS_SWAPAB 10
 /* Stream and math overlap: estimate = max + min / LAW_GEMM_OVERLAP_DIV. */
 #define LAW_GEMM_OVERLAP_DIV 2
 
@@ -34,6 +43,7 @@ law_gemm_card law_gemm_card_default(void)
     memset(&c, 0, sizeof c);
     c.dram_bytes_per_ns_x100 = LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100;
     c.unit_bytes_per_ns = LAW_GEMM_FIT_UNIT_BYTES_PER_NS;
+    c.unit_dram_bytes_per_ns = LAW_GEMM_FIT_UNIT_DRAM_BYTES_PER_NS;
     c.latency_ns = LAW_GEMM_FIT_LATENCY_NS;
     c.warp_bytes_per_ns_x10 = LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10;
     c.mma_flops_per_ns = LAW_GEMM_H200_MMA_FLOPS_PER_NS;
@@ -47,6 +57,11 @@ law_gemm_card law_gemm_card_default(void)
     c.eff_pct[LAW_GEMM_WGMMA_WS_SWAPAB] = LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB;
     c.launch_ns = LAW_GEMM_FIT_LAUNCH_NS;
     c.tile_finish_ns = LAW_GEMM_FIT_TILE_FINISH_NS;
+    for (int i = 0; i < LAW_GEMM_NCLASSES; i++) c.slab_bytes_per_ns[i] = LAW_GEMM_FIT_SLAB_SWAPAB;
+    c.slab_bytes_per_ns[LAW_GEMM_DENSE] = LAW_GEMM_FIT_SLAB_DENSE;
+    c.slab_bytes_per_ns[LAW_GEMM_WGMMA_SWAPAB] = LAW_GEMM_FIT_SLAB_WGMMA_SWAPAB;
+    c.slab_bytes_per_ns[LAW_GEMM_WGMMA_WS] = LAW_GEMM_FIT_SLAB_WGMMA_WS;
+    c.slab_bytes_per_ns[LAW_GEMM_WGMMA_WS_SWAPAB] = LAW_GEMM_FIT_SLAB_WGMMA_WS_SWAPAB;
     return c;
 }
 
@@ -92,6 +107,11 @@ static long long resident_blocks(const law_device *d, const kt_candidate *c, lon
         long long slots = d->wave_slots_per_cu > 0 ? d->wave_slots_per_cu : 32;
         r = slots / warps / 2;                 /* registers unknown: assume they halve the slots */
         int st = c->v.p[KT_GEMM_P_ST];
+        law_gemm_class cls = law_gemm_class_of(c->law_class);
+        if (cls == LAW_GEMM_WGMMA_WS || cls == LAW_GEMM_WGMMA_WS_SWAPAB)
+            r = 1;                             /* warp-specialized: registers up to the block's bound */
+        else if (st > 0)
+            r = slots / warps;                 /* staged: the ring, not registers, binds */
         if (st > 0) {
             long long lds = (long long)st * (c->v.p[KT_GEMM_P_BM] + c->v.p[KT_GEMM_P_BN]) *
                             c->v.p[KT_GEMM_P_BK] * 2 + 2 * KT_GEMM_STAGE_ALIGN;
@@ -118,6 +138,7 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     long long wave = d->wave_size > 0 ? d->wave_size : 32;
     long long warps = c->threads > 0 ? cdiv(c->threads, wave) : wm * wn;
     if (cls == LAW_GEMM_SKINNY || cls == LAW_GEMM_SWAPAB) warps = c->threads > 0 ? warps : wm;
+    if (cls == LAW_GEMM_WGMMA_WS) warps = c->threads > 0 ? warps : 12;
     if (warps < 1) warps = 1;
     long long r = resident_blocks(d, c, warps);
     long long lat = card->latency_ns > 0 ? card->latency_ns : 1;
@@ -165,6 +186,18 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     if (rate_x1000 < 1) rate_x1000 = 1;
     long long t_stream = unit_bytes * 1000000 / rate_x1000;            /* ps */
 
+    /* First-touch bytes of the busiest unit (a weight tile read by tm blocks, a token tile by tn,
+     * comes from DRAM once: L2 serves the rest) at what DRAM gives one unit: its share among the
+     * units that stream, at most unit_dram_bytes_per_ns. */
+    long long active = lmin(units, sk == 0 ? units : tiles * segs);
+    long long unit_dram = cdiv(unit_bytes * rows_w, (rows_w + rows_t) * tm) +
+                          cdiv(unit_bytes * rows_t, (rows_w + rows_t) * tn);
+    long long share_x1000 = (long long)card->dram_bytes_per_ns_x100 * units * 10 / (active > 0 ? active : 1);
+    long long dram_rate_x1000 = lmin(share_x1000, (long long)card->unit_dram_bytes_per_ns * 1000);
+    if (dram_rate_x1000 < 1) dram_rate_x1000 = 1;
+    long long t_unit_dram = unit_dram * 1000000 / dram_rate_x1000;
+    if (t_stream < t_unit_dram) t_stream = t_unit_dram;
+
     /* The device floor: compulsory bytes at DRAM bandwidth. */
     long long compulsory = 2 * (N * K + M * K + M * N);
     long long dram_x100 = (long long)card->dram_bytes_per_ns_x100 * units;
@@ -194,8 +227,9 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     /* Overheads: a pipeline fill per round; split-K's finish; stream-K's pieces. */
     t += rounds * lat * 1000;
     if (sk > 1) {
-        long long slab = 8 * sk * M * N;                         /* written and read back, fp32 */
-        t += slab * 100000 / (dram_x100 > 0 ? dram_x100 : 1);
+        long long slab = b * bm * bn * 4 * 2;      /* the unit's slabs, written and read back, fp32 */
+        int sr = card->slab_bytes_per_ns[cls] > 0 ? card->slab_bytes_per_ns[cls] : 1;
+        t += slab * 1000 / sr;
         if (cls == LAW_GEMM_DENSE) t += (long long)card->launch_ns * 1000;
         else t += rounds * (long long)card->tile_finish_ns * 1000;
     } else if (sk == 0) {

@@ -50,6 +50,7 @@ law_gemm_class law_gemm_class_of(const char *law_class);
 typedef struct law_gemm_card {
     int dram_bytes_per_ns_x100;  /* DRAM bandwidth per unit, bytes/ns x 100 (all units streaming) */
     int unit_bytes_per_ns;       /* most bytes/ns one unit pulls from L2 (its port) */
+    int unit_dram_bytes_per_ns;  /* most bytes/ns of first-touch (DRAM) data one unit streams */
     int warp_bytes_per_ns_x10;   /* most bytes/ns x 10 one loading warp keeps coming (issue-bound) */
     int latency_ns;              /* load latency Little's law divides the bytes in flight by */
     int mma_flops_per_ns;        /* matrix-unit peak per unit, dense bf16, flops/ns */
@@ -57,6 +58,7 @@ typedef struct law_gemm_card {
     int eff_pct[LAW_GEMM_NCLASSES];  /* share of the matrix peak each template reaches, % */
     int launch_ns;               /* a second kernel launch in a stream (dense split-K reduce) */
     int tile_finish_ns;          /* in-launch split-K finish per tile: fence, counter, last block */
+    int slab_bytes_per_ns[LAW_GEMM_NCLASSES];  /* split-K slab traffic one unit moves, bytes/ns */
 } law_gemm_card;
 
 /* The stored card for a device (today only the H200: sm_90, 132 SMs), else the default. */
