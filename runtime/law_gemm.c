@@ -8,30 +8,35 @@
  * H200 (sm_90, 132 SMs). Datasheet or measured-elsewhere values:
  *   DRAM 4631 GB/s read ceiling (bench/NOTES.md, bench_gemm's read kernel) / 132 = 35.08 B/ns;
  *   matrix peak 989 TFLOP/s dense bf16 / 132 = 7495 flop/ns; vector 128 lanes x 1.98 GHz.
- * LAW_GEMM_FIT_*: fitted on the H200 sweep (bench/law_offline.c, models held out). */
+ * LAW_GEMM_FIT_*: fitted on the H200 sweep (bench/law_offline.c --fit --holdout qwen3-8b over
+ * db/results/h200/2026-11-30-sm_90a-dump.txt.gz and the sm90 prebuild kernel DB): stored per device
+ * later; law_gemm_card_for() is where a device's own card goes. */
 #define LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100 3508
 #define LAW_GEMM_H200_MMA_FLOPS_PER_NS 7495
 #define LAW_GEMM_H200_VEC_OPS_PER_NS 253
 
-#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 77  /* one SM's L2 port */
+#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 45  /* one SM's L2 port */
 #define LAW_GEMM_FIT_UNIT_DRAM_BYTES_PER_NS 33   /* one SM's first-touch (DRAM) stream */
-#define LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10 141   /* one loading warp's stream (x10) */
-#define LAW_GEMM_FIT_LATENCY_NS 1800         /* load latency seen by Little's law */
+#define LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10 167   /* one loading warp's stream (x10) */
+#define LAW_GEMM_FIT_LATENCY_NS 2538         /* load latency seen by Little's law */
 #define LAW_GEMM_FIT_LAUNCH_NS 2380         /* the dense reduce's second launch */
-#define LAW_GEMM_FIT_TILE_FINISH_NS 3765     /* in-launch split-K finish, per round */
+#define LAW_GEMM_FIT_TILE_FINISH_NS 5308     /* in-launch split-K finish, per round */
 /* Share of the matrix peak each template's inner loop reaches (%), fitted: */
 #define LAW_GEMM_FIT_EFF_DENSE 25           /* mma.sync from one LDS buffer (bench: 210-270 TF) */
-#define LAW_GEMM_FIT_EFF_SWAPAB 4          /* mma.sync on direct fragments */
+/* swapab's 2% is not an MMA efficiency: it is the fit's proxy for the direct-fragment loop's
+ * instruction cost per token column, and it overestimates swapab 2-3x at M >= 16 on picks the dump
+ * never timed (the fit only sees timed candidates): the next thing to model properly. */
+#define LAW_GEMM_FIT_EFF_SWAPAB 2          /* mma.sync on direct fragments */
 #define LAW_GEMM_FIT_EFF_WGMMA 55           /* wgmma, copies and math in the same warps */
 #define LAW_GEMM_FIT_EFF_WGMMA_SWAPAB 54
-#define LAW_GEMM_FIT_EFF_WGMMA_WS 55        /* warp-specialized wgmma (bench: up to 790 TF) */
-#define LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB 24
+#define LAW_GEMM_FIT_EFF_WGMMA_WS 46        /* warp-specialized wgmma (bench: up to 790 TF) */
+#define LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB 28
 /* Split-K slabs (fp32 tile written, read back by the last block or the reduce), bytes/ns a unit
  * moves them at, fitted: the warp-specialized prefill kernel stores its accumulators' fragment
  * layout 8 bytes at a time (sk2 measured ~2x sk1 at M = 8192). */
 #define LAW_GEMM_FIT_SLAB_DENSE 20
 #define LAW_GEMM_FIT_SLAB_SWAPAB 20
-#define LAW_GEMM_FIT_SLAB_WGMMA_SWAPAB 40
+#define LAW_GEMM_FIT_SLAB_WGMMA_SWAPAB 80
 #define LAW_GEMM_FIT_SLAB_WGMMA_WS 9
 #define LAW_GEMM_FIT_SLAB_WGMMA_WS_SWAPAB 10
 /* Stream and math overlap: estimate = max + min / LAW_GEMM_OVERLAP_DIV. */
@@ -65,10 +70,40 @@ law_gemm_card law_gemm_card_default(void)
     return c;
 }
 
+/* AMD targets have no stored card yet: the H200's fitted template shares with their own datasheet
+ * rates per CU (not fitted; they set the balance of bytes to flops the picks depend on).
+ *   gfx1201 (RX 9070 XT): 640 GB/s / 64 CUs = 10 B/ns; ~195 TFLOP/s dense bf16 / 64 = 3047 flop/ns;
+ *                         2 SIMD32 dual-issue x 2.97 GHz = 380 lane-ops/ns.
+ *   gfx942 (MI300X):      5300 GB/s / 304 CUs = 17.4 B/ns; 1307 TFLOP/s / 304 = 4299 flop/ns;
+ *                         64 lanes a clock x 2.1 GHz = 134 lane-ops/ns. */
+#define LAW_GEMM_GFX12_DRAM_BYTES_PER_NS_X100 1000
+#define LAW_GEMM_GFX12_MMA_FLOPS_PER_NS 3047
+#define LAW_GEMM_GFX12_VEC_OPS_PER_NS 380
+#define LAW_GEMM_CDNA3_DRAM_BYTES_PER_NS_X100 1740
+#define LAW_GEMM_CDNA3_MMA_FLOPS_PER_NS 4299
+#define LAW_GEMM_CDNA3_VEC_OPS_PER_NS 134
+
 law_gemm_card law_gemm_card_for(const law_device *d)
 {
-    (void)d;   /* one stored card today (the H200's); per-device cards come with the DB */
-    return law_gemm_card_default();
+    law_gemm_card c = law_gemm_card_default();   /* the H200's (sm_90, 132 SMs) */
+    if (!d || d->simds_per_cu <= 1) return c;    /* NVIDIA: the SM is the unit */
+    if (d->wave_size == 64) {
+        c.dram_bytes_per_ns_x100 = LAW_GEMM_CDNA3_DRAM_BYTES_PER_NS_X100;
+        c.mma_flops_per_ns = LAW_GEMM_CDNA3_MMA_FLOPS_PER_NS;
+        c.vec_ops_per_ns = LAW_GEMM_CDNA3_VEC_OPS_PER_NS;
+    } else {
+        c.dram_bytes_per_ns_x100 = LAW_GEMM_GFX12_DRAM_BYTES_PER_NS_X100;
+        c.mma_flops_per_ns = LAW_GEMM_GFX12_MMA_FLOPS_PER_NS;
+        c.vec_ops_per_ns = LAW_GEMM_GFX12_VEC_OPS_PER_NS;
+    }
+    /* a unit's port and first-touch stream scale with its DRAM share as on the H200 */
+    c.unit_dram_bytes_per_ns = (int)((long long)c.unit_dram_bytes_per_ns * c.dram_bytes_per_ns_x100 /
+                                     LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100);
+    c.unit_bytes_per_ns = (int)((long long)c.unit_bytes_per_ns * c.dram_bytes_per_ns_x100 /
+                                LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100);
+    if (c.unit_dram_bytes_per_ns < 1) c.unit_dram_bytes_per_ns = 1;
+    if (c.unit_bytes_per_ns < 1) c.unit_bytes_per_ns = 1;
+    return c;
 }
 
 law_gemm_class law_gemm_class_of(const char *s)
@@ -215,7 +250,10 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
         long long flops_block = 2 * bm * bn * kseg;   /* padded: the MMA runs whole fragments */
         unit_work = b * flops_block;
         if (sk == 0) unit_work = cdiv(tiles * 2 * bm * bn * K, lmin(units * 1, units));
-        long long rate = (long long)card->mma_flops_per_ns * card->eff_pct[cls] / 100;
+        /* eff_pct is what one block's warps issue of the unit's matrix peak; co-resident blocks
+         * add up to the peak */
+        long long rate = lmin((long long)card->mma_flops_per_ns,
+                              conc * card->mma_flops_per_ns * card->eff_pct[cls] / 100);
         t_math = unit_work * 1000 / (rate > 0 ? rate : 1);
     }
     (void)swapped;
@@ -263,30 +301,52 @@ int law_gemm_pick(const law_device *d, const kt_candidate *c, int n, const kt_pr
     return law_gemm_pick_card(d, &card, c, n, p);
 }
 
+/* The estimates of up to LAW_GEMM_PRUNE_CACHE candidates are kept on the stack; past that
+ * they are recomputed (same values: the function is pure). */
+#define LAW_GEMM_PRUNE_CACHE 2048
+
+static long long est_at(const law_device *d, const law_gemm_card *card, const kt_candidate *c,
+                        const kt_problem *p, const long long *cache, int i)
+{
+    return i < LAW_GEMM_PRUNE_CACHE ? cache[i] : law_gemm_estimate_ps(d, card, &c[i], p);
+}
+
+/* Candidates i and j compete in one group: the same template and the same token tile (BM). */
+static int same_group(const kt_candidate *a, const kt_candidate *b)
+{
+    return law_gemm_class_of(a->law_class) == law_gemm_class_of(b->law_class) &&
+           a->v.p[KT_GEMM_P_BM] == b->v.p[KT_GEMM_P_BM];
+}
+
 int law_gemm_prune_card(const law_device *d, const law_gemm_card *card, const kt_candidate *c, int n,
                         const kt_problem *p, int law_idx, int *keep)
 {
     if (!c || !keep || n < 1) return 0;
+    long long cache[LAW_GEMM_PRUNE_CACHE];
     long long best_t = -1;
     for (int i = 0; i < n; i++) {
         long long t = law_gemm_estimate_ps(d, card, &c[i], p);
+        if (i < LAW_GEMM_PRUNE_CACHE) cache[i] = t;
         keep[i] = 0;
         if (t >= 0 && (best_t < 0 || t < best_t)) best_t = t;
     }
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        long long t = law_gemm_estimate_ps(d, card, &c[i], p);
+        long long t = est_at(d, card, c, p, cache, i);
         int k = t < 0 || i == law_idx || (best_t >= 0 && t * 100 <= best_t * LAW_GEMM_PRUNE_PCT);
-        if (!k && t >= 0) {
-            /* among the best LAW_GEMM_PRUNE_PER_CLASS of its class? */
+        if (!k) {
+            /* among the best LAW_GEMM_PRUNE_PER_CLASS of its template, or the best
+             * LAW_GEMM_PRUNE_PER_GROUP of its template and token tile? */
             law_gemm_class cls = law_gemm_class_of(c[i].law_class);
-            int better = 0;
-            for (int j = 0; j < n && better < LAW_GEMM_PRUNE_PER_CLASS; j++) {
+            int in_class = 0, in_group = 0;
+            for (int j = 0; j < n; j++) {
                 if (j == i || law_gemm_class_of(c[j].law_class) != cls) continue;
-                long long tj = law_gemm_estimate_ps(d, card, &c[j], p);
-                if (tj >= 0 && (tj < t || (tj == t && j < i))) better++;
+                long long tj = est_at(d, card, c, p, cache, j);
+                if (tj < 0 || !(tj < t || (tj == t && j < i))) continue;
+                in_class++;
+                if (same_group(&c[i], &c[j])) in_group++;
             }
-            k = better < LAW_GEMM_PRUNE_PER_CLASS;
+            k = in_class < LAW_GEMM_PRUNE_PER_CLASS || in_group < LAW_GEMM_PRUNE_PER_GROUP;
         }
         keep[i] = k;
         kept += k;

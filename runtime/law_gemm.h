@@ -77,10 +77,15 @@ int law_gemm_pick_card(const law_device *d, const law_gemm_card *card, const kt_
 
 /* How far past the law's estimate of the best candidate a candidate may be estimated and still be
  * timed by the tuner: kept when estimate <= best * LAW_GEMM_PRUNE_PCT / 100. Also kept: the best
- * LAW_GEMM_PRUNE_PER_CLASS of every template class (so a template the model misjudges is still
- * measured), the law's own pick and every candidate the law cannot estimate. */
-#define LAW_GEMM_PRUNE_PCT 160
-#define LAW_GEMM_PRUNE_PER_CLASS 4
+ * LAW_GEMM_PRUNE_PER_CLASS of every template class and the best LAW_GEMM_PRUNE_PER_GROUP of every
+ * (template, BM) group (so a template or token tile the model misjudges is still measured), the
+ * law's own pick and every candidate the law cannot estimate. Checked on the H200 dump
+ * (bench/law_offline.c --prune): 46% of the candidates kept (46308 of 101346 over 266 problems), the
+ * sweep's winner kept in all 266. The margin is wide because the fitted swapab share overestimates
+ * swapab at M >= 16 (see law_gemm.c). */
+#define LAW_GEMM_PRUNE_PCT 350
+#define LAW_GEMM_PRUNE_PER_CLASS 6
+#define LAW_GEMM_PRUNE_PER_GROUP 3
 
 /* keep[i] = 1 for the candidates worth timing (law_idx, when in range, always kept); returns the
  * number kept. NULL keep or c, n < 1: 0. */
