@@ -67,6 +67,12 @@ out/bin/bench_gemm: $(BENCH_SRCS) $(wildcard bench/*.h) tests/device/gemm_ref.h 
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -Ibench -o $@ $(BENCH_SRCS) out/lib/libkt.a $(LIBS)
 
+# bench/law_offline.c: the GEMM law (runtime/law_gemm.c) measured offline against a sweep's dump
+# and a kernel DB (bench/law_offline.c's header says how).
+out/bin/law_offline: bench/law_offline.c out/lib/libkt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -o $@ bench/law_offline.c out/lib/libkt.a $(LIBS)
+
 # bench/read.cu: bench_gemm's read and copy ceiling kernels, one cubin for sm_90a. Optional: `make
 # bench-read` builds it where nvcc is found (NVCC, PATH, /usr/local/cuda/bin) and says so where it
 # is not; bench_gemm then reports both ceilings as unavailable.

@@ -195,6 +195,7 @@ typedef struct chain {
     char shape[96];          /* the key's static part for messages: "n=4096 k=4096" */
     char skipped[200];       /* why the first selection passed over did not serve */
     char law_note[200];      /* why the first layer with kernels of the dtype could not launch any */
+    char ws_note[200];       /* why the law's pick is not its choice with unlimited workspace */
 } chain;
 
 static long long sel_edge(const chain *ch, const ktrt_selection *s) { return ch->bdim < 0 ? 1 : s->p.dim[ch->bdim]; }
@@ -381,7 +382,7 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
                 long long need = ch->op->workspace_bytes(&want->v, &q->p, q->device->compute_units, w);
                 if (need <= q->workspace[w]) continue;
                 int split = ch->op->split_of ? ch->op->split_of(&k->v) : -1;
-                reason_add(out->choice.reason, sizeof out->choice.reason,
+                snprintf(ch->ws_note, sizeof ch->ws_note,
                            "%s%d instead of the law's %s: it needs %lld bytes of %s workspace, %lld available",
                            split >= 0 ? "sk" : "variant ", split >= 0 ? split : fit_index[pf], want->name, need,
                            ch->op->workspace_names[w], q->workspace[w]);
@@ -461,6 +462,7 @@ served:
     /* a selection passed over on the way says why this path and not an earlier one */
     if (ch.skipped[0] && strcmp(ch_out->path, "exact") != 0)
         reason_add(ch_out->reason, sizeof ch_out->reason, "passed over: %s", ch.skipped);
+    if (ch.ws_note[0]) reason_add(ch_out->reason, sizeof ch_out->reason, "%s", ch.ws_note);
     return KT_OK;
 }
 

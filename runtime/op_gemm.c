@@ -8,6 +8,7 @@
 #include "ktrt.h"
 #include "half_convert.h"
 #include "random_inputs.h"
+#include "law_gemm.h"
 
 /* Grid limits both vendors share: gridDim.y and .z at most 65535, .x at most 2^31 - 1. */
 #define GRID_YZ_MAX 65535LL
@@ -117,40 +118,21 @@ static law_gemm_candidate law_candidate(const kt_candidate *c)
     return l;
 }
 
+/* The law ranks every template's candidates by their estimated time (runtime/law_gemm.c); the
+ * dense-only tile rule of law.c remains for a database whose kernels carry no law class. */
 static int gemm_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
 {
+    int pick = law_gemm_pick(d, c, n, p);
+    if (pick >= 0) return pick;
     law_gemm_candidate l[1024];
     int count = n < 1024 ? n : 1024;
     for (int i = 0; i < count; i++) l[i] = law_candidate(&c[i]);
     return law_pick_gemm(d, l, count, DIM(p, M), DIM(p, N), DIM(p, K));
 }
 
-static int pow2_at_least(int x)
-{
-    int q = 1;
-    while (q < x) q *= 2;
-    return q;
-}
-
-/* Kept: M blocks no taller than twice the problem's M rounded up to a power of two (at least 16:
- * a taller block only multiplies MMA work on padding rows) and, from M = 256, at least 64 rows
- * (shorter blocks re-stream the weights M/BM times), and split counts up to twice the law's count
- * for that tile (the law's split and the one above it). The law's pick is always kept. */
 static int gemm_prune(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, int law_idx, int *keep)
 {
-    int m = DIM(p, M), nn = DIM(p, N), k = DIM(p, K), kept = 0;
-    int max_bm = 2 * pow2_at_least(m);
-    if (max_bm < 16) max_bm = 16;
-    int min_bm = m >= 256 ? 64 : 0;
-    for (int i = 0; i < n; i++) {
-        kt_gemm_variant v = kt_gemm_variant_of(&c[i].v);
-        int law_sk = law_splitk_segments(d, m, nn, k, v.bm, v.bn, v.bk, v.wm * v.wn, 32);
-        /* a block of fewer than half the problem's rows (up to 16) streams the weights twice over */
-        int short_block = 2 * v.bm < (m < 16 ? m : 16);
-        keep[i] = i == law_idx || (v.bm <= max_bm && v.bm >= min_bm && !short_block && v.splitk <= 2 * law_sk);
-        kept += keep[i];
-    }
-    return kept;
+    return law_gemm_prune(d, c, n, p, law_idx, keep);
 }
 
 /* ---- verification ---- */

@@ -199,40 +199,36 @@ static kt_candidate gcand(const char *name, int bm, int bn, int bk, int wm, int 
     return c;
 }
 
-/* The GEMM's pruning: the law's pick is kept, and the rules drop what they say. */
-static void test_gemm_prune(void)
+/* The GEMM's law and pruning are law_gemm.c's (tests/unit/test_law_gemm.c holds their rules): through
+ * the descriptor, the pick is one of the candidates, the pruning keeps it and keeps something at
+ * every edge, and a candidate of no known law class is never picked. */
+static void test_gemm_law(void)
 {
     law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
     kt_candidate c[] = {
-        gcand("bm16_sk1", 16, 64, 64, 1, 2, 1), gcand("bm16_sk32", 16, 64, 64, 1, 2, 32),
+        gcand("bm16_sk1", 16, 64, 64, 1, 2, 1), gcand("bm16_sk4", 16, 64, 64, 1, 2, 4),
         gcand("bm128_sk1", 128, 128, 64, 2, 4, 1), gcand("bm64_sk1", 64, 128, 64, 1, 4, 1),
         gcand("skinny_bm1", 1, 4, 256, 8, 1, 1), gcand("skinny_bm16", 16, 4, 256, 8, 1, 1),
     };
+    c[4].law_class = c[5].law_class = "skinny";
     int n = (int)(sizeof c / sizeof c[0]), keep[6];
-    kt_problem p = gemm("bf16", 4096, 4096, 1);
-    /* M = 1: no tall blocks (128, 64), the 32-way split kept (the law splits 16-row tiles that far) */
-    kt_op_gemm.prune(&d, c, n, &p, -1, keep);
-    KT_CHECK(keep[0] && keep[1] && keep[4] && keep[5]);
-    KT_CHECK(!keep[2] && !keep[3]);
-    /* M = 16: a 1-row block would stream the weights 16 times over */
-    p.dim[KT_GEMM_D_M] = 16;
-    kt_op_gemm.prune(&d, c, n, &p, -1, keep);
-    KT_CHECK(!keep[4] && keep[5]);
-    /* M = 4096: only blocks of >= 64 rows, and no 32-way split */
-    p.dim[KT_GEMM_D_M] = 4096;
-    kt_op_gemm.prune(&d, c, n, &p, -1, keep);
-    KT_CHECK(keep[2] && keep[3] && !keep[0] && !keep[1] && !keep[4] && !keep[5]);
-    /* the law's pick is kept whatever the rules say */
-    kt_op_gemm.prune(&d, c, n, &p, 4, keep);
-    KT_CHECK(keep[4]);
-    p.dim[KT_GEMM_D_M] = 1;
-    int pick = kt_op_gemm.law_pick(&d, c, n, &p);
-    KT_CHECK(pick >= 0 && pick < n);
+    for (int e = 0; e < kt_op_gemm.nedges; e++) {
+        kt_problem p = gemm("bf16", 4096, 4096, kt_op_gemm.edges[e]);
+        int pick = kt_op_gemm.law_pick(&d, c, n, &p);
+        KT_CHECK(pick >= 0 && pick < n);
+        int kept = kt_op_gemm.prune(&d, c, n, &p, pick, keep);
+        KT_CHECK(kept >= 1 && kept <= n && keep[pick]);
+    }
+    kt_problem p = gemm("bf16", 4096, 4096, 4096);
+    int fat = kt_op_gemm.law_pick(&d, c, n, &p);
+    KT_CHECK(fat == 2 || fat == 3);                             /* a 64- or 128-row tile at M = 4096 */
+    for (int i = 0; i < n; i++) c[i].law_class = "conv";   /* a template the law does not know */
+    KT_CHECK(kt_op_gemm.law_pick(&d, c, 4, &p) >= 0);        /* falls back to law.c's tile rule */
 }
 
 int main(void)
 {
-    test_gemm_prune();
+    test_gemm_law();
     test_table();
     test_keys();
     test_params();
