@@ -79,6 +79,14 @@ int main(void)
     gen_space_free(&s);
     KT_CHECK_CONTAINS(fail_message(DIR "launch_no_lds.lua", "gfx942"), "lds_at_launch needs an lds_bytes function");
 
+    /* a recipe inside the limits (16 axes, 31-character names and values) can still make a name
+     * or params JSON longer than a variant holds: refused, naming the recipe and the variant,
+     * never cut short or written past the end */
+    KT_CHECK_CONTAINS(fail_message(DIR "long_name.lua", "gfx1201"), DIR "long_name.lua: variant kt_toy_long_v01");
+    KT_CHECK_CONTAINS(fail_message(DIR "long_name.lua", "gfx1201"), "kernel name longer than 191 characters");
+    KT_CHECK_CONTAINS(fail_message(DIR "long_params.lua", "gfx1201"),
+                      DIR "long_params.lua: variant kt_toy_wide_a_b_c_d_e_f_g_h_i_j_k_l_m_n_o_p: params JSON longer than 511 characters");
+
     /* errors name the file and, where Lua knows it, the line */
     KT_CHECK_CONTAINS(fail_message(DIR "syntax.lua", "gfx1201"), DIR "syntax.lua:5:");
     KT_CHECK_CONTAINS(fail_message(DIR "unknown_axis.lua", "gfx1201"), DIR "unknown_axis.lua:6: unknown axis 'BN'");
