@@ -22,6 +22,16 @@ static const char *analyze_verdict(const kt_target *t, const kt_analysis *a)
     return NULL;
 }
 
+int analyze_static_lds(const kt_target *t, const void *code, size_t len, const char *name, int *lds,
+                       char *err, size_t errlen)
+{
+    kt_resources r;
+    int rc = t->vendor == KT_VENDOR_AMD ? elf_amdgpu_read_resources(code, len, name, &r, err, errlen)
+                                        : elf_cubin_read_resources(code, len, name, &r, err, errlen);
+    if (rc == 0) *lds = r.lds_bytes;
+    return rc;
+}
+
 int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
                         const char *name, int threads, int dynamic_lds, kt_analysis *a, char *err, size_t errlen)
 {

@@ -120,7 +120,8 @@ int db_open(const char *path, int create, kt_db **out, char *err, size_t errlen)
     }
     if (db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen)) goto fail;
     if (db_migrate(db, version, err, errlen)) goto fail;
-    if (db_prepare(db, &db->is_current, "SELECT status, reason, waves_per_simd FROM kernel WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
+    if (db_prepare(db, &db->is_current, "SELECT status, reason, waves_per_simd, threads, lds_bytes FROM kernel "
+                                         "WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
         db_prepare(db, &db->toolchain_put,
                    "INSERT INTO toolchain (fingerprint, kind, path, version, flags, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
                    "ON CONFLICT (fingerprint) DO NOTHING", err, errlen) ||
@@ -191,6 +192,8 @@ int db_kernel_is_current(kt_db *db, const char *name, const char *target, const 
         snprintf(brief->status, sizeof brief->status, "%s", status ? (const char *)status : "");
         snprintf(brief->reason, sizeof brief->reason, "%s", reason ? (const char *)reason : "");
         brief->waves_per_simd = sqlite3_column_int(st, 2);
+        brief->threads = sqlite3_column_int(st, 3);
+        brief->lds_bytes = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);

@@ -41,6 +41,8 @@ typedef struct db_kernel_brief {
     char status[16];
     char reason[256];
     int waves_per_simd;
+    int threads;               /* what the row was analysed with */
+    int lds_bytes;             /* static + launch-time LDS it was analysed with; -1 without resources */
 } db_kernel_brief;
 
 /* 1 if kernel (name, target) is stored with this cache_key (brief filled when not NULL),
