@@ -24,6 +24,7 @@ typedef struct gen_axis {
     char str[GEN_MAX_VALUES][32];
 } gen_axis;
 
+/* "family" is accepted and ignored: the recipe's folder under templates/ is its family */
 static const char *const gen_known_fields[] = {
     "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", NULL,
 };
@@ -366,7 +367,6 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
     int ri = lua_gettop(L);
     char tmpl[128];
     if (gen_check_fields(L, recipe_path, err, errlen) ||
-        gen_string_field(L, recipe_path, "family", s->family, sizeof s->family, err, errlen) ||
         gen_string_field(L, recipe_path, "template", tmpl, sizeof tmpl, err, errlen) ||
         gen_string_field(L, recipe_path, "kernel", s->kernel, sizeof s->kernel, err, errlen) ||
         gen_read_axes(L, recipe_path, axes, &naxes, err, errlen))

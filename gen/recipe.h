@@ -2,10 +2,11 @@
  * variants that pass its constraint, each with its deterministic kernel name and the instantiation
  * source the toolchain compiles. C never holds a variant list; the recipe does.
  *
- * Recipe table fields: family, template, kernel (name prefix), ops, axes = { {name, {values}}, ... },
+ * Recipe table fields: template, kernel (name prefix), ops, axes = { {name, {values}}, ... },
  * threads(p, t), lds_bytes(p, t) (optional), constraint(p, t) -> true | false, "reason", and
  * targets = { "sm_90a", ... } (optional): the only targets the template is written for, and
  * lds_at_launch = true (optional): lds_bytes is dynamic shared memory each launch provides.
+ * A `family` field is ignored (the recipe's folder is its family).
  * `p` refuses unknown axis names and `t` unknown target fields, so a typo is an error with a line. */
 #ifndef KT_RECIPE_H
 #define KT_RECIPE_H
@@ -28,7 +29,6 @@ typedef struct gen_reason_count {
 
 typedef struct gen_space {
     char recipe_path[512];
-    char family[32];
     char template_path[512];   /* the template file, beside the recipe */
     char template_rel[128];    /* its include path under the templates root, e.g. "gemm/dense.hip" */
     char templates_root[512];  /* directory holding arch/ and abi/ (the recipe's grandparent) */

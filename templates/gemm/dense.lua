@@ -37,7 +37,6 @@ end
 local function lds_bytes(p, t) return (p.BM + p.BN) * (p.BK + PAD) * 2 end
 
 return {
-  family = "gemm",
   template = "dense.hip",
   kernel = "kt_gemm_dense",
   ops = { "gemm" },

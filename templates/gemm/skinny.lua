@@ -7,7 +7,6 @@
 local function div(a, b) return math.floor(a / b) end
 
 return {
-  family = "gemm",
   template = "skinny.hip",
   kernel = "kt_gemm_skinny",
   ops = { "gemm" },

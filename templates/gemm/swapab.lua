@@ -19,7 +19,6 @@ local function tile_regs(t)
 end
 
 return {
-  family = "gemm",
   template = "swapab.hip",
   kernel = "kt_gemm_swapab",
   ops = { "gemm" },

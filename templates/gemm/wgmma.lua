@@ -11,7 +11,6 @@ local function div(a, b) return math.floor(a / b) end
 local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
-  family = "gemm",
   template = "wgmma.hip",
   kernel = "kt_gemm_wgmma",
   ops = { "gemm" },

@@ -12,7 +12,6 @@ local STAGE_ALIGN = 1024   -- runtime/gemm_geometry.h KT_GEMM_STAGE_ALIGN
 local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
-  family = "gemm",
   template = "wgmma_ws.hip",
   kernel = "kt_gemm_wgws",
   ops = { "gemm" },

@@ -79,6 +79,11 @@ int main(void)
     gen_space_free(&s);
     KT_CHECK_CONTAINS(fail_message(DIR "launch_no_lds.lua", "gfx942"), "lds_at_launch needs an lds_bytes function");
 
+    /* `family` is not needed (the recipe's folder is its family); recipes that still name it load */
+    KT_CHECK_INT(gen_enumerate(DIR "no_family.lua", gfx, &s, err, sizeof err), 0);
+    KT_CHECK_INT(s.nvariants, 2);
+    gen_space_free(&s);
+
     /* a recipe inside the limits (16 axes, 31-character names and values) can still make a name
      * or params JSON longer than a variant holds: refused, naming the recipe and the variant,
      * never cut short or written past the end */
