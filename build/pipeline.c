@@ -23,7 +23,7 @@ typedef struct pl_item {
     char obj[1400];       /* cache/objects/<key>.co */
     char fail[1400];      /* cache/objects/<key>.fail: the compiler's message when it failed */
     int job;              /* index into jobs, -1 when not compiled this run */
-    int state;            /* 0 stored already, 1 analyse, 2 failed */
+    int state;            /* 0 stored already, 1 analyse, 2 failed, 3 stored but its params text changed */
 } pl_item;
 
 static double pl_now(void)
@@ -233,7 +233,9 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
         if (cur == 1) cur = pl_declared_same(db, t, it->v, &brief, err, errlen);
         if (cur < 0) goto done;
         if (cur == 1) {                       /* stored with this exact key and declarations: nothing to do */
-            it->state = 0;
+            /* ... but params that enter neither the source nor the analysis (the law) may have
+             * changed: the stored text is refreshed, nothing else */
+            it->state = strcmp(brief.params, it->v->params_json) == 0 ? 0 : 3;
             sum->cached++;
             pl_tally(sum, brief.status, brief.reason, brief.waves_per_simd, it->v->name);
             continue;
@@ -289,8 +291,13 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
 
     /* one transaction: a gen run is stored whole or (if killed) re-stored from the cache next time */
     if (db_begin(db, err, errlen)) goto done;
-    for (int i = 0; i < sp.nvariants; i++)
-        if (items[i].state != 0 && pl_store(db, &sp, t, &tc, &items[i], sum, err, errlen)) goto done;
+    for (int i = 0; i < sp.nvariants; i++) {
+        if (items[i].state == 3) {
+            if (db_kernel_set_params(db, items[i].v->name, t->name, items[i].v->params_json, err, errlen)) goto done;
+        } else if (items[i].state != 0 && pl_store(db, &sp, t, &tc, &items[i], sum, err, errlen)) {
+            goto done;
+        }
+    }
     if (pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
     if (db_commit(db, err, errlen)) goto done;
     rc = 0;

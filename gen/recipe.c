@@ -26,7 +26,7 @@ typedef struct gen_axis {
 
 /* "family" is accepted and ignored: the recipe's folder under templates/ is its family */
 static const char *const gen_known_fields[] = {
-    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", NULL,
+    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", "law", NULL,
 };
 
 static void gen_open_sandbox(lua_State *L)
@@ -270,6 +270,8 @@ static int gen_emit_variant(gen_space *s, const kt_target *t, const gen_axis *ax
             return 1;
         }
     }
+    /* the law goes in the params only: the source, hence the cache key and code, stay the same */
+    if (!over) over = gen_append(v->params_json, sizeof v->params_json, &po, ",\"law\":\"%s\"", s->law);
     if (over || gen_append(v->params_json, sizeof v->params_json, &po, "}")) {
         snprintf(err, errlen, "%s: variant %s: params JSON longer than %zu characters (shorten the axis names or values)",
                  s->recipe_path, v->name, sizeof v->params_json - 1);
@@ -304,7 +306,7 @@ static int gen_check_fields(lua_State *L, const char *path, char *err, size_t er
                 if (strcmp(lua_tostring(L, -1), gen_known_fields[i]) == 0) known = 1;
         if (!known) {
             const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(non-string key)";
-            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch)", path, k);
+            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch, law)", path, k);
             lua_pop(L, 1);
             return 1;
         }
@@ -373,6 +375,24 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
         goto done;
     if (!gen_is_identifier(s->kernel)) { gen_fail(err, errlen, "%s: kernel prefix '%s' is not a C identifier", recipe_path, s->kernel); goto done; }
     if (gen_locate_template(s, tmpl, err, errlen)) goto done;
+    /* law: how the law scores this template's variants; by default the template file's stem.
+     * An identifier, so it goes into the params JSON as it is. */
+    lua_getfield(L, ri, "law");
+    size_t law_len = 0;
+    const char *law = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &law_len) : NULL;
+    if (!law && !lua_isnil(L, -1)) { gen_fail(err, errlen, "%s: recipe field 'law' must be a string%s", recipe_path, ""); goto done; }
+    if (law && (law_len >= sizeof s->law || strlen(law) != law_len || !gen_is_identifier(law))) {
+        snprintf(err, errlen, "%s: recipe field 'law' ('%.60s') must be an identifier of at most %zu characters",
+                 recipe_path, law, sizeof s->law - 1);
+        goto done;
+    }
+    if (law) snprintf(s->law, sizeof s->law, "%s", law);
+    else if (strcspn(tmpl, ".") < sizeof s->law) snprintf(s->law, sizeof s->law, "%.*s", (int)strcspn(tmpl, "."), tmpl);
+    if (!gen_is_identifier(s->law)) {
+        gen_fail(err, errlen, "%s: template '%s' has no identifier stem to be the default law: set recipe field 'law'", recipe_path, tmpl);
+        goto done;
+    }
+    lua_pop(L, 1);
     /* targets: the recipe is written for these alone (an instruction only they have); for any
      * other target the space is empty by design, which is not an error */
     lua_getfield(L, ri, "targets");

@@ -38,6 +38,7 @@ local function lds_bytes(p, t) return (p.BM + p.BN) * (p.BK + PAD) * 2 end
 
 return {
   template = "dense.hip",
+  law = "dense",
   kernel = "kt_gemm_dense",
   ops = { "gemm" },
   axes = {

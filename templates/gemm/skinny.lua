@@ -8,6 +8,7 @@ local function div(a, b) return math.floor(a / b) end
 
 return {
   template = "skinny.hip",
+  law = "skinny",
   kernel = "kt_gemm_skinny",
   ops = { "gemm" },
   axes = {

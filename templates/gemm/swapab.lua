@@ -20,6 +20,7 @@ end
 
 return {
   template = "swapab.hip",
+  law = "swapab",
   kernel = "kt_gemm_swapab",
   ops = { "gemm" },
   axes = {

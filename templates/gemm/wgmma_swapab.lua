@@ -11,6 +11,7 @@ local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
   template = "wgmma_swapab.hip",
+  law = "wgmma_swapab",
   kernel = "kt_gemm_wgswap",
   ops = { "gemm" },
   targets = { "sm_90a" },   -- wgmma and cp.async are Hopper's; other targets build nothing here

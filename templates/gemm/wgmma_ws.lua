@@ -13,6 +13,7 @@ local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
   template = "wgmma_ws.hip",
+  law = "wgmma_ws",
   kernel = "kt_gemm_wgws",
   ops = { "gemm" },
   targets = { "sm_90a" },   -- wgmma, cp.async and mbarriers are Hopper's; other targets build nothing here

@@ -2,6 +2,7 @@
 -- "reference:gemm": the tuner verifies against it; nothing dispatches it.
 return {
   template = "gemm_ref.hip",
+  law = "ref",
   kernel = "kt_gemm_ref",
   ops = { "reference:gemm" },
   axes = {

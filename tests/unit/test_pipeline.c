@@ -22,16 +22,18 @@ static void write_text(const char *rel, const char *text)
 }
 
 /* The recipe with threads() and lds_bytes() returning the given figures (lds 0: not at launch). */
+static const char *law = "";   /* a recipe field line, e.g. "law = \"other\"," */
+
 static void write_recipe(int threads, int lds_at_launch)
 {
     char text[1024];
     snprintf(text, sizeof text,
-             "return {\n  family = \"toy\", template = \"tiny.hip\", kernel = \"kt_tiny\", ops = { \"tiny\" },\n"
+             "return {\n  family = \"toy\", template = \"tiny.hip\", kernel = \"kt_tiny\", ops = { \"tiny\" }, %s\n"
              "  axes = { { \"N\", { 1, 2 } } },\n"
              "  threads = function(p, t) return %d end,\n"
              "  %s\n"
              "  constraint = function(p, t) return true end,\n}\n",
-             threads, lds_at_launch ? "" : "--");
+             law, threads, lds_at_launch ? "" : "--");
     char *at = strstr(text, "  --");
     if (lds_at_launch) {
         char tail[512];
@@ -134,6 +136,20 @@ int main(void)
     KT_CHECK_INT(query_int(db, ROW("lds_bytes", "kt_tiny_n1")), 16384);
     KT_CHECK_INT(query_int(db, ROW("waves_per_simd", "kt_tiny_n1")), waves256);
     KT_CHECK_INT(query_int(db, ROW("count(*)", "kt_tiny_n1") " AND status = 'ok'"), 1);
+
+    /* the law is in the params, not the source: a new one refreshes the stored params text
+     * (the row keeps its key, code and figures; nothing is compiled) */
+    KT_CHECK(query_int(db, ROW("instr(params, '\"law\":\"tiny\"')", "kt_tiny_n1")) > 0);
+    int hash_len = query_int(db, ROW("length(code_hash)", "kt_tiny_n1"));
+    law = "law = \"other\",";
+    write_recipe(256, 0);
+    KT_CHECK_INT(gen(&o, &sum), 0);
+    KT_CHECK_INT(sum.compiled, 0);
+    KT_CHECK_INT(sum.ok, 2);
+    KT_CHECK(query_int(db, ROW("params = '{\"N\":1,\"law\":\"other\"}'", "kt_tiny_n1")) == 1);
+    KT_CHECK(query_int(db, ROW("params = '{\"N\":2,\"law\":\"other\"}'", "kt_tiny_n2")) == 1);
+    KT_CHECK_INT(query_int(db, ROW("length(code_hash)", "kt_tiny_n1")), hash_len);
+    KT_CHECK_INT(query_int(db, ROW("waves_per_simd", "kt_tiny_n1")), waves256);
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
