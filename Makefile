@@ -104,6 +104,13 @@ out/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(KT_CFLAGS) $(FUZZ_FLAGS) -o $@ $< $(shell sed -n 's,^/\* fuzz-sources: \(.*\) \*/$$,\1,p' $<) $(LIBS)
 
+# A unit test under ASan/UBSan (clang-19) with the library built in, e.g. `make out/asan/test_recipe`
+# (the generator's name and params building at the recipe limits). Not part of `make test`.
+out/asan/%: tests/unit/%.c $(LIB_SRCS) $(SQL_OBJS:.o=.c) tests/unit/kt_test.h | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(KT_CFLAGS) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -Itests/unit \
+	    -o $@ $< $(LIB_SRCS) $(SQL_OBJS:.o=.c) $(LIBS)
+
 # C++ tests (host emulation of the preludes' fragment index math)
 out/tests/%: tests/unit/%.cpp
 	@mkdir -p $(dir $@)

@@ -22,10 +22,56 @@ static const char *analyze_verdict(const kt_target *t, const kt_analysis *a)
     return NULL;
 }
 
+/* The code object must be for the target it was built for: a mixed-up cache entry, compiler
+ * flag or toolchain would otherwise store another GPU's code (with its resources) as this one's.
+ * AMD: the processor of amdhsa.target ("amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"); NVIDIA:
+ * the SM of the SASS (e_flags; sm_90 and sm_90a both read 90). */
+static int analyze_check_target(const kt_target *t, const void *code, size_t len, const char *name,
+                                char *err, size_t errlen)
+{
+    char where[128], rerr[256];
+    if (t->vendor == KT_VENDOR_AMD) {
+        if (elf_amdgpu_target(code, len, where, sizeof where, NULL, rerr, sizeof rerr)) {
+            snprintf(err, errlen, "kernel %s: cannot read the code object's target: %s", name, rerr);
+            return 1;
+        }
+        const char *proc = strstr(where, "--");
+        proc = proc ? proc + 2 : where;
+        size_t plen = strcspn(proc, ":");
+        if (plen != strlen(t->name) || strncmp(proc, t->name, plen) != 0) {
+            snprintf(err, errlen, "kernel %s: code object is for %.*s (amdhsa.target %s), but it was built for %s",
+                     name, (int)plen, proc, where, t->name);
+            return 1;
+        }
+        return 0;
+    }
+    int sm = 0, want = 0;
+    if (elf_cubin_sm(code, len, &sm, rerr, sizeof rerr)) {
+        snprintf(err, errlen, "kernel %s: cannot read the cubin's SM: %s", name, rerr);
+        return 1;
+    }
+    if (sscanf(t->name, "sm_%d", &want) == 1 && sm != want) {
+        snprintf(err, errlen, "kernel %s: code object is for sm_%d, but it was built for %s", name, sm, t->name);
+        return 1;
+    }
+    return 0;
+}
+
+int analyze_static_lds(const kt_target *t, const void *code, size_t len, const char *name, int *lds,
+                       char *err, size_t errlen)
+{
+    kt_resources r;
+    int rc = t->vendor == KT_VENDOR_AMD ? elf_amdgpu_read_resources(code, len, name, &r, err, errlen)
+                                        : elf_cubin_read_resources(code, len, name, &r, err, errlen);
+    if (rc == 0) *lds = r.lds_bytes;
+    return rc;
+}
+
 int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
                         const char *name, int threads, int dynamic_lds, kt_analysis *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
+    if (analyze_check_target(t, code, len, name, err, errlen)) return 1;
     int rc = t->vendor == KT_VENDOR_AMD ? elf_amdgpu_read_resources(code, len, name, &a->res, err, errlen)
                                         : elf_cubin_read_resources(code, len, name, &a->res, err, errlen);
     if (rc) return rc;

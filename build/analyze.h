@@ -24,4 +24,9 @@ typedef struct kt_analysis {
 int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
                         const char *name, int threads, int dynamic_lds, kt_analysis *out, char *err, size_t errlen);
 
+/* The static LDS (shared memory) bytes kernel `name` declares in `code`: what analysis adds the
+ * launch-time LDS to, so a stored row's lds_bytes can be checked against a recipe's declaration. */
+int analyze_static_lds(const kt_target *t, const void *code, size_t len, const char *name, int *lds,
+                       char *err, size_t errlen);
+
 #endif

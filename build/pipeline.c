@@ -11,6 +11,7 @@
 #include "compile.h"
 #include "file_io.h"
 #include "db/db.h"
+#include "db/db_tuner.h"
 #include "gen/recipe.h"
 #include "pipeline.h"
 #include "sha256.h"
@@ -23,7 +24,7 @@ typedef struct pl_item {
     char obj[1400];       /* cache/objects/<key>.co */
     char fail[1400];      /* cache/objects/<key>.fail: the compiler's message when it failed */
     int job;              /* index into jobs, -1 when not compiled this run */
-    int state;            /* 0 stored already, 1 analyse, 2 failed */
+    int state;            /* 0 stored already, 1 analyse, 2 failed, 3 stored but its params text changed */
 } pl_item;
 
 static double pl_now(void)
@@ -80,6 +81,27 @@ static void pl_cache_key(const gen_variant *v, const char *closure, const kt_tar
     const char *parts[5] = {"ktune-cache-v1", v->source, closure, t->name, fp};
     for (int i = 0; i < 5; i++) sha256_update(&c, parts[i], strlen(parts[i]) + 1);
     sha256_final_hex(&c, key);
+}
+
+/* The cache key covers what the compiler sees; the recipe's threads() and launch-time LDS are
+ * declarations the analysis uses (occupancy, verdict), not compiler input. A row analysed with
+ * other figures is stale although its key matches: 1 when the row agrees with v, 0 when not,
+ * -1 on a database error. Other lds_bytes() figures enter no row (only the recipe's constraint). */
+static int pl_declared_same(kt_db *db, const kt_target *t, const gen_variant *v, const db_kernel_brief *b,
+                            char *err, size_t errlen)
+{
+    if (b->threads != v->threads) return 0;
+    if (b->lds_bytes < 0) return 1;           /* no resources (failed): LDS entered nothing */
+    void *code;
+    size_t len;
+    int lds, same = 0;
+    char aerr[256];
+    if (db_kernel_code(db, t->name, v->name, &code, &len, err, errlen) < 0) return -1;
+    /* the row's lds_bytes is the object's static LDS plus what the launch provided */
+    if (code && analyze_static_lds(t, code, len, v->name, &lds, aerr, sizeof aerr) == 0)
+        same = lds + v->lds_dynamic == b->lds_bytes;
+    free(code);
+    return same;
 }
 
 static void pl_default_cache(const gen_space *sp, char *out, size_t n)
@@ -209,13 +231,17 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
         snprintf(it->obj, sizeof it->obj, "%s/%s.co", objdir, it->key);
         snprintf(it->fail, sizeof it->fail, "%s/%s.fail", objdir, it->key);
         int cur = db_kernel_is_current(db, it->v->name, t->name, it->key, &brief, err, errlen);
+        if (cur == 1) cur = pl_declared_same(db, t, it->v, &brief, err, errlen);
         if (cur < 0) goto done;
-        if (cur == 1) {                       /* stored with this exact key: nothing to do */
-            it->state = 0;
+        if (cur == 1) {                       /* stored with this exact key and declarations: nothing to do */
+            /* ... but params that enter neither the source nor the analysis (the law) may have
+             * changed: the stored text is refreshed, nothing else */
+            it->state = strcmp(brief.params, it->v->params_json) == 0 ? 0 : 3;
             sum->cached++;
             pl_tally(sum, brief.status, brief.reason, brief.waves_per_simd, it->v->name);
             continue;
         }
+        /* a changed declaration re-analyses the cached object; with the cache gone it recompiles */
         if (access(it->obj, R_OK) == 0) { it->state = 1; sum->cached++; continue; }
         if (access(it->fail, R_OK) == 0) { it->state = 2; sum->cached++; continue; }
         /* compile: source under src/, output to a temporary name renamed on success, so an
@@ -266,8 +292,13 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
 
     /* one transaction: a gen run is stored whole or (if killed) re-stored from the cache next time */
     if (db_begin(db, err, errlen)) goto done;
-    for (int i = 0; i < sp.nvariants; i++)
-        if (items[i].state != 0 && pl_store(db, &sp, t, &tc, &items[i], sum, err, errlen)) goto done;
+    for (int i = 0; i < sp.nvariants; i++) {
+        if (items[i].state == 3) {
+            if (db_kernel_set_params(db, items[i].v->name, t->name, items[i].v->params_json, err, errlen)) goto done;
+        } else if (items[i].state != 0 && pl_store(db, &sp, t, &tc, &items[i], sum, err, errlen)) {
+            goto done;
+        }
+    }
     if (pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
     if (db_commit(db, err, errlen)) goto done;
     rc = 0;

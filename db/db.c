@@ -23,7 +23,7 @@ static const char *const *db_migrations(void)
 struct kt_db {
     sqlite3 *h;
     char path[512];
-    sqlite3_stmt *is_current, *kernel_put, *toolchain_put;
+    sqlite3_stmt *is_current, *kernel_params, *kernel_put, *toolchain_put;
 };
 
 static int db_fail(kt_db *db, char *err, size_t errlen, const char *what)
@@ -126,7 +126,10 @@ int db_open(const char *path, int create, kt_db **out, char *err, size_t errlen)
     if (db_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err, errlen)) goto fail;
     if (db_migrate(db, version, err, errlen)) goto fail;
     if (db_exec(db, "PRAGMA foreign_keys=ON;", err, errlen)) goto fail;
-    if (db_prepare(db, &db->is_current, "SELECT status, reason, waves_per_simd FROM kernel WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
+    if (db_prepare(db, &db->is_current, "SELECT status, reason, waves_per_simd, threads, lds_bytes, params FROM kernel "
+                                         "WHERE name = ?1 AND target = ?2 AND cache_key = ?3", err, errlen) ||
+        db_prepare(db, &db->kernel_params, "UPDATE kernel SET params = ?3, updated_at = datetime('now') "
+                                           "WHERE name = ?1 AND target = ?2", err, errlen) ||
         db_prepare(db, &db->toolchain_put,
                    "INSERT INTO toolchain (fingerprint, kind, path, version, flags, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
                    "ON CONFLICT (fingerprint) DO NOTHING", err, errlen) ||
@@ -154,6 +157,7 @@ void db_close(kt_db *db)
 {
     if (!db) return;
     sqlite3_finalize(db->is_current);
+    sqlite3_finalize(db->kernel_params);
     sqlite3_finalize(db->kernel_put);
     sqlite3_finalize(db->toolchain_put);
     sqlite3_close(db->h);
@@ -197,6 +201,10 @@ int db_kernel_is_current(kt_db *db, const char *name, const char *target, const 
         snprintf(brief->status, sizeof brief->status, "%s", status ? (const char *)status : "");
         snprintf(brief->reason, sizeof brief->reason, "%s", reason ? (const char *)reason : "");
         brief->waves_per_simd = sqlite3_column_int(st, 2);
+        brief->threads = sqlite3_column_int(st, 3);
+        brief->lds_bytes = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+        const unsigned char *params = sqlite3_column_text(st, 5);
+        snprintf(brief->params, sizeof brief->params, "%s", params ? (const char *)params : "");
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -204,6 +212,15 @@ int db_kernel_is_current(kt_db *db, const char *name, const char *target, const 
     if (rc == SQLITE_DONE) return 0;
     db_fail(db, err, errlen, "looking up kernel");
     return -1;
+}
+
+int db_kernel_set_params(kt_db *db, const char *name, const char *target, const char *params, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = db->kernel_params;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, target, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, params, -1, SQLITE_STATIC);
+    return db_step_done(db, st, err, errlen, "updating a kernel's params");
 }
 
 static void db_bind_text_or_null(sqlite3_stmt *st, int i, const char *s)

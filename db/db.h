@@ -45,12 +45,18 @@ typedef struct db_kernel_brief {
     char status[16];
     char reason[256];
     int waves_per_simd;
+    int threads;               /* what the row was analysed with */
+    int lds_bytes;             /* static + launch-time LDS it was analysed with; -1 without resources */
+    char params[1024];         /* the stored params JSON */
 } db_kernel_brief;
 
 /* 1 if kernel (name, target) is stored with this cache_key (brief filled when not NULL),
  * 0 if not, -1 on error. */
 int db_kernel_is_current(kt_db *db, const char *name, const char *target, const char *cache_key,
                          db_kernel_brief *brief, char *err, size_t errlen);
+/* Replace the params text of kernel (name, target): params that enter neither the source nor the
+ * analysis (the law) change without a re-analysis. */
+int db_kernel_set_params(kt_db *db, const char *name, const char *target, const char *params, char *err, size_t errlen);
 /* Insert or replace kernel (name, target). */
 int db_kernel_put(kt_db *db, const db_kernel_row *row, char *err, size_t errlen);
 /* Kernels of target built from template_rel whose names start with prefix + "_" and are not in

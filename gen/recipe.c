@@ -2,6 +2,7 @@
  * or require): a recipe describes a space, it does not touch the machine. */
 #include <ctype.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,9 @@ typedef struct gen_axis {
     char str[GEN_MAX_VALUES][32];
 } gen_axis;
 
+/* "family" is accepted and ignored: the recipe's folder under templates/ is its family */
 static const char *const gen_known_fields[] = {
-    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", NULL,
+    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", "law", NULL,
 };
 
 static void gen_open_sandbox(lua_State *L)
@@ -216,33 +218,65 @@ static void gen_count_reason(gen_space *s, const char *reason)
     s->nrejected++;
 }
 
-static void gen_emit_variant(gen_space *s, const kt_target *t, const gen_axis *axes, int naxes,
-                             const int *idx, gen_variant *v)
+/* Append to buf (n bytes, *off used). A piece that does not fit is refused whole: buf keeps what it
+ * had, NUL-terminated, and the caller refuses the variant rather than store a cut-off name. */
+static int gen_append(char *buf, size_t n, size_t *off, const char *fmt, ...)
 {
-    size_t off = (size_t)snprintf(v->name, sizeof v->name, "%s", s->kernel);
-    size_t po = (size_t)snprintf(v->params_json, sizeof v->params_json, "{");
-    char defines[1024];
-    size_t dofs = 0;
-    defines[0] = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *off, n - *off, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= n - *off) { buf[*off] = 0; return 1; }
+    *off += (size_t)k;
+    return 0;
+}
+
+/* Name, params and source of one variant. Axis names and values are bounded (31 characters each,
+ * 16 axes) but their sum is not bounded by the fixed fields: a variant that does not fit is an
+ * error naming the recipe and the variant. */
+static int gen_emit_variant(gen_space *s, const kt_target *t, const gen_axis *axes, int naxes,
+                            const int *idx, gen_variant *v, char *err, size_t errlen)
+{
+    char values[GEN_MAX_AXES][32];
+    size_t off = 0, po = 0, dofs = 0;
+    int over = gen_append(v->name, sizeof v->name, &off, "%s", s->kernel);
     for (int a = 0; a < naxes; a++) {
         const gen_axis *ax = &axes[a];
-        char upper[32], lower[32], value[40];
-        for (int i = 0; i < 32; i++) {
-            upper[i] = (char)toupper((unsigned char)ax->name[i]);
-            lower[i] = (char)tolower((unsigned char)ax->name[i]);
-        }
-        if (ax->is_string[idx[a]]) snprintf(value, sizeof value, "%s", ax->str[idx[a]]);
-        else snprintf(value, sizeof value, "%lld", ax->num[idx[a]]);
-        if (ax->is_string[idx[a]]) {
-            off += (size_t)snprintf(v->name + off, sizeof v->name - off, "_%s", value);
-            po += (size_t)snprintf(v->params_json + po, sizeof v->params_json - po, "%s\"%s\":\"%s\"", a ? "," : "", ax->name, value);
-        } else {
-            off += (size_t)snprintf(v->name + off, sizeof v->name - off, "_%s%s", lower, value);
-            po += (size_t)snprintf(v->params_json + po, sizeof v->params_json - po, "%s\"%s\":%s", a ? "," : "", ax->name, value);
-        }
-        dofs += (size_t)snprintf(defines + dofs, sizeof defines - dofs, "#define KT_%s %s\n", upper, value);
+        char lower[32];
+        for (int i = 0; i < 32; i++) lower[i] = (char)tolower((unsigned char)ax->name[i]);
+        if (ax->is_string[idx[a]]) snprintf(values[a], sizeof values[a], "%s", ax->str[idx[a]]);
+        else snprintf(values[a], sizeof values[a], "%lld", ax->num[idx[a]]);
+        if (!over) over = ax->is_string[idx[a]] ? gen_append(v->name, sizeof v->name, &off, "_%s", values[a])
+                                                : gen_append(v->name, sizeof v->name, &off, "_%s%s", lower, values[a]);
     }
-    snprintf(v->params_json + po, sizeof v->params_json - po, "}");
+    if (over) {
+        snprintf(err, errlen, "%s: variant %s...: kernel name longer than %zu characters (shorten the prefix, axis names or values)",
+                 s->recipe_path, v->name, sizeof v->name - 1);
+        return 1;
+    }
+    char defines[1024];
+    defines[0] = 0;
+    over = gen_append(v->params_json, sizeof v->params_json, &po, "{");
+    for (int a = 0; a < naxes && !over; a++) {
+        const gen_axis *ax = &axes[a];
+        char upper[32];
+        for (int i = 0; i < 32; i++) upper[i] = (char)toupper((unsigned char)ax->name[i]);
+        over = ax->is_string[idx[a]]
+                   ? gen_append(v->params_json, sizeof v->params_json, &po, "%s\"%s\":\"%s\"", a ? "," : "", ax->name, values[a])
+                   : gen_append(v->params_json, sizeof v->params_json, &po, "%s\"%s\":%s", a ? "," : "", ax->name, values[a]);
+        /* within the limits the defines fit whenever the name does; checked all the same */
+        if (!over && gen_append(defines, sizeof defines, &dofs, "#define KT_%s %s\n", upper, values[a])) {
+            snprintf(err, errlen, "%s: variant %s: axis defines longer than %zu characters", s->recipe_path, v->name, sizeof defines - 1);
+            return 1;
+        }
+    }
+    /* the law goes in the params only: the source, hence the cache key and code, stay the same */
+    if (!over) over = gen_append(v->params_json, sizeof v->params_json, &po, ",\"law\":\"%s\"", s->law);
+    if (over || gen_append(v->params_json, sizeof v->params_json, &po, "}")) {
+        snprintf(err, errlen, "%s: variant %s: params JSON longer than %zu characters (shorten the axis names or values)",
+                 s->recipe_path, v->name, sizeof v->params_json - 1);
+        return 1;
+    }
     /* the source names its recipe relative to the templates root: it is part of the cache key,
      * which must not depend on where the checkout lives or how the recipe was spelt */
     const char *slash = strrchr(s->recipe_path, '/');
@@ -253,7 +287,12 @@ static void gen_emit_variant(gen_space *s, const kt_target *t, const gen_axis *a
                       "#include \"%s\"\n#define KT_KERNEL_NAME %s\n%s#include \"%s\"\n";
     int len = snprintf(NULL, 0, fmt, family_dir, base, t->name, t->prelude, v->name, defines, s->template_rel);
     v->source = malloc((size_t)len + 1);
-    if (v->source) snprintf(v->source, (size_t)len + 1, fmt, family_dir, base, t->name, t->prelude, v->name, defines, s->template_rel);
+    if (!v->source) {
+        snprintf(err, errlen, "%s: out of memory emitting %s", s->recipe_path, v->name);
+        return 1;
+    }
+    snprintf(v->source, (size_t)len + 1, fmt, family_dir, base, t->name, t->prelude, v->name, defines, s->template_rel);
+    return 0;
 }
 
 static int gen_check_fields(lua_State *L, const char *path, char *err, size_t errlen)
@@ -267,7 +306,7 @@ static int gen_check_fields(lua_State *L, const char *path, char *err, size_t er
                 if (strcmp(lua_tostring(L, -1), gen_known_fields[i]) == 0) known = 1;
         if (!known) {
             const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(non-string key)";
-            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch)", path, k);
+            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch, law)", path, k);
             lua_pop(L, 1);
             return 1;
         }
@@ -330,13 +369,30 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
     int ri = lua_gettop(L);
     char tmpl[128];
     if (gen_check_fields(L, recipe_path, err, errlen) ||
-        gen_string_field(L, recipe_path, "family", s->family, sizeof s->family, err, errlen) ||
         gen_string_field(L, recipe_path, "template", tmpl, sizeof tmpl, err, errlen) ||
         gen_string_field(L, recipe_path, "kernel", s->kernel, sizeof s->kernel, err, errlen) ||
         gen_read_axes(L, recipe_path, axes, &naxes, err, errlen))
         goto done;
     if (!gen_is_identifier(s->kernel)) { gen_fail(err, errlen, "%s: kernel prefix '%s' is not a C identifier", recipe_path, s->kernel); goto done; }
     if (gen_locate_template(s, tmpl, err, errlen)) goto done;
+    /* law: how the law scores this template's variants; by default the template file's stem.
+     * An identifier, so it goes into the params JSON as it is. */
+    lua_getfield(L, ri, "law");
+    size_t law_len = 0;
+    const char *law = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &law_len) : NULL;
+    if (!law && !lua_isnil(L, -1)) { gen_fail(err, errlen, "%s: recipe field 'law' must be a string%s", recipe_path, ""); goto done; }
+    if (law && (law_len >= sizeof s->law || strlen(law) != law_len || !gen_is_identifier(law))) {
+        snprintf(err, errlen, "%s: recipe field 'law' ('%.60s') must be an identifier of at most %zu characters",
+                 recipe_path, law, sizeof s->law - 1);
+        goto done;
+    }
+    if (law) snprintf(s->law, sizeof s->law, "%s", law);
+    else if (strcspn(tmpl, ".") < sizeof s->law) snprintf(s->law, sizeof s->law, "%.*s", (int)strcspn(tmpl, "."), tmpl);
+    if (!gen_is_identifier(s->law)) {
+        gen_fail(err, errlen, "%s: template '%s' has no identifier stem to be the default law: set recipe field 'law'", recipe_path, tmpl);
+        goto done;
+    }
+    lua_pop(L, 1);
     /* targets: the recipe is written for these alone (an instruction only they have); for any
      * other target the space is empty by design, which is not an error */
     lua_getfield(L, ri, "targets");
@@ -410,8 +466,7 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
                 lua_pop(L, 1);
                 if (at_launch) v->lds_dynamic = v->lds_estimate;
             }
-            gen_emit_variant(s, t, axes, naxes, idx, v);
-            if (!v->source) { gen_fail(err, errlen, "%s: out of memory emitting %s", recipe_path, v->name); goto done; }
+            if (gen_emit_variant(s, t, axes, naxes, idx, v, err, errlen)) goto done;
             s->nvariants++;
         }
         lua_settop(L, ti);

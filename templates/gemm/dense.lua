@@ -37,8 +37,8 @@ end
 local function lds_bytes(p, t) return (p.BM + p.BN) * (p.BK + PAD) * 2 end
 
 return {
-  family = "gemm",
   template = "dense.hip",
+  law = "dense",
   kernel = "kt_gemm_dense",
   ops = { "gemm" },
   axes = {

@@ -7,8 +7,8 @@
 local function div(a, b) return math.floor(a / b) end
 
 return {
-  family = "gemm",
   template = "skinny.hip",
+  law = "skinny",
   kernel = "kt_gemm_skinny",
   ops = { "gemm" },
   axes = {

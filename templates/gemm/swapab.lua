@@ -19,8 +19,8 @@ local function tile_regs(t)
 end
 
 return {
-  family = "gemm",
   template = "swapab.hip",
+  law = "swapab",
   kernel = "kt_gemm_swapab",
   ops = { "gemm" },
   axes = {

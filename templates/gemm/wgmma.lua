@@ -11,8 +11,8 @@ local function div(a, b) return math.floor(a / b) end
 local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
-  family = "gemm",
   template = "wgmma.hip",
+  law = "wgmma",
   kernel = "kt_gemm_wgmma",
   ops = { "gemm" },
   targets = { "sm_90a" },   -- wgmma and cp.async are Hopper's; other targets build nothing here

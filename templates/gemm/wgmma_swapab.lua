@@ -10,8 +10,8 @@ local STAGE_ALIGN = 1024   -- runtime/gemm_geometry.h KT_GEMM_STAGE_ALIGN
 local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
-  family = "gemm",
   template = "wgmma_swapab.hip",
+  law = "wgmma_swapab",
   kernel = "kt_gemm_wgswap",
   ops = { "gemm" },
   targets = { "sm_90a" },   -- wgmma and cp.async are Hopper's; other targets build nothing here

@@ -12,8 +12,8 @@ local STAGE_ALIGN = 1024   -- runtime/gemm_geometry.h KT_GEMM_STAGE_ALIGN
 local function stage_bytes(p) return (p.BM + p.BN) * p.BK * 2 end
 
 return {
-  family = "gemm",
   template = "wgmma_ws.hip",
+  law = "wgmma_ws",
   kernel = "kt_gemm_wgws",
   ops = { "gemm" },
   targets = { "sm_90a" },   -- wgmma, cp.async and mbarriers are Hopper's; other targets build nothing here

@@ -1,8 +1,8 @@
 -- gemm_ref.lua: the GPU reference of the dense GEMM (gemm_ref.hip), one per dtype. Its op is
 -- "reference:gemm": the tuner verifies against it; nothing dispatches it.
 return {
-  family = "ref",
   template = "gemm_ref.hip",
+  law = "ref",
   kernel = "kt_gemm_ref",
   ops = { "reference:gemm" },
   axes = {
