@@ -7,4 +7,5 @@ int kt_cmd_problems(int argc, char **argv);
 int kt_cmd_explain(int argc, char **argv);
 int kt_cmd_dump(int argc, char **argv);
 int kt_cmd_worker(int argc, char **argv);
+int kt_cmd_ops(int argc, char **argv);
 #endif

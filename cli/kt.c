@@ -9,6 +9,7 @@ static void kt_usage(FILE *f)
                "commands:\n"
                "  gen     enumerate a recipe, compile its variants, read their resources into a database\n"
                "  targets list the targets ktune builds for\n"
+               "  ops     list the op families (problem key, dtypes, parameters, workspace)\n"
                "  problems list the GEMM problem keys of a model at a tensor-parallel size\n"
                "  explain which kernel a tuned database serves for a problem, by which path, and why\n"
                "  dump    a tuned database as sorted, diffable text\n"
@@ -24,6 +25,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "gen") == 0) return kt_cmd_gen(argc - 1, argv + 1);
     if (strcmp(argv[1], "targets") == 0) return kt_cmd_targets(argc - 1, argv + 1);
+    if (strcmp(argv[1], "ops") == 0) return kt_cmd_ops(argc - 1, argv + 1);
     if (strcmp(argv[1], "problems") == 0) return kt_cmd_problems(argc - 1, argv + 1);
     if (strcmp(argv[1], "explain") == 0) return kt_cmd_explain(argc - 1, argv + 1);
     if (strcmp(argv[1], "dump") == 0) return kt_cmd_dump(argc - 1, argv + 1);

@@ -3,8 +3,9 @@
 # at every TP in KT_SWEEP_TPS (default "4 1"), into one database (KT_DEVICE_DB, default
 # out/device/ktune.ktdb), stopping cleanly before KT_DEADLINE_S seconds (default 540) so the
 # device call ends in time; a later call continues where it stopped (--resume, and measurements
-# are keyed by code hash, so models sharing shapes share them). Logs and the database under $OUT
-# (tests/device/return_db.sh).
+# are keyed by code hash, so models sharing shapes share them). The database under $OUT
+# (tests/device/return_db.sh) and the per-model logs in one file, $OUT/sweep-logs.tgz (the device
+# tool returns at most 8 files).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
@@ -14,6 +15,7 @@ DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
 RES=${OUT:-out/device/results}
 DEADLINE=${KT_DEADLINE_S:-540}
 mkdir -p "$RES"
+LOGS=$(mktemp -d)
 start=$(date +%s)
 status=0
 for tp in ${KT_SWEEP_TPS:-4 1}; do
@@ -21,7 +23,7 @@ for tp in ${KT_SWEEP_TPS:-4 1}; do
         m=${m%/}
         left=$((DEADLINE - ($(date +%s) - start)))
         if [ "$left" -lt 20 ]; then echo "sweep_all: deadline: $m tp=$tp not started"; status=2; continue; fi
-        log="$RES/sweep-$(basename "$m")-tp$tp.log"
+        log="$LOGS/sweep-$(basename "$m")-tp$tp.log"
         t0=$(date +%s)
         timeout -s INT "$left" ./tune --modelpath "$m" --tp "$tp" --target sm_90a --db "$DB" --no-build --resume \
             ${KT_SWEEP_ARGS:-} > "$log" 2>&1
@@ -37,5 +39,6 @@ c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 print("sweep_all: selections", c.execute("select source, count(*) from selection group by 1").fetchall(),
       "passes", c.execute("select kind, count(*) from pass group by 1").fetchall())
 PY
-sh tests/device/return_db.sh "$DB" "$RES" || status=1
+tar czf "$RES/sweep-logs.tgz" -C "$LOGS" . && rm -rf "$LOGS"
+[ "${KT_RETURN_DB:-1}" = 0 ] || sh tests/device/return_db.sh "$DB" "$RES" || status=1
 exit $status

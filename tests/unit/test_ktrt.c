@@ -979,6 +979,22 @@ static void test_cli(const char *main_db)
     snprintf(args, sizeof args, "explain --db '%s' --op gemm --dtype bf16 --n 1 --k 1 --m 0", main_db);
     KT_CHECK_INT(kt(out, sizeof out, args), 2);
     KT_CHECK_INT(kt(out, sizeof out, "explain --op gemm"), 2);
+    /* the op's own dimensions, named in every refusal */
+    snprintf(args, sizeof args, "explain --db '%s' --op gemm --dtype bf16 --n 1 --k 1 --m 1 --hidden 4", main_db);
+    KT_CHECK_INT(kt(out, sizeof out, args), 2);
+    KT_CHECK_CONTAINS(out, "unknown option '--hidden' (gemm has no such dimension)");
+    snprintf(args, sizeof args, "explain --db '%s' --op gemm --dtype bf16 --n 1 --m 1", main_db);
+    KT_CHECK_INT(kt(out, sizeof out, args), 2);
+    KT_CHECK_CONTAINS(out, "--k is required for --op gemm");
+    snprintf(args, sizeof args, "explain --db '%s' --op conv --dtype bf16 --n 1", main_db);
+    KT_CHECK_INT(kt(out, sizeof out, args), 2);
+    KT_CHECK_CONTAINS(out, "--op conv: not an op of this build");
+    snprintf(args, sizeof args, "explain --db '%s' --op gemm --dtype int4 --n 1 --k 1 --m 1", main_db);
+    KT_CHECK_INT(kt(out, sizeof out, args), 2);
+    KT_CHECK_CONTAINS(out, "gemm takes bf16 fp16");
+    KT_CHECK_INT(kt(out, sizeof out, "ops"), 0);
+    KT_CHECK_CONTAINS(out, "gemm: C[m][n]");
+    KT_CHECK_CONTAINS(out, "key:       gemm <dtype> n=N k=N m<=N");
 
     /* law-only database: the '<target>/law' device is found without --device */
     char lawdb[256], err[512];
