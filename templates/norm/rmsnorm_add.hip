@@ -10,9 +10,10 @@
  * element, and one reduction in the middle. Thread g of a row's group owns packs g, g + G,
  * g + 2G, ... (consecutive threads on consecutive 16 bytes: every load is coalesced). Its first
  * UN packs are loaded at once (x, residual and weight: 3*UN loads in flight before any
- * arithmetic), summed, rounded, stored to residual and kept, rounded, in registers; packs past
- * G*UN (a row longer than the variant's register capacity G*VW*UN) stream through a loop that
- * stores the residual and later reads it back (two passes, the second hitting L2). The sum of
+ * arithmetic), summed, rounded, stored to residual and kept, rounded, in registers. A row longer
+ * than the variant's register capacity G*VW*UN streams through a loop instead, which stores the
+ * residual and later reads it back (two passes, the second hitting L2), holding nothing: the
+ * two paths' registers do not add up. The sum of
  * squares is reduced by butterfly shuffles inside a wave and, when a row spans several waves,
  * through LDS: every thread of the row then adds the row's wave partials itself in the same
  * order, so one barrier suffices and all of them hold the same scale. The second half
@@ -133,41 +134,48 @@ template <int V> KT_DEV kt_pack<V> kt_norm_pack(const kt_pack<V> &z, const kt_pa
     return o;
 }
 
-/* One row (or none: live false) of the group, in packs of V elements, H of them held. */
+/* One row (or none: live false) of the group, in packs of V elements. A row of at most G*H packs
+ * is read once and held; a longer one streams through twice, holding nothing (so the held path's
+ * registers are not added to the loop's). Which of the two is grid-uniform. */
 template <int V, int H>
 KT_DEV void kt_row(unsigned short *__restrict__ xr, unsigned short *__restrict__ rr,
                    const unsigned short *__restrict__ wr, int hidden, float eps, bool live,
                    int g, int sub, float *part)
 {
-    const int npack = live ? hidden / V : 0;
+    const int nrow = hidden / V;
+    const int npack = live ? nrow : 0;
+    const bool held = nrow <= H * kGroup;
 
-    /* ---- first half: every held pack's loads first, then their sums ---- */
-    kt_pack<V> xv[H], rv[H], wv[H];
-#pragma unroll
-    for (int j = 0; j < H; j++) {
-        const int i = g + j * kGroup;
-        if (i < npack) {
-            xv[j] = kt_pack_load<V>(xr + (long long)i * V);
-            rv[j] = kt_pack_load<V>(rr + (long long)i * V);
-            wv[j] = kt_pack_load_ro<V>(wr + (long long)i * V);
-        } else {
-            xv[j] = kt_pack_zero<V>(); rv[j] = kt_pack_zero<V>(); wv[j] = kt_pack_zero<V>();
-        }
-    }
     float ss = 0.0f;
-    kt_pack<V> z[H];
+    kt_pack<V> z[H], wv[H];
+    if (held) {
+        /* ---- first half: every pack's loads first, then their sums ---- */
+        kt_pack<V> xv[H], rv[H];
 #pragma unroll
-    for (int j = 0; j < H; j++) {
-        const int i = g + j * kGroup;
-        z[j] = kt_add_pack<V>(xv[j], rv[j], ss);
-        if (i < npack) kt_pack_store<V>(rr + (long long)i * V, z[j]);
-    }
-    /* the rest of a row longer than the register capacity: stored now, read back below */
+        for (int j = 0; j < H; j++) {
+            const int i = g + j * kGroup;
+            if (i < npack) {
+                xv[j] = kt_pack_load<V>(xr + (long long)i * V);
+                rv[j] = kt_pack_load<V>(rr + (long long)i * V);
+                wv[j] = kt_pack_load_ro<V>(wr + (long long)i * V);
+            } else {
+                xv[j] = kt_pack_zero<V>(); rv[j] = kt_pack_zero<V>(); wv[j] = kt_pack_zero<V>();
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < H; j++) {
+            const int i = g + j * kGroup;
+            z[j] = kt_add_pack<V>(xv[j], rv[j], ss);
+            if (i < npack) kt_pack_store<V>(rr + (long long)i * V, z[j]);
+        }
+    } else {
+        /* a row longer than the registers hold: the residual is stored now and read back below */
 #pragma unroll 1
-    for (int i = g + H * kGroup; i < npack; i += kGroup) {
-        const kt_pack<V> zz = kt_add_pack<V>(kt_pack_load<V>(xr + (long long)i * V),
-                                             kt_pack_load<V>(rr + (long long)i * V), ss);
-        kt_pack_store<V>(rr + (long long)i * V, zz);
+        for (int i = g; i < npack; i += kGroup) {
+            const kt_pack<V> zz = kt_add_pack<V>(kt_pack_load<V>(xr + (long long)i * V),
+                                                 kt_pack_load<V>(rr + (long long)i * V), ss);
+            kt_pack_store<V>(rr + (long long)i * V, zz);
+        }
     }
 
     /* ---- the row's sum of squares ---- */
@@ -183,15 +191,18 @@ KT_DEV void kt_row(unsigned short *__restrict__ xr, unsigned short *__restrict__
     const float s = 1.0f / __builtin_sqrtf(ss / (float)hidden + eps);
 
     /* ---- second half: normalize, weigh, store x ---- */
+    if (held) {
 #pragma unroll
-    for (int j = 0; j < H; j++) {
-        const int i = g + j * kGroup;
-        if (i < npack) kt_pack_store<V>(xr + (long long)i * V, kt_norm_pack<V>(z[j], wv[j], s));
-    }
+        for (int j = 0; j < H; j++) {
+            const int i = g + j * kGroup;
+            if (i < npack) kt_pack_store<V>(xr + (long long)i * V, kt_norm_pack<V>(z[j], wv[j], s));
+        }
+    } else {
 #pragma unroll 1
-    for (int i = g + H * kGroup; i < npack; i += kGroup) {
-        const kt_pack<V> zz = kt_pack_load<V>(rr + (long long)i * V);
-        kt_pack_store<V>(xr + (long long)i * V, kt_norm_pack<V>(zz, kt_pack_load_ro<V>(wr + (long long)i * V), s));
+        for (int i = g; i < npack; i += kGroup) {
+            const kt_pack<V> zz = kt_pack_load<V>(rr + (long long)i * V);
+            kt_pack_store<V>(xr + (long long)i * V, kt_norm_pack<V>(zz, kt_pack_load_ro<V>(wr + (long long)i * V), s));
+        }
     }
 }
 
