@@ -54,6 +54,11 @@ template <int V> KT_DEV kt_pack<V> kt_pack_zero()
     return p;
 }
 
+/* 8 bytes as two 32-bit words: a 64-bit integer would be packed with bfi.b64, which ptxas of
+ * CUDA 13.0 miscompiles here (fp16 VW=4 on the H200 stored words 0, 1, 1, 0); both compilers
+ * turn an aligned pair into one 8-byte move (st.global.v2.u32, global_store_b64). */
+struct alignas(8) kt_w2 { unsigned a, b; };
+
 /* Plain (coherent) loads: x and residual are written by this kernel. */
 template <int V> KT_DEV kt_pack<V> kt_pack_load(const unsigned short *p)
 {
@@ -62,8 +67,8 @@ template <int V> KT_DEV kt_pack<V> kt_pack_load(const unsigned short *p)
         const kt_v16 v = *(const kt_v16 *)p;
         r.w[0] = v.x; r.w[1] = v.y; r.w[2] = v.z; r.w[3] = v.w;
     } else if constexpr (V == 4) {
-        const unsigned long long u = *(const unsigned long long *)p;
-        r.w[0] = (unsigned)u; r.w[1] = (unsigned)(u >> 32);
+        const kt_w2 u = *(const kt_w2 *)p;
+        r.w[0] = u.a; r.w[1] = u.b;
     } else {
         r.w[0] = *p;
     }
@@ -88,7 +93,9 @@ template <int V> KT_DEV void kt_pack_store(unsigned short *p, const kt_pack<V> &
     if constexpr (V == 8) {
         *(kt_v16 *)p = kt_v16_make(r.w[0], r.w[1], r.w[2], r.w[3]);
     } else if constexpr (V == 4) {
-        *(unsigned long long *)p = (unsigned long long)r.w[0] | ((unsigned long long)r.w[1] << 32);
+        kt_w2 u;
+        u.a = r.w[0]; u.b = r.w[1];
+        *(kt_w2 *)p = u;
     } else {
         *p = (unsigned short)r.w[0];
     }
