@@ -151,13 +151,21 @@ static void rms_bind(void *args, const kt_variant *v, const kt_problem *p, void 
  *     pack of the problem (rows * packs <= wave slots * wave size: latency-bound, so the widest
  *     spread of each row's loads over threads, and the shortest chain a thread), else 2 (a
  *     stream: six 16-byte loads in flight a thread cover the latency, and each row's reduction
- *     and barrier are paid over twice the bytes);
+ *     and barrier are paid over twice the bytes); and k* at least packs / RMS_LAW_ROW_THREADS:
+ *     a row's group stops growing at 512 threads (measured on the H200, bf16, cold, rows 1 and
+ *     64: hidden 5120 and 8192 ran 8-10% faster on 512 threads with two packs each than on 1024
+ *     with one; the 32-wave reduction and barrier cost more than the second load chain);
  *  5. no registers held for packs the row does not have (UN - k smallest: occupancy);
- *  6. fewest idle pack slots in the row's group (G*k - packs: ragged rows);
+ *  6. fewest idle pack slots in the row's group (G*k - packs: ragged rows). In the stream regime
+ *     this key comes second, before 2: measured on the H200 (bf16, hot, 1024 and 8192 rows),
+ *     hidden 5120 (640 packs) ran 13-28% slower on 512 threads holding two packs each (384 of
+ *     1024 slots idle) than on 128 or 256 threads streaming the row twice (128 or none idle),
+ *     while at 4096 and 8192, where no candidate idles, the held row won (7-8%);
  *  7. blocks nearest 256 threads (vLLM's choice for many rows: big enough to amortize the
  *     block's launch and barrier, small enough to pack a compute unit evenly);
  *  8. more resident waves, then fewer registers, then the first candidate. */
 #define RMS_LAW_KEYS 10
+#define RMS_LAW_ROW_THREADS 512
 
 static int rms_ilog2(int x)
 {
@@ -177,19 +185,24 @@ static void rms_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     const long long k = ceil_div(packs, g);
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long slots = d ? law_device_wave_slots(d) * (d->wave_size > 0 ? d->wave_size : 1) : 0;
-    const long long kstar = slots > 0 && r * packs <= slots ? 1 : 2;
+    const int stream = !(slots > 0 && r * packs <= slots);
+    long long kstar = stream ? 2 : 1;
+    if (kstar < ceil_div(packs, RMS_LAW_ROW_THREADS)) kstar = ceil_div(packs, RMS_LAW_ROW_THREADS);
     const long long blocks = ceil_div(r, rb);
     const int fits = k <= un;
-    key[0] = vec;
-    key[1] = fits;
-    key[2] = blocks < units ? blocks : units;
-    key[3] = -llabs(k - kstar);
-    key[4] = fits ? -(un - k) : un;
-    key[5] = -(g * k - packs);
-    key[6] = -abs(rms_ilog2(th) - 8);
-    key[7] = c->waves_per_simd;
-    key[8] = -(long long)c->regs;
-    key[9] = 0;
+    const long long idle = g * k - packs;
+    int i = 0;
+    key[i++] = vec;
+    if (stream) key[i++] = -idle;      /* a stream: idle threads first (see 6) */
+    key[i++] = fits;
+    key[i++] = blocks < units ? blocks : units;
+    key[i++] = -llabs(k - kstar);
+    key[i++] = fits ? -(un - k) : un;
+    if (!stream) key[i++] = -idle;
+    key[i++] = -abs(rms_ilog2(th) - 8);
+    key[i++] = c->waves_per_simd;
+    key[i++] = -(long long)c->regs;
+    while (i < RMS_LAW_KEYS) key[i++] = 0;
 }
 
 static int rms_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
