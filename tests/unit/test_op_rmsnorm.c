@@ -9,7 +9,7 @@
  *  - every variant the recipe admits on gfx1201, gfx942 and sm_90a launches a grid that covers
  *    every row (edges and odd counts) with the recipe's block size;
  *  - the law picks a launchable candidate for every (hidden, rows) of a grid, the widest load that
- *    divides hidden, and a row that fits the registers where one does.
+ *    divides hidden, and, for latency-bound problems, a row that fits the registers where one does.
  * Run from the repository root (the recipe is read from templates/norm/rmsnorm_add.lua). */
 #include <math.h>
 #include <stdint.h>
@@ -426,7 +426,9 @@ static void test_law(void)
                     if (vj != vec) continue;
                     if ((long long)c[j].v.p[KT_RMS_P_TH] / c[j].v.p[KT_RMS_P_RB] * c[j].v.p[KT_RMS_P_UN] * vj >= h) some_fit = 1;
                 }
-                if (some_fit && cap < packs) bad++;
+                /* (latency-bound problems only: in a stream the law puts idle threads first) */
+                const long long slots = law_device_wave_slots(&d) * d.wave_size;
+                if (some_fit && cap < packs && rows * packs <= slots) bad++;
                 if (di == 0 && (h == 4096 || h == 5120 || h == 2048) && (rows == 1 || rows == 64 || rows == 4096 || rows == 8192))
                     printf("law %s hidden=%d rows=%lld: RB=%d VW=%d TH=%d UN=%d\n", devs[di].target, h, rows,
                            v->p[KT_RMS_P_RB], v->p[KT_RMS_P_VW], v->p[KT_RMS_P_TH], v->p[KT_RMS_P_UN]);
