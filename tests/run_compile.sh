@@ -204,11 +204,11 @@ fi
 RMS=templates/norm/rmsnorm_add.lua
 RMSK=kt_rmsnorm_add_bf16_rb1_vw8_th256_un2
 for t in $TARGETS; do
-    check "rmsnorm_add on $t: >= 80 ok kernels, none failed, excluded, spilling or using scratch" sh -c "
+    check "rmsnorm_add on $t: >= 40 ok kernels, none failed, excluded, spilling or using scratch" sh -c "
         $KT gen --recipe $RMS --target $t --db $DB --quiet > $DIR/rms-$t.txt 2>&1 || { cat $DIR/rms-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_rmsnorm_add%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         bad=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_rmsnorm_add%' AND target='$t' AND (status <> 'ok' OR spills > 0 OR scratch_bytes > 0)\")
-        echo \"\$n ok, \$bad not\"; [ \$n -ge 80 ] && [ \$bad = 0 ]"
+        echo \"\$n ok, \$bad not\"; [ \$n -ge 40 ] && [ \$bad = 0 ]"
 done
 for t in gfx1201 gfx942; do
     check "rmsnorm_add $t: 16-byte global loads and stores" sh -c "

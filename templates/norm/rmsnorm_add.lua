@@ -48,8 +48,9 @@ return {
     if t.vendor == "nvidia" then
       -- and 64: without a register flag, ptxas (CUDA 13.0) keeps these kernels to 64 registers
       -- whatever the block size and spills past it (VW 8 x UN 4 spilled 16 bytes at 64; given
-      -- 128 it took 74)
-      limit = math.min(limit, div(t.regs_per_simd, p.TH), 64)
+      -- 128 it took 74); 1024-thread blocks it keeps to 32 (two blocks an SM), and RB 2 UN 1
+      -- spilled there. (On the H200 1024-thread rows were the slowest at every measured shape.)
+      limit = math.min(limit, div(t.regs_per_simd, p.TH), p.TH >= 1024 and 32 or 64)
     else
       local waves_per_simd = math.max(1, div(div(p.TH, t.wave_size) + 3, 4))
       limit = math.min(limit, div(t.regs_per_simd, waves_per_simd))
