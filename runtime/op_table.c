@@ -3,9 +3,11 @@
 #include <string.h>
 #include "op.h"
 #include "op_gemm.h"
+#include "op_rmsnorm.h"
 
 static const kt_op *const kt_ops[] = {
     &kt_op_gemm,
+    &kt_op_rmsnorm_add,
 };
 #define KT_NOPS ((int)(sizeof kt_ops / sizeof kt_ops[0]))
 

@@ -9,6 +9,7 @@
 #    restores them without compiling
 #  - swapab's stream-K variants compile without spills on gfx1201 and sm_90a (PTX: the grid size
 #    read, the tile counters bumped, the slabs read coherently)
+#  - the fused add + RMSNorm recipe builds every variant on every target, no spills, 16-byte moves
 #  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
 #    warp-specialized one has mbarriers, no spills) and nothing, without error, on an AMD target
 # Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
@@ -195,6 +196,33 @@ if echo "$TARGETS" | grep -q sm_90a; then
         [ -n \"\$src\" ] || { echo 'no cached sm_90a source'; exit 1; }
         nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/wg.ptx &&
         grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' $DIR/wg.ptx && grep -q 'cp.async.cg.shared.global' $DIR/wg.ptx"
+fi
+
+# the fused add + RMSNorm (op rmsnorm_add, templates/norm/rmsnorm_add.lua): every variant the
+# recipe admits builds on every target with no spill and no scratch, and its packs of 8 are
+# 16-byte moves in the code (AMD: the code object's disassembly; sm_90a: the cached source's PTX)
+RMS=templates/norm/rmsnorm_add.lua
+RMSK=kt_rmsnorm_add_bf16_rb1_vw8_th256_un2
+for t in $TARGETS; do
+    check "rmsnorm_add on $t: >= 40 ok kernels, none failed, excluded, spilling or using scratch" sh -c "
+        $KT gen --recipe $RMS --target $t --db $DB --quiet > $DIR/rms-$t.txt 2>&1 || { cat $DIR/rms-$t.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_rmsnorm_add%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
+        bad=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_rmsnorm_add%' AND target='$t' AND (status <> 'ok' OR spills > 0 OR scratch_bytes > 0)\")
+        echo \"\$n ok, \$bad not\"; [ \$n -ge 40 ] && [ \$bad = 0 ]"
+done
+for t in gfx1201 gfx942; do
+    check "rmsnorm_add $t: 16-byte global loads and stores" sh -c "
+        sqlite3 $DB \"SELECT writefile('$DIR/rms-$t.co', code) FROM kernel WHERE name='$RMSK' AND target='$t'\" > /dev/null &&
+        llvm-objdump-19 -d $DIR/rms-$t.co > $DIR/rms-$t.dis &&
+        l=\$(grep -cE 'global_load_(b128|dwordx4)' $DIR/rms-$t.dis) && s=\$(grep -cE 'global_store_(b128|dwordx4)' $DIR/rms-$t.dis) &&
+        echo \"\$l 16-byte loads, \$s 16-byte stores\" && [ \$l -ge 6 ] && [ \$s -ge 4 ]"
+done
+if echo "$TARGETS" | grep -q sm_90a; then
+    check "rmsnorm_add sm_90a: the PTX moves 16 bytes (ld.global.v4, ld.global.nc.v4 for the weight, st.global.v4)" sh -c "
+        src=\$(grep -l ' for sm_90a; ' \$(grep -l 'KT_KERNEL_NAME $RMSK\$' \$KT_CACHE/src/*.hip) /dev/null | head -1)
+        [ -n \"\$src\" ] || { echo 'no cached sm_90a source'; exit 1; }
+        nvcc -ptx -gencode arch=compute_90a,code=sm_90a -O3 -x cu -std=c++17 -Itemplates \"\$src\" -o $DIR/rms.ptx &&
+        grep -q 'ld.global.v4.u32' $DIR/rms.ptx && grep -q 'ld.global.nc.v4.u32' $DIR/rms.ptx && grep -q 'st.global.v4.u32' $DIR/rms.ptx"
 fi
 
 echo "compile: $checks checks, $failed failed"
