@@ -239,9 +239,9 @@ static size_t rms_elems(const kt_problem *p) { return (size_t)rms_rows(p) * (siz
 static int rms_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
 {
     const size_t e = rms_elems(p);
-    out[0] = (kt_op_buffer){"x", KT_BUF_INOUT, e * 2, 0};          /* a set's x_stride = hidden */
-    out[1] = (kt_op_buffer){"residual", KT_BUF_INOUT, e * 2, 0};
-    out[2] = (kt_op_buffer){"weight", KT_BUF_IN, (size_t)rms_hidden(p) * 2, 1};
+    out[0] = (kt_op_buffer){"x", KT_BUF_INOUT, e * 2};          /* a set's x_stride = hidden */
+    out[1] = (kt_op_buffer){"residual", KT_BUF_INOUT, e * 2};
+    out[2] = (kt_op_buffer){"weight", KT_BUF_IN, (size_t)rms_hidden(p) * 2};
     return 3;
 }
 
@@ -360,6 +360,27 @@ static double rms_bytes_moved(const kt_problem *p)
 
 static double rms_flops(const kt_problem *p) { return 0.0; }
 
+/* vLLM's decoder layers run the residual stream through two fused add + RMSNorms a layer
+ * (input_layernorm, post_attention_layernorm; the first layer's input norm has no residual yet and
+ * the final norm has one, so 2 x layers calls), all over the model's hidden size, unsharded. */
+static int rms_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
+{
+    int dt = -1;
+    for (int i = 0; i < 2 && m->dtype; i++)
+        if (strcmp(rms_dtypes[i], m->dtype) == 0) dt = i;
+    if (dt < 0) return snprintf(err, errlen, "rmsnorm_add: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
+    if (m->hidden < 1) return snprintf(err, errlen, "rmsnorm_add: the model has no hidden size"), -1;
+    if (max < 1) return 0;
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].p.op = &kt_op_rmsnorm_add;
+    out[0].p.dtype = dt;
+    out[0].p.dim[KT_RMS_D_HIDDEN] = m->hidden;
+    out[0].p.dim[KT_RMS_D_ROWS] = 1;
+    snprintf(out[0].layers, sizeof out[0].layers, "input_norm,post_attn_norm");
+    out[0].calls = 2 * m->layers;
+    return 1;
+}
+
 const kt_op kt_op_rmsnorm_add = {
     .name = "rmsnorm_add",
     .summary = "fused residual add + RMSNorm, in place (vLLM fused_add_rms_norm)",
@@ -396,4 +417,7 @@ const kt_op kt_op_rmsnorm_add = {
     .error_bound = rms_error_bound,
     .bytes_moved = rms_bytes_moved,
     .flops = rms_flops,
+    /* timed warm: the residual stream was written by the layer just before (o_proj, down_proj) */
+    .cold_decode = 0,
+    .from_model = rms_from_model,
 };

@@ -31,12 +31,13 @@ fresh() { rm -f "$1" "$1-wal" "$1-shm"; cp "$SRC" "$1"; }
 MODEL=models/qwen3-8b
 export KT_SWEEP_FAKE_DEVICE="gfx1201 64 0x7550" FAKE_KEY="gfx1201/64/0x7550"
 export KT_WORKER_EXE=tests/sweep/fake_worker.sh
-tune() { ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build "$@"; }
+# the sweep machinery on the GEMM's 56 problems; the second family's own check is below
+tune() { ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --only gemm "$@"; }
 q() { sqlite3 "$1" "$2"; }
 
 no_device() {
     fresh "$DIR/law.ktdb"
-    env -u KT_SWEEP_FAKE_DEVICE ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device \
+    env -u KT_SWEEP_FAKE_DEVICE ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --only gemm \
         --db "$DIR/law.ktdb" > "$DIR/law.txt" 2>&1 || return 1
     grep "NO GPU" "$DIR/law.txt" && grep "coverage: 56 problems: 0 exact, 0 bucket, 56 law, 0 refused" "$DIR/law.txt" &&
     [ "$(q "$DIR/law.ktdb" "SELECT count(*) FROM selection WHERE source='law' AND device_key='gfx1201/law'")" = 56 ] &&
@@ -81,7 +82,7 @@ check "two variants that report crash and exit: each their crash, every problem 
 kill_resume() {
     fresh "$DIR/resume.ktdb"
     # ./tune execs luajit, so $! is the sweep itself
-    FAKE_SLEEP=0.3 ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --db "$DIR/resume.ktdb" \
+    FAKE_SLEEP=0.3 ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --only gemm --db "$DIR/resume.ktdb" \
         > "$DIR/resume1.txt" 2>&1 &
     pid=$!
     sleep 4
@@ -160,6 +161,29 @@ refusals() {
         grep -q "config.json: torch_dtype: missing" "$DIR/r3.txt"
 }
 check "bad tp, corrupt database, config missing a field: refused with a message" refusals
+
+# The second family through the same sweep, worker protocol, selection chain and kt explain, with
+# nothing of its own in them: the model's fused add + RMSNorm problems (hidden static, rows
+# bucketed) are derived by its descriptor, swept by the scripted worker, selected, and served.
+rmsnorm_family() {
+    fresh "$DIR/rms.ktdb"
+    if [ "$(q "$DIR/rms.ktdb" "SELECT count(*) FROM kernel WHERE ops = 'rmsnorm_add' AND target = 'gfx1201' AND status = 'ok'")" = 0 ]; then
+        out/bin/kt gen --recipe templates/norm/rmsnorm_add.lua --target gfx1201 --db "$DIR/rms.ktdb" --quiet > /dev/null || return 1
+    fi
+    ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --only rmsnorm_add --db "$DIR/rms.ktdb" \
+        > "$DIR/rms.txt" 2>&1 || { tail -20 "$DIR/rms.txt"; return 1; }
+    grep "rmsnorm_add 1 shapes x 14 buckets = 14" "$DIR/rms.txt" &&
+    grep "coverage: 14 problems: 14 exact, 0 bucket, 0 law, 0 refused" "$DIR/rms.txt" &&
+    [ "$(q "$DIR/rms.ktdb" "SELECT count(*) FROM selection WHERE op = 'rmsnorm_add' AND source = 'measured' AND
+          problem_key LIKE 'rmsnorm_add bf16 hidden=4096 rows<=%'")" = 14 ] &&
+    [ "$(q "$DIR/rms.ktdb" "SELECT count(*) FROM selection WHERE op != 'rmsnorm_add'")" = 0 ] &&
+    out/bin/kt explain --db "$DIR/rms.ktdb" --op rmsnorm_add --dtype bf16 --hidden 4096 --rows 100 > "$DIR/rms-explain.txt" &&
+    grep "problem: rmsnorm_add bf16 hidden=4096 rows<=128 (rows=100)" "$DIR/rms-explain.txt" &&
+    grep "path=exact" "$DIR/rms-explain.txt" && grep "kernel: kt_rmsnorm_add_bf16_" "$DIR/rms-explain.txt" &&
+    out/bin/kt explain --db "$DIR/rms.ktdb" --op rmsnorm_add --dtype bf16 --hidden 5120 --rows 3 > "$DIR/rms-law.txt" &&
+    grep "path=law" "$DIR/rms-law.txt" && out/bin/kt dump --db "$DIR/rms.ktdb" | grep -q "op=rmsnorm_add dtype=bf16 hidden=4096 rows=64 phase=decode"
+}
+check "a second family (rmsnorm_add): derived, swept, selected, explained, through the same code" rmsnorm_family
 
 echo "sweep: $checks checks, $failed failed"
 [ "$failed" = 0 ]
