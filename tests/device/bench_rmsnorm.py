@@ -56,7 +56,7 @@ class KtrtOptions(ctypes.Structure):
 
 
 class KtrtChoice(ctypes.Structure):
-    _fields_ = [("path", ctypes.c_char * 8), ("kernel", ctypes.c_char * 128), ("problem_key", ctypes.c_char * 96),
+    _fields_ = [("path", ctypes.c_char * 8), ("kernel", ctypes.c_char * 192), ("problem_key", ctypes.c_char * 128),
                 ("reason", ctypes.c_char * 256), ("db_path", ctypes.c_char * 512), ("tuned_us", ctypes.c_double),
                 ("splitk", ctypes.c_int)]
 
