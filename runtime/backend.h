@@ -61,7 +61,9 @@ int ktb_launch(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned 
                unsigned shared_bytes, void *stream, const void *args, size_t args_size,
                char *err, size_t errlen);
 
-/* Memory. Copies and memset are synchronous. */
+/* Memory. Copies and memset are synchronous: they have landed on the device, for every stream,
+ * when they return (a host-to-device copy from pageable memory is followed by a device sync,
+ * since the drivers may return once the bytes are staged). */
 int ktb_alloc(ktb_backend *b, size_t bytes, void **dptr, char *err, size_t errlen);
 int ktb_free(ktb_backend *b, void *dptr, char *err, size_t errlen);
 int ktb_copy_h2d(ktb_backend *b, void *dptr, const void *src, size_t bytes, char *err, size_t errlen);

@@ -213,7 +213,12 @@ static int cuda_copy_h2d(ktb_backend *b, void *dptr, const void *src, size_t byt
 {
     cuda_backend *c = cb(b);
     CUR(c);
-    return cerr(c, c->d.memcpy_htod(dp(dptr), src, bytes), "cuMemcpyHtoD", err, errlen);
+    int rc = cerr(c, c->d.memcpy_htod(dp(dptr), src, bytes), "cuMemcpyHtoD", err, errlen);
+    /* From pageable memory cuMemcpyHtoD may return once the bytes are staged, before the DMA has
+     * landed; a kernel on a non-blocking stream could then read the old contents (the sweep's
+     * in-place operands, restored before each verification, did: H200, rmsnorm_add rows 64-256).
+     * The contract is synchronous. */
+    return rc ? rc : cerr(c, c->d.ctx_synchronize(), "cuCtxSynchronize", err, errlen);
 }
 
 static int cuda_copy_d2h(ktb_backend *b, void *dst, const void *dptr, size_t bytes, char *err, size_t errlen)

@@ -374,8 +374,10 @@ static int hip_copy_h2d(ktb_backend *b, void *dptr, const void *src, size_t byte
 {
     hip_backend *c = hb(b);
     CUR(c);
-    return herr(&c->h, c->h.mem_copy(dptr, src, bytes, HIP_MEMCPY_HOST_TO_DEVICE), "hipMemcpy(HostToDevice)", err,
-                errlen);
+    int rc = herr(&c->h, c->h.mem_copy(dptr, src, bytes, HIP_MEMCPY_HOST_TO_DEVICE), "hipMemcpy(HostToDevice)", err,
+                  errlen);
+    /* as cuda_copy_h2d: a staged pageable copy must have landed before any stream's next kernel */
+    return rc ? rc : herr(&c->h, c->h.device_synchronize(), "hipDeviceSynchronize", err, errlen);
 }
 
 static int hip_copy_d2h(ktb_backend *b, void *dst, const void *dptr, size_t bytes, char *err, size_t errlen)

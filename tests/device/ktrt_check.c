@@ -232,10 +232,11 @@ static int kc_read_db(const char *path, const char *device_key, kc_sel **out, in
         fprintf(stderr, "ktrt_check: %s: %s\n", path, db ? sqlite3_errmsg(db) : "cannot open");
         goto done;
     }
-    const char *q = "SELECT problem_key, dtype, n, k, m, kernel, source FROM selection "
-                    "WHERE op = 'gemm' AND (?1 IS NULL OR device_key = ?1) ORDER BY dtype, n, k, m";
+    /* the dimensions from the key text (schema 3 has no n/k/m columns; schema 2's keys are the same) */
+    const char *q = "SELECT problem_key, dtype, kernel, source FROM selection "
+                    "WHERE op = 'gemm' AND (?1 IS NULL OR device_key = ?1) ORDER BY problem_key";
     if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "ktrt_check: %s: reading selections: %s (not a tuned database of schema 2?)\n", path,
+        fprintf(stderr, "ktrt_check: %s: reading selections: %s (not a tuned database of schema 2 or 3?)\n", path,
                 sqlite3_errmsg(db));
         goto done;
     }
@@ -255,11 +256,10 @@ static int kc_read_db(const char *path, const char *device_key, kc_sel **out, in
         memset(x, 0, sizeof *x);
         snprintf(x->key, sizeof x->key, "%s", (const char *)sqlite3_column_text(st, 0));
         snprintf(x->dtype, sizeof x->dtype, "%s", (const char *)sqlite3_column_text(st, 1));
-        x->n = sqlite3_column_int(st, 2);
-        x->k = sqlite3_column_int(st, 3);
-        x->m = sqlite3_column_int(st, 4);
-        snprintf(x->kernel, sizeof x->kernel, "%s", (const char *)sqlite3_column_text(st, 5));
-        snprintf(x->source, sizeof x->source, "%s", (const char *)sqlite3_column_text(st, 6));
+        char kdt[16];
+        if (sscanf(x->key, "gemm %15s n=%d k=%d m<=%d", kdt, &x->n, &x->k, &x->m) != 4) x->n = x->k = x->m = 0;
+        snprintf(x->kernel, sizeof x->kernel, "%s", (const char *)sqlite3_column_text(st, 2));
+        snprintf(x->source, sizeof x->source, "%s", (const char *)sqlite3_column_text(st, 3));
         if (x->n < 1 || x->k < 1 || x->m < 1) {
             fprintf(stderr, "ktrt_check: %s: selection \"%s\" has n=%d k=%d m=%d\n", path, x->key, x->n, x->k, x->m);
             goto done;
