@@ -354,15 +354,23 @@ static int card_set(const char *kv)
     return -1;
 }
 
+/* The GEMM problem of a dump problem, as the law reads it. */
+static kt_problem gemm_problem(const problem *p)
+{
+    kt_problem kp;
+    memset(&kp, 0, sizeof kp);
+    kp.op = &kt_op_gemm;
+    kp.dim[KT_GEMM_D_N] = p->n;
+    kp.dim[KT_GEMM_D_K] = p->k;
+    kp.dim[KT_GEMM_D_M] = p->m;
+    return kp;
+}
+
 /* Regret of the law (card) over problem i's timed candidates; NaN when nothing is timed. */
 static double problem_regret(const law_device *d, const law_gemm_card *cd, int i, kt_candidate *list, double *tt)
 {
     problem *p = &P[i];
-    kt_problem kp;
-    memset(&kp, 0, sizeof kp);
-    kp.dim[KT_GEMM_D_N] = p->n;
-    kp.dim[KT_GEMM_D_K] = p->k;
-    kp.dim[KT_GEMM_D_M] = p->m;
+    kt_problem kp = gemm_problem(p);
     int m = 0;
     double best = -1;
     for (int j = 0; j < p->nt; j++) {

@@ -259,7 +259,9 @@ int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
                 all++;
                 shapes += i == 0 || !kt_problem_same_shape(&ps[i].p, &ps[i - 1].p);
             }
-        if (all) printf(" %s %d shapes x %d buckets = %d;", kt_op_at(op)->name, shapes, all / (shapes ? shapes : 1), all);
+        if (all)
+            printf(" %s %d shape%s x %d buckets = %d;", kt_op_at(op)->name, shapes, shapes == 1 ? "" : "s",
+                   all / (shapes ? shapes : 1), all);
     }
     printf("\n");
 
