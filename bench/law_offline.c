@@ -500,11 +500,7 @@ int main(int argc, char **argv)
     if (!quiet) printf("%-36s %-56s %9s %-56s %9s %8s %8s\n", "problem", "best", "us", "law pick", "us", "regret", "old");
     for (int i = 0; i < np; i++) {
         problem *p = &P[i];
-        kt_problem kp;
-        memset(&kp, 0, sizeof kp);
-        kp.dim[KT_GEMM_D_N] = p->n;
-        kp.dim[KT_GEMM_D_K] = p->k;
-        kp.dim[KT_GEMM_D_M] = p->m;
+        kt_problem kp = gemm_problem(p);
         /* over all candidates */
         for (int j = 0; j < nc; j++) list[j] = C[j].c;
         int all = law_gemm_pick_card(&d, &card, list, nc, &kp);
