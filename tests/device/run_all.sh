@@ -7,25 +7,28 @@
 # Steps, in order (KT_DEVICE_STEPS, comma-separated, picks some; default all):
 #   check  gemm_check over the exported sm_90a kernels (out/device/export, written by pack.sh)
 #   ref    kt worker --check-reference: the GPU reference GEMM against the float64 CPU reference
-#   sweep  ./tune --modelpath models/llama-3.1-8b --tp 4 --target sm_90a --db DB --resume
+#   sweep  tests/device/sweep_all.sh: ./tune --resume for every models/* at tp 4 then 1 into DB, within
+#          KT_DEADLINE_S (default 540 s), every op family (GEMM, rmsnorm_add)
 #   dump   kt dump --db DB (to dump.txt)
 #   ktrt   ktrt_check on DB: libktrt alone, every selection, untuned shapes, capture, threads
 #   bench  bench_gemm on DB against cuBLAS (table in bench.log, every number in bench_gemm.tsv)
+#   rms    tests/device/bench_rmsnorm.py on DB: rmsnorm_add through ktrt_run against torch eager and
+#          torch.compile (table in rms.log, numbers in bench_rmsnorm.tsv)
 # DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
-# from $OUT: the six logs (dump's is dump.txt), bench_gemm.tsv and, after a sweep, the database
-# (tests/device/return_db.sh: ktune.ktdb.gz, or ktune-nocode.ktdb.xz past 16 MiB; KT_RETURN_DB=0
-# leaves it).
+# from $OUT: under the device tool the logs and tables go into one file, $OUT/results.tgz, beside,
+# after a sweep, the database (tests/device/return_db.sh: ktune.ktdb.gz, or ktune-nocode.ktdb.xz
+# past 16 MiB; KT_RETURN_DB=0 leaves it).
 # Extra arguments per step: KT_SWEEP_ARGS (e.g. "--budget-min 6"), KT_BENCH_ARGS (e.g.
-# "--tp 4 --m 1,16,1024"), KT_KTRT_ARGS.
+# "--tp 4 --m 1,16,1024"), KT_KTRT_ARGS, KT_RMS_ARGS (e.g. "--hidden 4096 --rows 1,64,8192").
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
 RES=${OUT:-out/device/results}
 mkdir -p "$RES" || exit 1
 DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
-STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench}
+STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms}
 export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$ROOT/out/device/bin:$PATH"
 SUMMARY=$(mktemp)
@@ -74,8 +77,7 @@ run_ref() {
 }
 
 run_sweep() {
-    # shellcheck disable=SC2086 # KT_SWEEP_ARGS is split on purpose
-    ./tune --modelpath models/llama-3.1-8b --tp 4 --target sm_90a --db "$DB" --resume ${KT_SWEEP_ARGS:-}
+    KT_DEVICE_DB="$DB" KT_RETURN_DB=0 OUT="$RES" sh tests/device/sweep_all.sh
 }
 
 run_dump() {
@@ -102,6 +104,11 @@ step sweep sweep.log run_sweep
 step dump dump.txt run_dump
 step ktrt ktrt.log run_ktrt
 step bench bench.log run_bench
+run_rms() {
+    need "$DB" "no database to bench" || return 1
+    PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_rmsnorm.py --db "$DB" ${KT_RMS_ARGS:-}
+}
+step rms rms.log run_rms
 
 # The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
 case ",$STEPS," in
@@ -110,6 +117,13 @@ case ",$STEPS," in
             sh tests/device/return_db.sh "$DB" "$RES" || echo "run_all: the database was not returned"
         fi ;;
 esac
+
+# the device tool returns at most 8 files: every log and table in one
+if [ -n "${OUT:-}" ] && [ "$RES" = "$OUT" ]; then
+    files=$(ls "$RES" | grep -v -e '^ktune' -e '^results.tgz$' || true)
+    # shellcheck disable=SC2086 # one name a line, none with spaces (the steps name them)
+    [ -n "$files" ] && tar czf "$RES/results.tgz" -C "$RES" $files && (cd "$RES" && rm -f $files)
+fi
 
 echo
 echo "run_all summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)):"

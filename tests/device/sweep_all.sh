@@ -22,11 +22,15 @@ for tp in ${KT_SWEEP_TPS:-4 1}; do
     for m in models/*/; do
         m=${m%/}
         left=$((DEADLINE - ($(date +%s) - start)))
-        if [ "$left" -lt 20 ]; then echo "sweep_all: deadline: $m tp=$tp not started"; status=2; continue; fi
+        if [ "$left" -lt 60 ]; then echo "sweep_all: deadline: $m tp=$tp not started"; status=2; continue; fi
         log="$LOGS/sweep-$(basename "$m")-tp$tp.log"
         t0=$(date +%s)
-        timeout -s INT "$left" ./tune --modelpath "$m" --tp "$tp" --target sm_90a --db "$DB" --no-build --resume \
-            ${KT_SWEEP_ARGS:-} > "$log" 2>&1
+        # tune stops starting problems at its budget (what it measured is kept); the timeout only
+        # stops a run that would still hang 60 s past the deadline (a SIGINT alone did not: the
+        # 2026-12-01 run overran the device call and nearly lost its database)
+        budget=$(awk -v s="$left" 'BEGIN {printf "%.2f", (s - 40) / 60}')
+        timeout -s KILL $((left + 60)) ./tune --modelpath "$m" --tp "$tp" --target sm_90a --db "$DB" --no-build --resume \
+            --budget-min "$budget" ${KT_SWEEP_ARGS:-} > "$log" 2>&1
         rc=$?
         echo "sweep_all: $m tp=$tp rc=$rc in $(( $(date +%s) - t0 ))s: $(grep -E '^coverage:|^sweep on' "$log" | tr '\n' ' ')"
         [ $rc = 0 ] || status=1
