@@ -95,19 +95,19 @@ static int tune_read_shapes(const char *path, const char *dtype, const char *onl
     cJSON_ArrayForEach(it, root) {
         cJSON *jo = cJSON_GetObjectItem(it, "op"), *dt = cJSON_GetObjectItem(it, "dtype");
         const kt_op *op = kt_op_find(cJSON_IsString(jo) ? jo->valuestring : "gemm");
-        if (!op) { rc = snprintf(err, errlen, "%s: entry %d: unknown op '%s'", path, i, jo->valuestring), -1; break; }
+        if (!op) { rc = (snprintf(err, errlen, "%s: entry %d: unknown op '%s'", path, i, jo->valuestring), -1); break; }
         kt_problem shape;
         memset(&shape, 0, sizeof shape);
         shape.op = op;
         const char *d = cJSON_IsString(dt) ? dt->valuestring : dtype;
         shape.dtype = kt_op_dtype_index(op, d);
-        if (shape.dtype < 0) { rc = snprintf(err, errlen, "%s: entry %d: %s has no dtype '%s'", path, i, op->name, d), -1; break; }
+        if (shape.dtype < 0) { rc = (snprintf(err, errlen, "%s: entry %d: %s has no dtype '%s'", path, i, op->name, d), -1); break; }
         for (int k = 0; k < op->ndims && rc == 0; k++) {
             if (op->dims[k].bucketed) continue;
             cJSON *v = cJSON_GetObjectItem(it, op->dims[k].name);
             if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 0x7fffffff || v->valuedouble != (int)v->valuedouble)
-                rc = snprintf(err, errlen, "%s: entry %d: %s needs a positive integer \"%s\"", path, i, op->name,
-                              op->dims[k].name), -1;
+                rc = (snprintf(err, errlen, "%s: entry %d: %s needs a positive integer \"%s\"", path, i, op->name,
+                              op->dims[k].name), -1);
             else shape.dim[k] = v->valueint;
         }
         if (rc) break;
@@ -226,7 +226,10 @@ static int tune_problems(const char *model, int tp, const char *shapes, const ch
     int cap = 0;
     int bad = shapes && *shapes ? tune_read_shapes(shapes, mp->config.dtype, only, ps, &cap, np, err, errlen)
                                 : tune_model_problems(mp, only, ps, &cap, np, err, errlen);
-    if (!bad && *np == 0) bad = snprintf(err, errlen, "no problem to tune (--only %s)", only ? only : ""), 1;
+    if (!bad && *np == 0) {
+        snprintf(err, errlen, "no problem to tune (--only %s)", only ? only : "");
+        bad = 1;
+    }
     if (bad) {
         free(*ps);
         *ps = NULL;
