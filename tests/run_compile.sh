@@ -121,6 +121,7 @@ check "corrupt database" refuses "corrupt.ktdb: not a ktune database" gen --reci
 check "missing option" refuses "are required" gen --recipe $RECIPE
 check "kt problems: a model that does not divide by tp" refuses "num_attention_heads 28 is not divisible by tp 8" problems --modelpath models/qwen2.5-7b-instruct --tp 8
 check "kt problems lists a model's keys" sh -c "$KT problems --modelpath models/llama-3.1-8b --tp 4 | grep -x 'gemm bf16 n=7168 k=4096 m<=16.gate_up x32/forward'"
+check "kt problems lists every family's keys, --only picks some" sh -c "$KT problems --modelpath models/llama-3.1-8b --tp 4 | grep -x 'rmsnorm_add bf16 hidden=4096 rows<=64.input_norm,post_attn_norm x64/forward' && [ \$($KT problems --modelpath models/llama-3.1-8b --tp 4 --only rmsnorm_add | wc -l) = 14 ]"
 
 # the Hopper-only template: built on sm_90a, skipped (not an error) elsewhere; its stages take
 # dynamic shared memory past the static 48 KiB, which occupancy counts; its loop is wgmma
