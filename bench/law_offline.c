@@ -332,6 +332,7 @@ static int card_set(const char *kv)
         {"vec", offsetof(law_gemm_card, vec_ops_per_ns)},
         {"launch", offsetof(law_gemm_card, launch_ns)},
         {"finish", offsetof(law_gemm_card, tile_finish_ns)},
+        {"smem", offsetof(law_gemm_card, smem_bytes_per_ns)},
         {"slab_dense", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_DENSE * sizeof(int)},
         {"slab_swapab", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_SWAPAB * sizeof(int)},
         {"slab_wgswap", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_WGMMA_SWAPAB * sizeof(int)},

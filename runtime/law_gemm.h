@@ -59,6 +59,8 @@ typedef struct law_gemm_card {
     int launch_ns;               /* a second kernel launch in a stream (dense split-K reduce) */
     int tile_finish_ns;          /* in-launch split-K finish per tile: fence, counter, last block */
     int slab_bytes_per_ns[LAW_GEMM_NCLASSES];  /* split-K slab traffic one unit moves, bytes/ns */
+    int smem_bytes_per_ns;       /* shared memory a unit's matrix instructions read, bytes/ns (wgmma
+                                    reads both operands from it: the 64-row one per instruction) */
 } law_gemm_card;
 
 /* The stored card for a device (today only the H200: sm_90, 132 SMs), else the default. */
