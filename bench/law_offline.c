@@ -14,7 +14,10 @@
  * The old law's regret is the dump's (measured by the tuner). Problems are counted under every
  * model/tp whose run covered them (equal shapes share a problem key); "overall" counts each key
  * once. --holdout: the summary over the problems only those models cover.
- * --prune: law_gemm_prune over all candidates, kept/total and whether the winner was kept. */
+ * --prune: law_gemm_prune over all candidates, kept/total and whether the winner was kept.
+ * --card NAME=V sets one of the card's fields (unit udram warp lat launch finish smem slab_* eff_*);
+ * --fit refits the fitted ones by coordinate descent (smem, a datasheet rate, is not fitted).
+ * Only `gemm ` problems are read: the schema-3 dump's other ops (rmsnorm_add) are skipped. */
 #include <ctype.h>
 #include <stddef.h>
 #include <math.h>
