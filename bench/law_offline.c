@@ -14,7 +14,10 @@
  * The old law's regret is the dump's (measured by the tuner). Problems are counted under every
  * model/tp whose run covered them (equal shapes share a problem key); "overall" counts each key
  * once. --holdout: the summary over the problems only those models cover.
- * --prune: law_gemm_prune over all candidates, kept/total and whether the winner was kept. */
+ * --prune: law_gemm_prune over all candidates, kept/total and whether the winner was kept.
+ * --card NAME=V sets one of the card's fields (unit udram warp lat launch finish smem slab_* eff_*);
+ * --fit refits the fitted ones by coordinate descent (smem, a datasheet rate, is not fitted).
+ * Only `gemm ` problems are read: the schema-3 dump's other ops (rmsnorm_add) are skipped. */
 #include <ctype.h>
 #include <stddef.h>
 #include <math.h>
@@ -332,6 +335,7 @@ static int card_set(const char *kv)
         {"vec", offsetof(law_gemm_card, vec_ops_per_ns)},
         {"launch", offsetof(law_gemm_card, launch_ns)},
         {"finish", offsetof(law_gemm_card, tile_finish_ns)},
+        {"smem", offsetof(law_gemm_card, smem_bytes_per_ns)},
         {"slab_dense", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_DENSE * sizeof(int)},
         {"slab_swapab", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_SWAPAB * sizeof(int)},
         {"slab_wgswap", offsetof(law_gemm_card, slab_bytes_per_ns) + LAW_GEMM_WGMMA_SWAPAB * sizeof(int)},

@@ -8,37 +8,46 @@
  * H200 (sm_90, 132 SMs). Datasheet or measured-elsewhere values:
  *   DRAM 4631 GB/s read ceiling (bench/NOTES.md, bench_gemm's read kernel) / 132 = 35.08 B/ns;
  *   matrix peak 989 TFLOP/s dense bf16 / 132 = 7495 flop/ns; vector 128 lanes x 1.98 GHz.
- * LAW_GEMM_FIT_*: fitted on the H200 sweep (bench/law_offline.c --fit --holdout qwen3-8b over
- * db/results/h200/2026-11-30-sm_90a-dump.txt.gz and the sm90 prebuild kernel DB): stored per device
- * later; law_gemm_card_for() is where a device's own card goes. */
+ * LAW_GEMM_FIT_*: fitted on the H200 (bench/law_offline.c --fit --holdout qwen3-8b, from
+ * eff_swapab=8, over db/results/h200/2026-12-01-sm_90a-op-layer-dump.txt.gz, the sweep that timed
+ * every pruned candidate of 196 GEMM problems, and the sm_90a kernel DB with resources; before it
+ * they came from the sparser 2026-11-30 dump). Held out: qwen3-8b's own 28 problems regret median
+ * +0.0%, worst +8.2%; a second fit holding out qwen2.5-7b-instruct: its 56 problems median +0.0%,
+ * worst +51.2%. Stored per device later; law_gemm_card_for() is where a device's own card goes. */
 #define LAW_GEMM_H200_DRAM_BYTES_PER_NS_X100 3508
 #define LAW_GEMM_H200_MMA_FLOPS_PER_NS 7495
 #define LAW_GEMM_H200_VEC_OPS_PER_NS 253
+/* Shared memory one SM's wgmma reads, 128 B/clock x 1.98 GHz (datasheet, not fitted). wgmma reads
+ * both operands from it: per m64nYk16 instruction the 64-row operand's 64 x 16 and the Y x 16 of the
+ * instruction's N. In the swapped forms the 64-row operand is the weights and Y the tokens, so with
+ * few tokens the weights' re-reads, not the MMA, bound the block (m64n16: 20 clocks of operands
+ * against 8 of math). */
+#define LAW_GEMM_H200_SMEM_BYTES_PER_NS 253
 
-#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 45  /* one SM's L2 port */
-#define LAW_GEMM_FIT_UNIT_DRAM_BYTES_PER_NS 33   /* one SM's first-touch (DRAM) stream */
+#define LAW_GEMM_FIT_UNIT_BYTES_PER_NS 53  /* one SM's L2 port */
+#define LAW_GEMM_FIT_UNIT_DRAM_BYTES_PER_NS 54   /* one SM's first-touch (DRAM) stream */
 #define LAW_GEMM_FIT_WARP_BYTES_PER_NS_X10 167   /* one loading warp's stream (x10) */
 #define LAW_GEMM_FIT_LATENCY_NS 2538         /* load latency seen by Little's law */
-#define LAW_GEMM_FIT_LAUNCH_NS 2380         /* the dense reduce's second launch */
-#define LAW_GEMM_FIT_TILE_FINISH_NS 5308     /* in-launch split-K finish, per round */
+#define LAW_GEMM_FIT_LAUNCH_NS 3355         /* the dense reduce's second launch */
+#define LAW_GEMM_FIT_TILE_FINISH_NS 8905     /* in-launch split-K finish, per round */
 /* Share of the matrix peak each template's inner loop reaches (%), fitted: */
 #define LAW_GEMM_FIT_EFF_DENSE 25           /* mma.sync from one LDS buffer (bench: 210-270 TF) */
 /* swapab's 2% is not an MMA efficiency: it is the fit's proxy for the direct-fragment loop's
  * instruction cost per token column, and it overestimates swapab 2-3x at M >= 16 on picks the dump
  * never timed (the fit only sees timed candidates): the next thing to model properly. */
-#define LAW_GEMM_FIT_EFF_SWAPAB 2          /* mma.sync on direct fragments */
+#define LAW_GEMM_FIT_EFF_SWAPAB 12         /* mma.sync on direct fragments */
 #define LAW_GEMM_FIT_EFF_WGMMA 55           /* wgmma, copies and math in the same warps */
-#define LAW_GEMM_FIT_EFF_WGMMA_SWAPAB 54
-#define LAW_GEMM_FIT_EFF_WGMMA_WS 46        /* warp-specialized wgmma (bench: up to 790 TF) */
+#define LAW_GEMM_FIT_EFF_WGMMA_SWAPAB 27   /* and shared memory: see LAW_GEMM_H200_SMEM_BYTES_PER_NS */
+#define LAW_GEMM_FIT_EFF_WGMMA_WS 54        /* warp-specialized wgmma (bench: up to 790 TF) */
 #define LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB 28
 /* Split-K slabs (fp32 tile written, read back by the last block or the reduce), bytes/ns a unit
  * moves them at, fitted: the warp-specialized prefill kernel stores its accumulators' fragment
  * layout 8 bytes at a time (sk2 measured ~2x sk1 at M = 8192). */
-#define LAW_GEMM_FIT_SLAB_DENSE 20
+#define LAW_GEMM_FIT_SLAB_DENSE 7
 #define LAW_GEMM_FIT_SLAB_SWAPAB 20
-#define LAW_GEMM_FIT_SLAB_WGMMA_SWAPAB 80
-#define LAW_GEMM_FIT_SLAB_WGMMA_WS 9
-#define LAW_GEMM_FIT_SLAB_WGMMA_WS_SWAPAB 10
+#define LAW_GEMM_FIT_SLAB_WGMMA_SWAPAB 10
+#define LAW_GEMM_FIT_SLAB_WGMMA_WS 3
+#define LAW_GEMM_FIT_SLAB_WGMMA_WS_SWAPAB 12
 /* Stream and math overlap: estimate = max + min / LAW_GEMM_OVERLAP_DIV. */
 #define LAW_GEMM_OVERLAP_DIV 2
 
@@ -60,6 +69,7 @@ law_gemm_card law_gemm_card_default(void)
     c.eff_pct[LAW_GEMM_WGMMA_SWAPAB] = LAW_GEMM_FIT_EFF_WGMMA_SWAPAB;
     c.eff_pct[LAW_GEMM_WGMMA_WS] = LAW_GEMM_FIT_EFF_WGMMA_WS;
     c.eff_pct[LAW_GEMM_WGMMA_WS_SWAPAB] = LAW_GEMM_FIT_EFF_WGMMA_WS_SWAPAB;
+    c.smem_bytes_per_ns = LAW_GEMM_H200_SMEM_BYTES_PER_NS;
     c.launch_ns = LAW_GEMM_FIT_LAUNCH_NS;
     c.tile_finish_ns = LAW_GEMM_FIT_TILE_FINISH_NS;
     for (int i = 0; i < LAW_GEMM_NCLASSES; i++) c.slab_bytes_per_ns[i] = LAW_GEMM_FIT_SLAB_SWAPAB;
@@ -254,9 +264,21 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
          * add up to the peak */
         long long rate = lmin((long long)card->mma_flops_per_ns,
                               conc * card->mma_flops_per_ns * card->eff_pct[cls] / 100);
+        if (cls == LAW_GEMM_SWAPAB)   /* eff_pct: the share four of its warps issue */
+            rate = lmin((long long)card->mma_flops_per_ns,
+                        conc * warps * card->mma_flops_per_ns * card->eff_pct[cls] / 400);
         t_math = unit_work * 1000 / (rate > 0 ? rate : 1);
+        if (cls == LAW_GEMM_WGMMA || cls == LAW_GEMM_WGMMA_SWAPAB || cls == LAW_GEMM_WGMMA_WS ||
+            cls == LAW_GEMM_WGMMA_WS_SWAPAB) {
+            /* shared-memory operand reads: each 64 rows of the 64-row operand (xr: the weights when
+             * swapped, the tokens else) read with all yr rows of the instruction's N per k16 */
+            long long xr = swapped(cls) ? bn : bm, yr = swapped(cls) ? bm : bn;
+            long long smem_block = 2 * kseg * xr * (64 + yr) / 64;
+            long long units_smem = sk == 0 ? cdiv(tiles * 2 * K * xr * (64 + yr) / 64, units) : b * smem_block;
+            long long t_smem = units_smem * 1000 / (card->smem_bytes_per_ns > 0 ? card->smem_bytes_per_ns : 1);
+            if (t_smem > t_math) t_math = t_smem;
+        }
     }
-    (void)swapped;
 
     long long hi = lmax(t_stream, t_math), lo = lmin(t_stream, t_math);
     long long t = hi + lo / LAW_GEMM_OVERLAP_DIV;

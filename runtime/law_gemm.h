@@ -14,9 +14,11 @@
  *             the unit's share of the L2 bandwidth); the whole device's compulsory bytes at the
  *             memory bandwidth is a floor under it;
  *   math      the busiest unit's padded MMA work (2 x BM x BN x K/SK a block; a swapped kernel
- *             pays its token columns padded to BM) at the template's share of the matrix peak, or
- *             the vector units' rate for skinny (one lane-op per weight element per token row and
- *             one to unpack it);
+ *             pays its token columns padded to BM) at the template's share of the matrix peak
+ *             (swapab: per four warps, its warps each on their own K slice; wgmma forms: no
+ *             faster than shared memory serves both operands, the 64-row one, the weights when
+ *             swapped, re-read per instruction), or the vector units' rate for skinny (one
+ *             lane-op per weight element per token row and one to unpack it);
  *   overheads a pipeline fill per round (one memory latency), the split-K finish (slabs written
  *             and read back, a fence and a counter per tile; a second launch and its slab pass for
  *             dense, which reduces in its own kernel), and stream-K's per-piece cost.
@@ -25,8 +27,8 @@
  * estimate, ties to the fewest threads, then the lower index.
  *
  * The card's constants (bandwidth, latency, template efficiencies) are in law_gemm_card. Those
- * named LAW_GEMM_FIT_* were fitted on the H200 sweep (db/results/h200, runs 85-100) with models
- * held out (bench/law_offline.c reports the held-out regret); the rest are datasheet values. A
+ * named LAW_GEMM_FIT_* were fitted on the H200 sweep of 2026-12-01 (db/results/h200, every pruned
+ * candidate of 196 GEMM problems timed) with qwen3-8b held out (bench/law_offline.c reports the held-out regret); the rest are datasheet values. A
  * device without a stored card gets law_gemm_card_default(), the H200's values scaled per compute
  * unit (only ratios decide a pick, so the H200's balance of bytes to flops stands in). */
 #ifndef KT_LAW_GEMM_H
@@ -59,6 +61,8 @@ typedef struct law_gemm_card {
     int launch_ns;               /* a second kernel launch in a stream (dense split-K reduce) */
     int tile_finish_ns;          /* in-launch split-K finish per tile: fence, counter, last block */
     int slab_bytes_per_ns[LAW_GEMM_NCLASSES];  /* split-K slab traffic one unit moves, bytes/ns */
+    int smem_bytes_per_ns;       /* shared memory a unit's matrix instructions read, bytes/ns (wgmma
+                                    reads both operands from it: the 64-row one per instruction) */
 } law_gemm_card;
 
 /* The stored card for a device (today only the H200: sm_90, 132 SMs), else the default. */
@@ -80,9 +84,8 @@ int law_gemm_pick_card(const law_device *d, const law_gemm_card *card, const kt_
  * LAW_GEMM_PRUNE_PER_CLASS of every template class and the best LAW_GEMM_PRUNE_PER_GROUP of every
  * (template, BM) group (so a template or token tile the model misjudges is still measured), the
  * law's own pick and every candidate the law cannot estimate. Checked on the H200 dump
- * (bench/law_offline.c --prune): 46% of the candidates kept (46308 of 101346 over 266 problems), the
- * sweep's winner kept in all 266. The margin is wide because the fitted swapab share overestimates
- * swapab at M >= 16 (see law_gemm.c). */
+ * (bench/law_offline.c --prune, the 2026-12-01 dump): 40.9% of the candidates kept (30577 of 74676
+ * over 196 problems), the sweep's winner kept in all 196. */
 #define LAW_GEMM_PRUNE_PCT 350
 #define LAW_GEMM_PRUNE_PER_CLASS 6
 #define LAW_GEMM_PRUNE_PER_GROUP 3

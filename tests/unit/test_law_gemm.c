@@ -104,6 +104,33 @@ static void test_sm90_picks(void)
     KT_CHECK(law_gemm_estimate_ps(&d, &card, &s4, &big) > law_gemm_estimate_ps(&d, &card, &s1, &big));
 }
 
+/* The H200 sweep of 2026-12-01 (every pruned candidate timed) where the law of 2026-11-30 picked
+ * the warp-specialized prefill tile with split K or the swapped wgmma with sk8 (regret 62-86%):
+ * the winners, resources from the H200 DB. */
+static void test_sm90_fixed(void)
+{
+    law_device d = device("sm_90a", 132);
+    kt_candidate c[4];
+    c[0] = cand("wgwsswap_64x128", "wgmma_ws_swapab", 64, 128, 64, 1, 12, 1, 8, 384, 80, 197760, 12);
+    c[1] = cand("wgws_128x192_sk4", "wgmma_ws", 128, 192, 64, 12, 1, 4, 4, 384, 122, 164944, 12);
+    c[2] = cand("swapab_16x32", "swapab", 16, 32, 64, 16, 1, 1, 0, 512, 120, 32768, 16);
+    c[3] = cand("wgswap_32x64_sk8", "wgmma_swapab", 32, 64, 64, 1, 4, 8, 6, 128, 48, 74768, 12);
+    /* M = 128..512 on small N: the swapped warp-specialized tile, one wave of sk1 blocks
+     * (measured 24.6 us against 45.5 us at n=1536 k=4096 m=512) */
+    KT_CHECK(strcmp(pick_name(&d, c, 2, 1536, 4096, 512), "wgwsswap_64x128") == 0);
+    KT_CHECK(strcmp(pick_name(&d, c, 2, 6144, 4096, 128), "wgwsswap_64x128") == 0);
+    KT_CHECK(strcmp(pick_name(&d, c, 2, 1152, 3584, 512), "wgwsswap_64x128") == 0);
+    /* M = 32: swapab's 16 warps on direct fragments (7.4 us) over the swapped wgmma with sk8
+     * (12.8 us) at n=1152 k=3584 */
+    KT_CHECK(strcmp(pick_name(&d, c + 2, 2, 1152, 3584, 32), "swapab_16x32") == 0);
+    /* at prefill sizes the prefill tile wins (the sweep: wgws at every M >= 1024 of n = 28672) */
+    kt_candidate pf[2] = {c[0], c[1]};
+    pf[1].v.p[KT_GEMM_P_SK] = 1;
+    pf[1].name = "wgws_128x192";
+    KT_CHECK(strcmp(pick_name(&d, pf, 2, 28672, 4096, 8192), "wgws_128x192") == 0);
+    KT_CHECK(strcmp(pick_name(&d, pf, 2, 4096, 4096, 4096), "wgws_128x192") == 0);
+}
+
 /* AMD: dense, skinny and swapab only, resources unknown (waves_per_simd 0: the law's fallback). */
 static void test_amd_picks(void)
 {
@@ -121,9 +148,10 @@ static void test_amd_picks(void)
         c[n++] = cand("dense_mid", "dense", 64, 64, 64, 2, 2, 1, 0, 4 * w, 0, 0, 0);
         c[n++] = cand("wgws", "wgmma_ws", 128, 256, 64, 12, 1, 1, 4, 0, 0, 0, 0);   /* not built here */
         n--;   /* the AMD DB has no wgmma rows */
-        /* M = 1: a weight stream; skinny (one launch) or the split dense tile, never a fat tile */
+        /* M = 1: a weight stream; skinny (one launch), swapab or the split dense tile (on gfx1201
+         * all three within 20% of the 52 us weight stream), never a fat tile */
         const char *m1 = pick_name(&d, c, n, 4096, 4096, 1);
-        KT_CHECK(strcmp(m1, "skinny") == 0 || strcmp(m1, "dense_small") == 0);
+        KT_CHECK(strcmp(m1, "skinny") == 0 || strcmp(m1, "dense_small") == 0 || strcmp(m1, "swapab") == 0);
         if (t == 1) KT_CHECK(strcmp(m1, "skinny") == 0);   /* gfx942: by a factor of 3 */
         const char *m16 = pick_name(&d, c, n, 4096, 4096, 16);
         KT_CHECK(strcmp(m16, "dense_big") != 0 && strcmp(m16, "dense_mid") != 0);
@@ -197,6 +225,7 @@ static void test_degenerate(void)
 int main(void)
 {
     test_sm90_picks();
+    test_sm90_fixed();
     test_amd_picks();
     test_prune();
     test_degenerate();
