@@ -205,7 +205,7 @@ int kt_cmd_dump(int argc, char **argv)
         return 1;
     }
     dump_ctx ctx = {r, err, sizeof err};
-    printf("ktune-dump 1 schema 2\n");
+    printf("ktune-dump 1 schema %d\n", db_read_schema_version(r));
     int bad = db_read_kernel_counts(r, kernel_count, NULL, err, sizeof err) < 0 ||
               db_read_devices(r, device, NULL, err, sizeof err) < 0 ||
               db_read_runs(r, run, NULL, err, sizeof err) < 0 ||

@@ -59,6 +59,16 @@ int db_read_open(const char *path, db_reader **out, char *err, size_t errlen)
     return 0;
 }
 
+int db_read_schema_version(db_reader *r)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(r->h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 void db_read_close(db_reader *r)
 {
     if (!r) return;

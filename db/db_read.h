@@ -16,6 +16,8 @@ typedef struct db_reader db_reader;
 /* 0, or a KT_* code of ktrt.h (KT_ENODB, KT_EBADDB) with a message naming the file. */
 int db_read_open(const char *path, db_reader **out, char *err, size_t errlen);
 void db_read_close(db_reader *r);   /* NULL is fine */
+/* The file's schema version (PRAGMA user_version; the reader never migrates), -1 on error. */
+int db_read_schema_version(db_reader *r);
 
 typedef struct db_read_device {
     const char *key, *target, *arch, *name;
