@@ -1,32 +1,23 @@
 /* problem_key.c: M bucket edges and the key texts (see problem_key.h). */
 #include "problem_key.h"
+#include "op_gemm.h"
 #include <stdio.h>
 
-/* Edges of the M buckets; the key text uses them verbatim. */
-static const int m_edges[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
-#define N_M_EDGES ((int)(sizeof m_edges / sizeof m_edges[0]))
-#define M_LAST_DECODE_EDGE 64
+/* The M buckets are the GEMM descriptor's (runtime/op_gemm.c): one list of edges, one key text. */
+int kt_m_bucket_count(void) { return kt_op_gemm.nedges; }
 
-int kt_m_bucket_count(void) { return N_M_EDGES; }
+int kt_m_bucket_at(int i) { return i >= 0 && i < kt_op_gemm.nedges ? kt_op_gemm.edges[i] : -1; }
 
-int kt_m_bucket_at(int i) { return i >= 0 && i < N_M_EDGES ? m_edges[i] : -1; }
-
-int kt_m_bucket(long m)
-{
-    if (m < 1) return -1;
-    for (int i = 0; i < N_M_EDGES; i++)
-        if (m_edges[i] >= m) return m_edges[i];
-    return m_edges[N_M_EDGES - 1];
-}
+int kt_m_bucket(long m) { return (int)kt_op_bucket(&kt_op_gemm, m); }
 
 int kt_m_bucket_index(int bucket)
 {
-    for (int i = 0; i < N_M_EDGES; i++)
-        if (m_edges[i] == bucket) return i;
+    for (int i = 0; i < kt_op_gemm.nedges; i++)
+        if (kt_op_gemm.edges[i] == bucket) return i;
     return -1;
 }
 
-const char *kt_m_phase(int bucket) { return bucket <= M_LAST_DECODE_EDGE ? "decode" : "prefill"; }
+const char *kt_m_phase(int bucket) { return bucket <= kt_op_gemm.decode_edge ? "decode" : "prefill"; }
 
 /* snprintf's result as this file's convention: the length, or -1 when truncated. */
 static int fitted(int n, size_t len) { return n < 0 || (size_t)n >= len ? -1 : n; }
@@ -35,7 +26,12 @@ int kt_gemm_problem_key(char *buf, size_t len, const char *dtype, int n, int k, 
 {
     if (len) buf[0] = 0;
     if (!dtype || kt_m_bucket_index(bucket) < 0) return -1;   /* only edges make keys */
-    return fitted(snprintf(buf, len, "gemm %s n=%d k=%d m<=%d", dtype, n, k, bucket), len);
+    kt_problem p = {&kt_op_gemm, kt_op_dtype_index(&kt_op_gemm, dtype), {0}};
+    if (p.dtype < 0) return fitted(snprintf(buf, len, "gemm %s n=%d k=%d m<=%d", dtype, n, k, bucket), len);
+    p.dim[KT_GEMM_D_N] = n;
+    p.dim[KT_GEMM_D_K] = k;
+    p.dim[KT_GEMM_D_M] = bucket;
+    return kt_problem_key(&p, buf, len);
 }
 
 int kt_device_key(char *buf, size_t len, const char *arch, int compute_units, int pci_device_id)

@@ -1,6 +1,7 @@
-/* problem_key.h: the canonical key texts shared by the tuner (which writes them) and libktrt (which
- * looks them up): M bucket edges, GEMM problem keys and device keys. Written once here because a
- * key spelt two ways is a lookup that silently misses (the runtime would fall back to the law).
+/* problem_key.h: the GEMM's key texts in the form its callers had before the op layer (the edges
+ * and the text are the GEMM descriptor's, runtime/op_gemm.c; any op's key is kt_problem_key in
+ * runtime/op.h), and device keys. Written once because a key spelt two ways is a lookup that
+ * silently misses (the runtime would fall back to the law).
  *
  * M buckets are part of the key schema: decode 1 2 4 8 16 32 64, prefill 128 .. 8192 (powers of
  * two). A token count m is served by the smallest edge >= m; above the last edge, by the last (the
