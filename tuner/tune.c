@@ -138,10 +138,45 @@ static int tune_model_problems(const model_problems *mp, const char *only, sweep
     return 0;
 }
 
+static int tune_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per op family: how the law did on this run's measured problems (median and worst regret), so
+ * the law is itself measured on every tune. */
+static void tune_print_law_summary(const sweep_problem *ps, int np, const double *regret)
+{
+    double *v = malloc((size_t)(np > 0 ? np : 1) * sizeof *v);
+    if (!v) return;
+    for (int o = 0; o < kt_op_count(); o++) {
+        int n = 0, untimed = 0, measured = 0;
+        for (int i = 0; i < np; i++) {
+            if (ps[i].p.op != kt_op_at(o) || isinf(regret[i])) continue;
+            measured++;
+            if (isnan(regret[i])) untimed++;
+            else v[n++] = regret[i];
+        }
+        if (n == 0) continue;
+        qsort(v, (size_t)n, sizeof *v, tune_cmp_double);
+        int within = 0;
+        for (int i = 0; i < n; i++) within += v[i] <= 0.15;
+        printf("law regret (%s): median %+.1f%%, worst %+.1f%%, %d of %d within 15%%", kt_op_at(o)->name,
+               100.0 * (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])), 100.0 * v[n - 1], within, n);
+        if (untimed) printf("; %d of %d measured problems have no regret (the law's pick was not timed)", untimed, measured);
+        printf("\n");
+    }
+    free(v);
+}
+
 static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, int np, const sweep_outcome *out,
                              kt_db *db)
 {
     double peak = tune_spec_matrix_tflops(o->target);
+    /* regret per problem for the summary: INFINITY where nothing was measured */
+    double *regret = malloc((size_t)(np > 0 ? np : 1) * sizeof *regret);
+    for (int i = 0; regret && i < np; i++) regret[i] = INFINITY;
     printf("\n%-44s %-10s %-52s %10s %14s %9s\n", "problem", "layers", "kernel", "time", "ceiling", "law regret");
     for (int i = 0; i < np; i++) {
         db_selection_row r;
@@ -163,6 +198,7 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
             else if (!memory_bound && peak > 0)
                 snprintf(cbuf, sizeof cbuf, "%.0f%% spec MMA", 100.0 * flops / (r.time_us * 1e-6) / 1e12 / peak);
             if (!isnan(r.regret)) snprintf(rbuf, sizeof rbuf, "%+.1f%%", 100.0 * r.regret);
+            if (regret) regret[i] = r.regret;
         } else {
             snprintf(tbuf, sizeof tbuf, "(law)");
         }
@@ -171,6 +207,8 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
     if (out->copy_gbps > 0) printf("copy bandwidth measured in this run: %.0f GB/s (read + write)\n", out->copy_gbps);
     if (peak > 0) printf("matrix peak: %.0f TFLOP/s dense bf16, datasheet figure (not measured)\n", peak);
     if (!isnan(out->noise_floor)) printf("noise floor (median control spread): %.2f%%\n", 100.0 * out->noise_floor);
+    if (regret) tune_print_law_summary(ps, np, regret);
+    free(regret);
 }
 
 /* For every problem, the path libktrt will take, through the runtime's own chain. */

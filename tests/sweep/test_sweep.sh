@@ -174,6 +174,7 @@ rmsnorm_family() {
         > "$DIR/rms.txt" 2>&1 || { tail -20 "$DIR/rms.txt"; return 1; }
     grep "rmsnorm_add 1 shape x 14 buckets = 14" "$DIR/rms.txt" &&
     grep "coverage: 14 problems: 14 exact, 0 bucket, 0 law, 0 refused" "$DIR/rms.txt" &&
+    grep "^law regret (rmsnorm_add): median .*, worst .*, [0-9]* of 14 within 15%" "$DIR/rms.txt" &&
     [ "$(q "$DIR/rms.ktdb" "SELECT count(*) FROM selection WHERE op = 'rmsnorm_add' AND source = 'measured' AND
           problem_key LIKE 'rmsnorm_add bf16 hidden=4096 rows<=%'")" = 14 ] &&
     [ "$(q "$DIR/rms.ktdb" "SELECT count(*) FROM selection WHERE op != 'rmsnorm_add'")" = 0 ] &&
