@@ -13,6 +13,7 @@
 #include "model.h"
 #include "op.h"
 #include "sweep.h"
+#include "timing.h"
 #include "target.h"
 #include "tune.h"
 
@@ -138,12 +139,6 @@ static int tune_model_problems(const model_problems *mp, const char *only, sweep
     return 0;
 }
 
-static int tune_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Per op family: how the law did on this run's measured problems (median and worst regret), so
  * the law is itself measured on every tune. */
 static void tune_print_law_summary(const sweep_problem *ps, int np, const double *regret)
@@ -159,11 +154,11 @@ static void tune_print_law_summary(const sweep_problem *ps, int np, const double
             else v[n++] = regret[i];
         }
         if (n == 0) continue;
-        qsort(v, (size_t)n, sizeof *v, tune_cmp_double);
+        double median = tm_median(v, n);   /* sorts v */
         int within = 0;
         for (int i = 0; i < n; i++) within += v[i] <= 0.15;
         printf("law regret (%s): median %+.1f%%, worst %+.1f%%, %d of %d within 15%%", kt_op_at(o)->name,
-               100.0 * (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])), 100.0 * v[n - 1], within, n);
+               100.0 * median, 100.0 * v[n - 1], within, n);
         if (untimed) printf("; %d of %d measured problems have no regret (the law's pick was not timed)", untimed, measured);
         printf("\n");
     }
