@@ -106,16 +106,6 @@ static int read_selections(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
     return rc == SQLITE_DONE ? KT_OK : db_fail(err, errlen, l->path, "reading selections", h);
 }
 
-/* The law class of a kernel: its recipe's `law` (in params), else its template's file stem. */
-static void law_class_of(const char *params, const char *template_path, char *out, size_t len)
-{
-    if (kt_params_text(params, "law", out, len) == 1 && out[0]) return;
-    const char *base = strrchr(template_path, '/');
-    base = base ? base + 1 : template_path;
-    size_t n = strcspn(base, ".");
-    snprintf(out, len, "%.*s", (int)n, base);
-}
-
 static int kernel_order(const void *a, const void *b)
 {
     const ktrt_kernel *x = a, *y = b;
@@ -159,7 +149,7 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
             k->op = op;
             k->dtype = kt_op_dtype_index(op, dtype);
             if (k->dtype < 0) continue;
-            law_class_of(params ? params : "", tmpl ? tmpl : "", k->law_class, sizeof k->law_class);
+            kt_law_class(params, tmpl, k->law_class, sizeof k->law_class);
             k->threads = sqlite3_column_int(st, 6);
             k->regs = sqlite3_column_int(st, 7);
             k->lds_bytes = sqlite3_column_int(st, 8);

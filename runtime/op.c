@@ -272,3 +272,11 @@ int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param)
         if (strcmp(op->params[i].name, param) == 0) return v->p[i];
     return 0;
 }
+
+void kt_law_class(const char *params, const char *template_path, char *out, size_t len)
+{
+    if (kt_params_text(params ? params : "", "law", out, len) == 1 && out[0]) return;
+    const char *t = template_path ? template_path : "", *base = strrchr(t, '/');
+    base = base ? base + 1 : t;
+    snprintf(out, len, "%.*s", (int)strcspn(base, "."), base);
+}

@@ -225,6 +225,9 @@ int kt_variant_parse(const kt_op *op, const char *json, kt_variant *v, char *dty
                      char *err, size_t errlen);
 /* The string member `name` of a params object into out: 1 found, 0 not, -1 bad JSON. */
 int kt_params_text(const char *json, const char *name, char *out, size_t len);
+/* A kernel's law class (kt_candidate.law_class): its recipe's `law` in params, else the stem of
+ * its template's file name ("gemm/swapab.hip" -> "swapab"). */
+void kt_law_class(const char *params, const char *template_path, char *out, size_t len);
 /* The value of a named parameter; 0 when the op has no such parameter. */
 int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);
 

@@ -10,6 +10,7 @@
 #include "op_rmsnorm.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
 #include "../tuner/half_convert.h"   /* header-only, libc-only: bit-exact RNE conversions */
+#include "../tuner/random_inputs.h" /* header-only: the generator every verifier draws from */
 
 static const char *const rms_dtypes[] = {"bf16", "fp16"};
 enum { RMS_BF16, RMS_FP16 };
@@ -245,16 +246,6 @@ static int rms_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
     return 3;
 }
 
-/* splitmix64, as the tuner's generator (tuner/random_inputs.h), written here: runtime/ does not
- * include tuner/ headers beyond the conversions. */
-static uint64_t rms_splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static uint16_t rms_round(int dtype, float f) { return dtype == RMS_FP16 ? kt_f32_to_f16(f) : kt_f32_to_bf16(f); }
 static double rms_val(int dtype, uint16_t h) { return dtype == RMS_FP16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
 
@@ -266,11 +257,13 @@ static void rms_fill(const kt_problem *p, int i, void *host, size_t bytes, uint6
     uint16_t *h = host;
     const int dt = p->dtype;
     for (size_t j = 0; j < bytes / 2; j++) {
-        for (;;) {
-            const int32_t r = (int32_t)(rms_splitmix64(rng) >> 40) - (1 << 23);
-            float f = (float)r * 0x1p-23f;
-            if (i == 2) f = 1.0f + 0.5f * f;
-            const uint16_t b = rms_round(dt, f);
+        if (i != 2) {
+            h[j] = kt_rand_input(dt == RMS_FP16, rng);   /* the tuner's generator, as the GEMM's */
+            continue;
+        }
+        for (;;) {   /* the same draw, mapped to 1 + [-1/2, 1/2) */
+            const int32_t r = (int32_t)(kt_rand_splitmix64(rng) >> 40) - (1 << 23);
+            const uint16_t b = rms_round(dt, 1.0f + 0.5f * ((float)r * 0x1p-23f));
             if (b & 0x7FFFu) { h[j] = b; break; }
         }
     }
@@ -365,9 +358,7 @@ static double rms_flops(const kt_problem *p) { return 0.0; }
  * the final norm has one, so 2 x layers calls), all over the model's hidden size, unsharded. */
 static int rms_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
 {
-    int dt = -1;
-    for (int i = 0; i < 2 && m->dtype; i++)
-        if (strcmp(rms_dtypes[i], m->dtype) == 0) dt = i;
+    int dt = kt_op_dtype_index(&kt_op_rmsnorm_add, m->dtype);
     if (dt < 0) return snprintf(err, errlen, "rmsnorm_add: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
     if (m->hidden < 1) return snprintf(err, errlen, "rmsnorm_add: the model has no hidden size"), -1;
     if (max < 1) return 0;

@@ -612,12 +612,7 @@ static int sw_job_candidates(sw_ctx *c, sw_job *j)
             continue;
         }
         all[kept] = all[i];
-        if (kt_params_text(all[kept].params, "law", j->law_class[kept], sizeof j->law_class[kept]) != 1 ||
-            !j->law_class[kept][0]) {
-            const char *base = strrchr(all[kept].template_path, '/');
-            base = base ? base + 1 : all[kept].template_path;
-            snprintf(j->law_class[kept], sizeof j->law_class[kept], "%.*s", (int)strcspn(base, "."), base);
-        }
+        kt_law_class(all[kept].params, all[kept].template_path, j->law_class[kept], sizeof j->law_class[kept]);
         k->name = all[kept].name;
         k->law_class = j->law_class[kept];
         k->threads = all[kept].threads;

@@ -104,6 +104,14 @@ static void test_params(void)
     kt_gemm_variant g = kt_gemm_variant_of(&v);
     KT_CHECK(g.bm == 64 && g.bn == 128 && g.bk == 32 && g.wm == 2 && g.wn == 2 && g.splitk == 4 && g.stages == 0);
     KT_CHECK_INT(kt_variant_get(&kt_op_gemm, &v, "BN"), 128);
+    /* the law class: the recipe's law, else the template's stem */
+    char cls[32];
+    kt_law_class("{\"BM\":1,\"law\":\"swapab\"}", "gemm/dense.hip", cls, sizeof cls);
+    KT_CHECK(strcmp(cls, "swapab") == 0);
+    kt_law_class("{\"BM\":1}", "gemm/wgmma_ws.hip", cls, sizeof cls);
+    KT_CHECK(strcmp(cls, "wgmma_ws") == 0);
+    kt_law_class(NULL, NULL, cls, sizeof cls);
+    KT_CHECK(cls[0] == 0);
     /* no SK axis: one segment; SK 0 is stream-K and stays 0 */
     KT_CHECK_INT(kt_variant_parse(&kt_op_gemm, "{ \"BM\" : 16, \"BN\":16,\"BK\":64,\"WM\":1,\"WN\":1 }", &v, NULL, 0,
                                   err, sizeof err), 0);
