@@ -1,0 +1,31 @@
+/* op_attn.h: the paged-attention descriptors (op_attn.c) and the order of their variant
+ * parameters and dimensions, for the code that reads them (their tests, their law, tune's model
+ * problems). Everything else goes through runtime/op.h. ABI: templates/abi/attn.h; templates
+ * templates/attn/decode.hip (and prefill.hip).
+ *
+ * Problem keys:
+ *   attn_decode <dt> d=256 g=8 hkv=2 bs=16 win=0 cap=0 sink=0 q<=1 batch<=8 ctx<=4096
+ * d head size, g query heads per kv head (the GQA group), hkv kv heads of one rank, bs the cache's
+ * block size, win the sliding window (0 none), cap the logit soft-cap (0 none; an integer, as the
+ * models set it), sink 1 when the layer has attention sinks; q query rows per sequence (1, or
+ * 1 + speculative tokens), batch sequences, ctx keys per sequence (the longest).
+ * dtypes: "bf16", "fp16" (q, out and cache), "bf16_e4m3", "fp16_e4m3" (an fp8 e4m3 cache). */
+#ifndef KT_OP_ATTN_H
+#define KT_OP_ATTN_H
+#include "op.h"
+#include "../templates/abi/attn.h"
+
+/* kt_variant.p[] of a decode kernel (recipe axes D MT BN NW SEGMAX). D is the head size the
+ * kernel is compiled for, MT its 16-row M tiles (g * q <= 16 * MT rows), BN its KV tile (keys),
+ * NW its warps, SEGMAX the most split-KV segments it may be given (its scratch ceiling). */
+enum { KT_ATTN_P_D, KT_ATTN_P_MT, KT_ATTN_P_BN, KT_ATTN_P_NW, KT_ATTN_P_SEGMAX, KT_ATTN_NPARAMS };
+
+/* The dimensions of an attn_decode problem, in kt_problem.dim[] order. */
+enum {
+    KT_ATTN_D_D, KT_ATTN_D_G, KT_ATTN_D_HKV, KT_ATTN_D_BS, KT_ATTN_D_WIN, KT_ATTN_D_CAP, KT_ATTN_D_SINK,
+    KT_ATTN_D_Q, KT_ATTN_D_BATCH, KT_ATTN_D_CTX, KT_ATTN_NDIMS
+};
+
+extern const kt_op kt_op_attn_decode;
+
+#endif
