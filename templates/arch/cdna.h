@@ -49,6 +49,7 @@ struct kt_acc { kt_f32x4 v; };
 
 KT_DEV void kt_acc_zero(kt_acc &c) { c.v = (kt_f32x4){0, 0, 0, 0}; }
 KT_DEV float kt_acc_get(const kt_acc &c, int i) { return c.v[i]; }
+KT_DEV void kt_acc_set(kt_acc &c, int i, float v) { c.v[i] = v; }
 
 /* A 16x16 tile at t (row-major, ld elements per row; rows 8-byte aligned): one 8-byte read. */
 KT_DEV void kt_load_a(kt_frag_a &f, const unsigned short *t, int ld, int lane)

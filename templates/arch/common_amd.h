@@ -78,6 +78,9 @@ KT_DEV float kt_shfl_xor(float v, int mask)
     return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute(src, __builtin_bit_cast(int, v)));
 }
 
+/* 2^x, fp32 (v_exp_f32: about 1 ulp; -inf gives +0), for softmax. */
+KT_DEV float kt_exp2(float x) { return __builtin_amdgcn_exp2f(x); }
+
 /* ---- cross-block handoff (split-K reduced in the launch, templates/abi/gemm.h): writes made
  * visible device-wide before a counter bump, and loads that read what other blocks wrote ---- */
 KT_DEV void kt_fence_device(void) { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
@@ -114,6 +117,7 @@ KT_DEV kt_v16 kt_v16_make(unsigned a, unsigned b, unsigned c, unsigned d)
 }
 KT_DEV kt_v16 kt_ldg16(const void *p) { return *(const kt_v16 *)p; }
 KT_DEV void kt_sts16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
+KT_DEV unsigned kt_v16_word(kt_v16 v, int i) { return v[i]; }
 
 /* Half i (0..8*chunks-1) of a lane's direct chunks; with i a compile-time constant it folds to a
  * register pick and a shift. */

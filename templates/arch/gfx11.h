@@ -48,6 +48,7 @@ struct kt_acc { kt_f32x8 v; };
 
 KT_DEV void kt_acc_zero(kt_acc &c) { c.v = (kt_f32x8){0, 0, 0, 0, 0, 0, 0, 0}; }
 KT_DEV float kt_acc_get(const kt_acc &c, int i) { return c.v[i]; }
+KT_DEV void kt_acc_set(kt_acc &c, int i, float v) { c.v[i] = v; }
 
 /* A 16x16 tile at t (row-major, ld elements per row; rows 16-byte aligned): two 16-byte reads,
  * one per contiguous run of the layout above. */

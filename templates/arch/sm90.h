@@ -85,6 +85,13 @@ KT_DEV int kt_lane_id(void) { return (int)threadIdx.x & 31; }
 KT_DEV int kt_wave_id(void) { return (int)threadIdx.x >> 5; }
 KT_DEV void kt_barrier(void) { __syncthreads(); }
 KT_DEV float kt_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xFFFFFFFFu, v, mask); }
+/* 2^x, fp32 (ex2.approx: relative error below 2^-22; -inf gives +0), for softmax. */
+KT_DEV float kt_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 
 /* ---- cross-block handoff (split-K reduced in the launch, templates/abi/gemm.h): writes made
  * visible device-wide before a counter bump, and loads that read what other blocks wrote ---- */
@@ -136,6 +143,7 @@ KT_DEV void kt_acc_zero(kt_acc &c)
     for (int i = 0; i < 8; i++) c.v[i] = 0.0f;
 }
 KT_DEV float kt_acc_get(const kt_acc &c, int i) { return c.v[i]; }
+KT_DEV void kt_acc_set(kt_acc &c, int i, float v) { c.v[i] = v; }
 
 KT_DEV void kt_ldsm_x4(unsigned (&r)[4], const unsigned short *p)
 {

@@ -1,0 +1,54 @@
+-- decode.lua: the variant space of templates/attn/decode.hip, paged decode and speculative
+-- verify with split-KV (op attn_decode, ABI templates/abi/attn.h, descriptor runtime/op_attn.c).
+-- Axes as the template reads them: D head size, MT 16-row M tiles a block (the GQA group's heads
+-- times the query rows; more rows take more blocks), BN keys a KV tile, NW warps, SEGMAX the most
+-- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count).
+
+local function div(a, b) return math.floor(a / b) end
+local PAD = 8
+
+-- what decode.hip's kt_smem holds: Q, the shared K / V^T tile, fp32 scores, P, row statistics
+local function smem_bytes(p)
+  local m = 16 * p.MT
+  local kv = math.max(p.BN * (p.D + PAD), p.D * (p.BN + PAD))
+  return m * (p.D + PAD) * 2 + kv * 2 + m * (p.BN + 1) * 4 + m * (p.BN + PAD) * 2 + 3 * m * 4
+end
+
+return {
+  family = "attn",
+  template = "decode.hip",
+  kernel = "kt_attn_decode",
+  ops = { "attn_decode" },
+  axes = {
+    { "dtype", { "bf16", "fp16", "bf16_e4m3", "fp16_e4m3" } },
+    { "D", { 64, 128, 256, 512 } },
+    { "MT", { 1, 2, 4 } },
+    { "BN", { 16, 32, 64 } },
+    { "NW", { 2, 4, 8 } },
+    { "SEGMAX", { 64, 256 } },
+  },
+
+  threads = function(p, t) return p.NW * t.wave_size end,
+
+  lds_bytes = function(p, t) return smem_bytes(p) end,
+
+  constraint = function(p, t)
+    local threads = p.NW * t.wave_size
+    local chunk = p.dtype:find("e4m3") and 16 or 8        -- cache elements a 16-byte load brings
+    local chunks = p.BN * p.D / chunk
+    if chunks % threads ~= 0 then return false, "the KV tile does not split over the threads" end
+    local otiles = p.MT * div(p.D, 16)
+    if otiles % p.NW ~= 0 then return false, "output tiles do not split over the warps" end
+    if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
+    -- 64 keys a tile only pays at short heads (the tile's bytes already hide latency at 128+)
+    if p.BN == 64 and p.D > 128 then return false, "BN 64 only below head size 256" end
+    -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave), the prefetched K and
+    -- V chunks (4 words each), ~48 for addresses, the row state and the score tile in flight
+    local acc = div(otiles, p.NW) * div(256, t.wave_size)
+    local regs = acc + 8 * div(chunks, threads) + 48
+    local limit = t.max_regs_per_thread
+    if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
+    if regs > limit then return false, "registers over the lane's" end
+    return true
+  end,
+}
