@@ -62,6 +62,13 @@ int kt_cmd_problems(int argc, char **argv)
             m.tp, m.heads_per_rank, m.kv_heads_per_rank);
     if (m.kv_replicas > 1) fprintf(stderr, " (each kv head replicated on %d ranks)", m.kv_replicas);
     fprintf(stderr, "; %d problem keys\n", np);
+    for (int i = 0; i < m.nattn; i++)
+        fprintf(stderr, "  attention %s: %d layers, head_dim %d, %d q / %d kv heads per rank, window %d, softcap %d\n",
+                m.attn[i].kind, m.attn[i].layers, m.attn[i].head_dim, m.attn[i].heads_per_rank,
+                m.attn[i].kv_heads_per_rank, m.attn[i].window, m.attn[i].softcap);
+    for (int i = 0; i < m.nnot_derived; i++)
+        fprintf(stderr, "  not derived: %s x%d/forward: %s\n", m.not_derived[i].layers, m.not_derived[i].count,
+                m.not_derived[i].reason);
     free(ps);
     return 0;
 }

@@ -24,7 +24,7 @@
 #include "launch_dims.h"
 #include "kernel_name.h"
 
-#define KT_OP_MAX_DIMS 6
+#define KT_OP_MAX_DIMS 10
 #define KT_OP_MAX_PARAMS 12
 #define KT_OP_MAX_DTYPES 4
 #define KT_OP_MAX_LAUNCHES 2
@@ -88,12 +88,32 @@ typedef struct kt_model_linear {
     char layers[64];                    /* "qkv", "o,down" */
 } kt_model_linear;
 
+/* One attention geometry of a rank: the decoder layers whose attention reads the KV cache the
+ * same way (a model with sliding and full layers has two). Linear-attention (GDN) layers have no
+ * KV cache and are never one of these: kt_model_shape counts them apart. */
+#define KT_MODEL_MAX_ATTN 4
+typedef struct kt_model_attn {
+    int head_dim;
+    int heads_per_rank, kv_heads_per_rank;  /* kv: kv_heads/tp, or 1 where vLLM replicates them */
+    int window;                         /* sliding window in keys; 0 for full attention */
+    int softcap;                        /* attn_logit_softcapping; 0 none */
+    int sinks;                          /* 1: a learned sink logit per head (no supported model) */
+    int layers;                         /* decoder layers of this geometry */
+    int max_ctx;                        /* max_position_embeddings: the longest sequence; 0 unknown */
+    char kind[16];                      /* "full" | "sliding" */
+} kt_model_attn;
+
 typedef struct kt_model_shape {
     const char *dtype;                  /* "bf16" | "fp16" */
     int hidden, intermediate, heads, kv_heads, head_dim, layers, tp;
     int heads_per_rank, kv_heads_per_rank;
     int nlinear;                        /* the decoder's distinct linear shapes per rank */
     kt_model_linear linear[KT_MODEL_MAX_LINEAR];
+    int nattn;                          /* the distinct attention geometries per rank */
+    kt_model_attn attn[KT_MODEL_MAX_ATTN];
+    int linear_attn_layers;             /* GDN layers: not attention, not derived (tuner/model.h) */
+    int norm_plus_one;                  /* 1: the norms scale by (1 + weight) (Gemma, Qwen3-Next),
+                                         * which rmsnorm_add's x * weight is not */
 } kt_model_shape;
 
 /* One problem a family derives from a model: its static dimensions (the tuner crosses it with

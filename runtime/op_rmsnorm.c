@@ -361,7 +361,9 @@ static int rms_from_model(const kt_model_shape *m, kt_op_model_problem *out, int
     int dt = kt_op_dtype_index(&kt_op_rmsnorm_add, m->dtype);
     if (dt < 0) return snprintf(err, errlen, "rmsnorm_add: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
     if (m->hidden < 1) return snprintf(err, errlen, "rmsnorm_add: the model has no hidden size"), -1;
-    if (max < 1) return 0;
+    /* GemmaRMSNorm's x * (1 + weight) is not this op: tuning it would report coverage for norms the
+     * model does not run (tuner/model.c lists them as not derived instead). */
+    if (max < 1 || m->norm_plus_one) return 0;
     memset(&out[0], 0, sizeof out[0]);
     out[0].p.op = &kt_op_rmsnorm_add;
     out[0].p.dtype = dt;

@@ -206,8 +206,23 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
     free(regret);
 }
 
-/* For every problem, the path libktrt will take, through the runtime's own chain. */
-static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps, int np, const sweep_outcome *out)
+/* What the model runs that no op family derives (GDN layers, experts, ...): refused, each named by
+ * its layers, with the reason, so a partial derivation never reads as full coverage. */
+static int tune_print_not_derived(const model_problems *mp)
+{
+    for (int i = 0; mp && i < mp->nnot_derived; i++) {
+        const model_not_derived *d = &mp->not_derived[i];
+        char what[64];
+        snprintf(what, sizeof what, "(not derived) x%d/forward", d->count);
+        printf("  %-44s %-10s path=%-7s %s\n", what, d->layers, "refused", d->reason);
+    }
+    return mp ? mp->nnot_derived : 0;
+}
+
+/* For every problem, the path libktrt will take, through the runtime's own chain; then what the
+ * model runs that was not derived (mp NULL: the problems came from --shapes). */
+static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps, int np, const sweep_outcome *out,
+                               const model_problems *mp)
 {
     ktrt_catalog cat = {0};
     char e[512];
@@ -240,8 +255,12 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
                pick.choice.kernel[0] ? pick.choice.kernel : pick.choice.reason);
         if (strcmp(pick.choice.path, "refused") == 0) rc = 1;
     }
-    printf("coverage: %d problems: %d exact, %d bucket, %d law, %d refused\n", np, counts[0], counts[1], counts[2],
+    int gaps = tune_print_not_derived(mp);
+    if (gaps) rc = 1;
+    printf("coverage: %d problems: %d exact, %d bucket, %d law, %d refused", np, counts[0], counts[1], counts[2],
            counts[3]);
+    if (gaps) printf("; %d layer group%s not derived (refused above)", gaps, gaps == 1 ? "" : "s");
+    printf("\n");
     ktrt_catalog_free(&cat);
     return rc;
 }
@@ -328,7 +347,7 @@ int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
         tune_print_table(o, ps, np, &out, db);
         db_close(db);
     }
-    int cov = tune_print_coverage(o, ps, np, &out);
+    int cov = tune_print_coverage(o, ps, np, &out, o->shapes && *o->shapes ? NULL : &mp);
     if (rc == 0 && cov < 0) rc = 1;
 done:
     free(ps);

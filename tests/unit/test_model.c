@@ -1,6 +1,8 @@
 /* test_model: per-rank GEMM shapes of the shipped models at TP 1/2/4/8 (expected numbers worked out
  * by hand from each config, not by the code under test), KV-head replication, de-duplication of equal
- * shapes, the M bucket law, key text, and every refusal by its message. */
+ * shapes, the attention groups of dense, sliding (Gemma 3) and hybrid GDN (Qwen3-Next) models and their
+ * attn_decode problems, what is listed as not derived, the M bucket law, key text, and every refusal
+ * by its message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,8 @@
 #include <unistd.h>
 #include "kt_test.h"
 #include "tuner/model.h"
+#include "runtime/op_attn.h"
+#include "runtime/op_attn_model.h"
 
 static char tmpdir[] = "/tmp/kt_test_model_XXXXXX";
 static char tmpconfig[256];
@@ -348,6 +352,349 @@ static void test_buckets_and_keys(void)
     KT_CHECK(strcmp(model_layer_name(MODEL_LAYER_COUNT), "?") == 0);
 }
 
+
+/* attn_decode's dtypes, for kt_attn_model_problems_op before the descriptor is in the table. */
+static const char *const attn_dtypes[] = {"bf16", "fp16", "bf16_e4m3", "fp16_e4m3"};
+static const kt_op attn_stub = { .name = "attn_decode", .dtypes = attn_dtypes, .ndtypes = 4 };
+
+static const kt_model_attn *expect_group(const model_problems *m, int i, const char *kind, int layers, int head_dim,
+                                         int heads, int kv, int window, int max_ctx)
+{
+    KT_CHECK(i < m->nattn);
+    if (i >= m->nattn) return NULL;
+    const kt_model_attn *a = &m->attn[i];
+    if (strcmp(a->kind, kind) || a->layers != layers || a->heads_per_rank != heads || a->kv_heads_per_rank != kv)
+        fprintf(stderr, "  %s tp %d group %d: %s x%d %d/%d heads\n", m->config.path, m->tp, i, a->kind, a->layers,
+                a->heads_per_rank, a->kv_heads_per_rank);
+    KT_CHECK(strcmp(a->kind, kind) == 0);
+    KT_CHECK_INT(a->layers, layers);
+    KT_CHECK_INT(a->head_dim, head_dim);
+    KT_CHECK_INT(a->heads_per_rank, heads);
+    KT_CHECK_INT(a->kv_heads_per_rank, kv);
+    KT_CHECK_INT(a->window, window);
+    KT_CHECK_INT(a->softcap, 0);
+    KT_CHECK_INT(a->sinks, 0);
+    KT_CHECK_INT(a->max_ctx, max_ctx);
+    return a;
+}
+
+/* The attn_decode problem of group i: its dims in op_attn.h order, its layers text and calls, and
+ * the limits on q, batch and ctx. */
+static void expect_attn_problem(const model_problems *m, int i, int g, int hkv, int win, long long ctx_limit)
+{
+    kt_model_shape shape;
+    model_shape_of(m, &shape);
+    kt_op_model_problem got[KT_MODEL_MAX_ATTN];
+    char err[256] = "";
+    int n = kt_attn_model_problems_op(&attn_stub, &shape, got, KT_MODEL_MAX_ATTN, err, sizeof err);
+    KT_CHECK_INT(n, m->nattn);
+    if (i >= n) return;
+    const long long *d = got[i].p.dim;
+    KT_CHECK(got[i].p.op == &attn_stub);
+    KT_CHECK_INT(got[i].p.dtype, 0);   /* bf16 */
+    KT_CHECK_INT(d[KT_ATTN_D_D], m->attn[i].head_dim);
+    KT_CHECK_INT(d[KT_ATTN_D_G], g);
+    KT_CHECK_INT(d[KT_ATTN_D_HKV], hkv);
+    KT_CHECK_INT(d[KT_ATTN_D_BS], 16);
+    KT_CHECK_INT(d[KT_ATTN_D_WIN], win);
+    KT_CHECK_INT(d[KT_ATTN_D_CAP], 0);
+    KT_CHECK_INT(d[KT_ATTN_D_SINK], 0);
+    KT_CHECK_INT(d[KT_ATTN_D_Q], 1);
+    KT_CHECK_INT(d[KT_ATTN_D_BATCH], 1);
+    KT_CHECK_INT(d[KT_ATTN_D_CTX], 1);
+    char want[32];
+    snprintf(want, sizeof want, "attn.%s", m->attn[i].kind);
+    KT_CHECK(strcmp(got[i].layers, want) == 0);
+    KT_CHECK_INT(got[i].calls, m->attn[i].layers);
+    long long limit[KT_OP_MAX_DIMS];
+    kt_attn_model_limits(&m->attn[i], limit);
+    KT_CHECK_INT(limit[KT_ATTN_D_Q], 8);
+    KT_CHECK_INT(limit[KT_ATTN_D_BATCH], 256);
+    KT_CHECK_INT(limit[KT_ATTN_D_CTX], ctx_limit);
+    KT_CHECK_INT(limit[KT_ATTN_D_D], 0);
+    KT_CHECK_INT(limit[KT_ATTN_D_WIN], 0);
+}
+
+static const model_not_derived *find_not_derived(const model_problems *m, const char *layers)
+{
+    for (int i = 0; i < m->nnot_derived; i++)
+        if (strcmp(m->not_derived[i].layers, layers) == 0) return &m->not_derived[i];
+    return NULL;
+}
+
+static void test_attention_dense(void)
+{
+    /* Llama-3.1-8B at TP 4: one full-attention group of all 32 layers, 8 q and 2 kv heads a rank
+     * (GQA group 4), max_position_embeddings 131072; nothing left underived. */
+    model_problems m;
+    char err[768] = "";
+    KT_CHECK_INT(model_load("models/llama-3.1-8b", 4, &m, err, sizeof err), 0);
+    KT_CHECK_INT(m.nattn, 1);
+    expect_group(&m, 0, "full", 32, 128, 8, 2, 0, 131072);
+    expect_attn_problem(&m, 0, 4, 2, 0, 131072);
+    KT_CHECK_INT(m.linear_attn_layers, 0);
+    KT_CHECK_INT(m.nnot_derived, 0);
+    kt_model_shape shape;
+    model_shape_of(&m, &shape);
+    KT_CHECK_INT(shape.nattn, 1);
+    KT_CHECK_INT(shape.norm_plus_one, 0);
+    /* Qwen2.5-7B says sliding_window 131072 with use_sliding_window false: no layer slides. */
+    KT_CHECK_INT(model_load("models/qwen2.5-7b-instruct", 1, &m, err, sizeof err), 0);
+    KT_CHECK_INT(m.nattn, 1);
+    expect_group(&m, 0, "full", 28, 128, 28, 4, 0, 32768);
+
+    /* The descriptor by name: the same problems once attn_decode is in the table, else a refusal
+     * naming it. */
+    kt_op_model_problem got[KT_MODEL_MAX_ATTN];
+    model_shape_of(&m, &shape);
+    int n = kt_attn_model_problems(&shape, got, KT_MODEL_MAX_ATTN, err, sizeof err);
+    if (kt_op_find("attn_decode")) {
+        KT_CHECK_INT(n, 1);
+        KT_CHECK_INT(got[0].p.dim[KT_ATTN_D_G], 7);
+    } else {
+        KT_CHECK_INT(n, -1);
+        KT_CHECK_CONTAINS(err, "attn_decode: no such op");
+    }
+
+    /* Mistral with a sliding_window: every layer slides (the ctx limit is window + 8). */
+    write_config("MistralForCausalLM", "bfloat16", "\"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                 "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"num_hidden_layers\": 32, "
+                 "\"sliding_window\": 4096, \"max_position_embeddings\": 32768");
+    KT_CHECK_INT(model_load(tmpdir, 2, &m, err, sizeof err), 0);
+    KT_CHECK_INT(m.nattn, 1);
+    expect_group(&m, 0, "sliding", 32, 128, 16, 4, 4096, 32768);
+    expect_attn_problem(&m, 0, 4, 4, 4096, 4096 + 8);
+    KT_CHECK_INT(m.problems[0].count, 32);   /* GEMMs unchanged by the window */
+}
+
+static void test_qwen3_next(void)
+{
+    /* Qwen3-Next-80B-A3B: 48 layers, full_attention_interval 4 -> layers 3, 7, ..., 47 are gated full
+     * attention (12), the other 36 Gated DeltaNet; 16 q heads, 2 kv heads, head_dim 256, hidden
+     * 2048; every layer's MLP is routed MoE (mlp_only_layers [], decoder_sparse_step 1). */
+    const char *dir = "models/qwen3-next-80b-a3b";
+    const int tps[] = {1, 2, 4, 8};
+    const int kv_rank[] = {2, 1, 1, 1}, replicas[] = {1, 1, 2, 4};
+    for (int t = 0; t < 4; t++) {
+        int tp = tps[t], heads = 16 / tp, kv = kv_rank[t];
+        model_problems m;
+        char err[768] = "";
+        int rc = model_load(dir, tp, &m, err, sizeof err);
+        KT_CHECK_INT(rc, 0);
+        if (rc) { fprintf(stderr, "  %s tp %d: %s\n", dir, tp, err); continue; }
+        KT_CHECK_INT(m.heads_per_rank, heads);
+        KT_CHECK_INT(m.kv_heads_per_rank, kv);
+        KT_CHECK_INT(m.kv_replicas, replicas[t]);
+        KT_CHECK_INT(m.attn_layers, 12);
+        KT_CHECK_INT(m.linear_attn_layers, 36);
+        KT_CHECK_INT(m.dense_mlp_layers, 0);
+        KT_CHECK_INT(m.nattn, 1);
+        expect_group(&m, 0, "full", 12, 256, heads, kv, 0, 262144);
+        /* g = q heads over kv heads of a rank: 8, 8, 4, 2 (at TP 8 the 2 kv heads are replicated
+         * 4 ways, 1 a rank). */
+        expect_attn_problem(&m, 0, heads / kv, kv, 0, 262144);
+        /* Only the full-attention layers' projections: q_proj holds query and gate, 2 * heads. */
+        KT_CHECK_INT(m.nproblems, 2);
+        KT_CHECK_INT(m.problems[0].layers[0], MODEL_LAYER_QKV);
+        KT_CHECK_INT(m.problems[0].n, (2 * heads + 2 * kv) * 256);
+        KT_CHECK_INT(m.problems[0].k, 2048);
+        KT_CHECK_INT(m.problems[0].count, 12);
+        KT_CHECK_INT(m.problems[1].layers[0], MODEL_LAYER_O);
+        KT_CHECK_INT(m.problems[1].n, 2048);
+        KT_CHECK_INT(m.problems[1].k, heads * 256);
+        KT_CHECK_INT(m.problems[1].count, 12);
+        /* The rest is listed, never derived as something else. */
+        KT_CHECK_INT(m.nnot_derived, 4);
+        const model_not_derived *g = find_not_derived(&m, "gdn");
+        KT_CHECK(g && g->count == 36);
+        if (g) KT_CHECK_CONTAINS(g->reason, "Gated DeltaNet");
+        const model_not_derived *e = find_not_derived(&m, "moe.experts");
+        KT_CHECK(e && e->count == 48);
+        if (e) KT_CHECK_CONTAINS(e->reason, "512 routed experts (top 10, moe_intermediate_size 512)");
+        const model_not_derived *sh = find_not_derived(&m, "moe.shared_expert");
+        KT_CHECK(sh && sh->count == 48);
+        const model_not_derived *nm = find_not_derived(&m, "norms");
+        KT_CHECK(nm && nm->count == 96);
+        /* ... and rmsnorm_add derives nothing for its (1 + weight) norms. */
+        kt_model_shape shape;
+        model_shape_of(&m, &shape);
+        KT_CHECK_INT(shape.linear_attn_layers, 36);
+        KT_CHECK_INT(shape.norm_plus_one, 1);
+        const kt_op *rms = kt_op_find("rmsnorm_add");
+        kt_op_model_problem got[4];
+        KT_CHECK(rms && rms->from_model(&shape, got, 4, err, sizeof err) == 0);
+    }
+    model_config c;
+    char err[768] = "";
+    KT_CHECK_INT(model_config_load(dir, &c, err, sizeof err), 0);
+    KT_CHECK(strcmp(c.architecture, "Qwen3NextForCausalLM") == 0);
+    KT_CHECK_INT(c.mixer[0], MODEL_MIXER_LINEAR);
+    KT_CHECK_INT(c.mixer[3], MODEL_MIXER_FULL);
+    KT_CHECK_INT(c.mixer[47], MODEL_MIXER_FULL);
+    KT_CHECK_INT(c.attn_output_gate, 1);
+    KT_CHECK_INT(c.vocab, 151936);
+
+    /* Dense layers through mlp_only_layers get gate_up/down for exactly those layers; an explicit
+     * layer_types wins over the interval. */
+    write_config("Qwen3NextForCausalLM", "bfloat16", "\"hidden_size\": 2048, \"intermediate_size\": 5120, "
+                 "\"num_attention_heads\": 16, \"num_key_value_heads\": 2, \"head_dim\": 256, \"num_hidden_layers\": 4, "
+                 "\"mlp_only_layers\": [0, 2], \"attn_output_gate\": false, "
+                 "\"layer_types\": [\"full_attention\", \"linear_attention\", \"full_attention\", \"linear_attention\"]");
+    model_problems m;
+    KT_CHECK_INT(model_load(tmpdir, 2, &m, err, sizeof err), 0);
+    KT_CHECK_INT(m.attn_layers, 2);
+    KT_CHECK_INT(m.dense_mlp_layers, 2);
+    KT_CHECK_INT(m.nproblems, 4);
+    KT_CHECK_INT(m.problems[0].n, (8 + 2 * 1) * 256);   /* no gate: plain qkv */
+    KT_CHECK_INT(m.problems[0].count, 2);
+    KT_CHECK_INT(m.problems[2].n, 5120);                /* 2 * 5120 / 2 */
+    KT_CHECK_INT(m.problems[2].count, 2);
+    KT_CHECK_INT(m.problems[3].k, 2560);
+    const model_not_derived *e = find_not_derived(&m, "moe.experts");
+    KT_CHECK(e && e->count == 2);
+}
+
+static void test_gemma3(void)
+{
+    /* Gemma-3-27B-it: the LM in text_config; 62 layers, sliding_window_pattern absent -> HF's 6:
+     * layers 5, 11, ..., 59 full (10), the other 52 sliding (window 1024); max_position_embeddings
+     * absent -> 131072; 32 q heads, 16 kv heads, head_dim 128, hidden 5376, intermediate 21504. */
+    const char *dir = "models/gemma-3-27b-it";
+    const int tps[] = {1, 2, 4, 8};
+    for (int t = 0; t < 4; t++) {
+        int tp = tps[t], heads = 32 / tp, kv = 16 / tp;
+        model_problems m;
+        char err[768] = "";
+        int rc = model_load(dir, tp, &m, err, sizeof err);
+        KT_CHECK_INT(rc, 0);
+        if (rc) { fprintf(stderr, "  %s tp %d: %s\n", dir, tp, err); continue; }
+        KT_CHECK_INT(m.kv_replicas, 1);
+        KT_CHECK_INT(m.nattn, 2);
+        expect_group(&m, 0, "sliding", 52, 128, heads, kv, 1024, 131072);   /* layer 0 slides: first */
+        expect_group(&m, 1, "full", 10, 128, heads, kv, 0, 131072);
+        expect_attn_problem(&m, 0, 2, kv, 1024, 1024 + 8);
+        expect_attn_problem(&m, 1, 2, kv, 0, 131072);
+        /* Its MLP is dense: the four GEMMs of every layer. */
+        KT_CHECK_INT(m.nproblems, 4);
+        const int want[4][2] = { {(heads + 2 * kv) * 128, 5376}, {5376, heads * 128}, {2 * 21504 / tp, 5376},
+                                 {5376, 21504 / tp} };
+        for (int i = 0; i < 4 && i < m.nproblems; i++) {
+            KT_CHECK_INT(m.problems[i].n, want[i][0]);
+            KT_CHECK_INT(m.problems[i].k, want[i][1]);
+            KT_CHECK_INT(m.problems[i].count, 62);
+        }
+        /* Only its four GemmaRMSNorms a layer are left. */
+        KT_CHECK_INT(m.nnot_derived, 1);
+        const model_not_derived *nm = find_not_derived(&m, "norms");
+        KT_CHECK(nm && nm->count == 4 * 62);
+    }
+    model_config c;
+    char err[768] = "";
+    KT_CHECK_INT(model_config_load(dir, &c, err, sizeof err), 0);
+    KT_CHECK(strcmp(c.architecture, "Gemma3ForConditionalGeneration") == 0);
+    KT_CHECK_INT(c.text_config, 1);
+    KT_CHECK(strcmp(c.dtype, "bf16") == 0);   /* from the top level */
+    KT_CHECK_INT(c.mixer[4], MODEL_MIXER_SLIDING);
+    KT_CHECK_INT(c.mixer[5], MODEL_MIXER_FULL);
+    KT_CHECK_INT(c.mixer[61], MODEL_MIXER_SLIDING);
+    /* TP 16: 16 kv heads split 1 a rank, 2 q heads. TP 32 divides no head count of it. */
+    model_problems m;
+    KT_CHECK_INT(model_load(dir, 16, &m, err, sizeof err), 0);
+    KT_CHECK_INT(m.kv_heads_per_rank, 1);
+    KT_CHECK(model_load(dir, 3, &m, err, sizeof err) != 0);
+    KT_CHECK_CONTAINS(err, "models/gemma-3-27b-it/config.json: num_attention_heads 32 is not divisible by tp 3");
+}
+
+static void test_nested_text_config(void)
+{
+    /* A nested LM with its own pattern words, a soft-cap and the dtype inside text_config only. */
+    write_raw("{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"text_config\": {\"torch_dtype\": \"float16\", "
+              "\"hidden_size\": 1024, \"intermediate_size\": 4096, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, "
+              "\"num_hidden_layers\": 3, \"head_dim\": 64, \"sliding_window\": 512, \"attn_logit_softcapping\": 50.0, "
+              "\"max_position_embeddings\": 8192, "
+              "\"layer_types\": [\"full_attention\", \"sliding_attention\", \"sliding_attention\"]}}");
+    model_problems m;
+    char err[768] = "";
+    KT_CHECK_INT(model_load(tmpdir, 2, &m, err, sizeof err), 0);
+    KT_CHECK(strcmp(m.config.dtype, "fp16") == 0);
+    KT_CHECK_INT(m.nattn, 2);
+    KT_CHECK(strcmp(m.attn[0].kind, "full") == 0);
+    KT_CHECK_INT(m.attn[0].layers, 1);
+    KT_CHECK_INT(m.attn[0].softcap, 50);
+    KT_CHECK_INT(m.attn[1].window, 512);
+    KT_CHECK_INT(m.attn[1].layers, 2);
+    KT_CHECK_INT(m.attn[1].max_ctx, 8192);
+    kt_model_shape shape;
+    model_shape_of(&m, &shape);
+    kt_op_model_problem got[4];
+    KT_CHECK_INT(kt_attn_model_problems_op(&attn_stub, &shape, got, 4, err, sizeof err), 2);
+    KT_CHECK_INT(got[0].p.dtype, 1);   /* fp16 */
+    KT_CHECK_INT(got[0].p.dim[KT_ATTN_D_CAP], 50);
+    KT_CHECK_INT(got[0].p.dim[KT_ATTN_D_G], 2);
+    KT_CHECK_INT(kt_attn_model_problems_op(&attn_stub, &shape, got, 1, err, sizeof err), 1);   /* max */
+
+    /* The field at fault is named with its path inside the file. */
+    write_raw("{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"torch_dtype\": \"bfloat16\", "
+              "\"text_config\": {\"hidden_size\": 1024, \"intermediate_size\": 4096, \"num_hidden_layers\": 3}}");
+    const char *r = refusal(1);
+    KT_CHECK_CONTAINS(r, tmpconfig);
+    KT_CHECK_CONTAINS(r, "text_config.num_attention_heads: missing");
+    write_raw("{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"torch_dtype\": \"bfloat16\", "
+              "\"text_config\": [1]}");
+    KT_CHECK_CONTAINS(refusal(1), "text_config: expected an object, got [1]");
+}
+
+static void test_layout_refusals(void)
+{
+    const char *r;
+#define Q3N "\"hidden_size\": 2048, \"intermediate_size\": 5120, \"num_attention_heads\": 16, " \
+            "\"num_key_value_heads\": 2, \"num_hidden_layers\": 4"
+#define DENSE2 "\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_attention_heads\": 32, \"num_hidden_layers\": 2"
+#define GEMMA1B "\"hidden_size\": 1152, \"intermediate_size\": 6912, \"num_attention_heads\": 4, " \
+                "\"num_key_value_heads\": 1, \"num_hidden_layers\": 6"
+    /* Layouts each family cannot have, or that are malformed: the message names the field. */
+    static const struct { const char *arch, *fields; int tp; const char *want; } bad[] = {
+        {"Qwen3NextForCausalLM", "\"hidden_size\": 2048, \"intermediate_size\": 5120, \"num_key_value_heads\": 2, "
+         "\"num_hidden_layers\": 48", 1, ": num_attention_heads: missing"},
+        {"Qwen3NextForCausalLM", Q3N ", \"layer_types\": [\"full_attention\"]", 1,
+         "layer_types: 1 entries for num_hidden_layers 4"},
+        {"Qwen3NextForCausalLM", Q3N ", \"layer_types\": [\"full_attention\", \"mamba\", \"full_attention\", "
+         "\"full_attention\"]", 1, "layer_types[1] \"mamba\": not supported"},
+        {"Qwen3NextForCausalLM", Q3N ", \"sliding_window\": 64, \"layer_types\": [\"full_attention\", "
+         "\"sliding_attention\", \"full_attention\", \"full_attention\"]", 1,
+         "layer_types[1] \"sliding_attention\": not a layer Qwen3NextForCausalLM has"},
+        {"Qwen3NextForCausalLM", Q3N ", \"mlp_only_layers\": [7]", 1, "mlp_only_layers: 7 is not a layer index below 4"},
+        {"Qwen3NextForCausalLM", Q3N ", \"linear_num_key_heads\": 12", 4, "(accepted)"},
+        {"Qwen3NextForCausalLM", Q3N ", \"linear_num_key_heads\": 12", 8, "linear_num_key_heads 12 is not divisible by tp 8"},
+        {"LlamaForCausalLM", DENSE2 ", \"layer_types\": [\"full_attention\", \"linear_attention\"]", 1,
+         "layer_types[1] \"linear_attention\": not a layer LlamaForCausalLM has"},
+        {"Qwen2ForCausalLM", DENSE2 ", \"use_sliding_window\": true, \"sliding_window\": 4096", 1, "use_sliding_window true"},
+        {"Qwen3ForCausalLM", DENSE2 ", \"layer_types\": [\"full_attention\", \"sliding_attention\"]", 1,
+         "sliding_window: missing, and 1 layers are sliding_attention"},
+        {"Gemma3ForCausalLM", GEMMA1B ", \"attn_logit_softcapping\": 30.5", 1,
+         "attn_logit_softcapping 30.5: expected null or a positive whole number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_config(bad[i].arch, "bfloat16", bad[i].fields);
+        r = refusal(bad[i].tp);
+        if (!strstr(r, bad[i].want)) fprintf(stderr, "  layout case %zu: %s\n", i, r);
+        KT_CHECK_CONTAINS(r, bad[i].want);
+        if (strcmp(bad[i].want, "(accepted)")) KT_CHECK_CONTAINS(r, tmpconfig);   /* names the file */
+    }
+    /* Gemma3ForCausalLM (text only, top level): Gemma3TextConfig's defaults, window 4096. */
+    write_config("Gemma3ForCausalLM", "bfloat16", GEMMA1B ", \"attn_logit_softcapping\": null, \"sliding_window_pattern\": 3");
+    model_problems m;
+    char err[768] = "";
+    KT_CHECK_INT(model_load(tmpdir, 2, &m, err, sizeof err), 0);
+    KT_CHECK_INT(m.config.head_dim, 256);
+    KT_CHECK_INT(m.nattn, 2);
+    KT_CHECK_INT(m.attn[0].window, 4096);
+    KT_CHECK_INT(m.attn[0].layers, 4);
+    KT_CHECK_INT(m.attn[1].layers, 2);
+    KT_CHECK_INT(m.kv_replicas, 2);
+    KT_CHECK_INT(m.attn[1].kv_heads_per_rank, 1);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
@@ -356,6 +703,11 @@ int main(void)
     test_synthetic_shapes();
     test_refusals();
     test_buckets_and_keys();
+    test_attention_dense();
+    test_qwen3_next();
+    test_gemma3();
+    test_nested_text_config();
+    test_layout_refusals();
     unlink(tmpconfig);
     rmdir(tmpdir);
     KT_TEST_END();
