@@ -21,8 +21,8 @@
  * fp8 caches hold e4m3 (OCP e4m3fn on sm_90 and gfx12; e4m3fnuz on gfx942) and are dequantized
  * as float(k8) * k_scale, float(v8) * v_scale.
  *
- * Split-KV: decode variants may split a sequence's keys into num_segments contiguous segments
- * (set by bind from the law, 1 .. the variant's SEGMAX), each writing fp32 partials into the
+ * Split-KV: decode variants may split a sequence's visible keys into num_segments contiguous
+ * segments of whole KV tiles (set by bind from the law, 1 .. the variant's SEGMAX), each writing fp32 partials into the
  * workspace, then a second launch (<kernel>_reduce) merges them in a fixed order: the result is
  * deterministic for a given segment count. The partials are [tokens][num_heads][num_segments]
  * of {m, l} followed by [tokens][num_heads][num_segments][head_size] accumulators; a smaller
@@ -55,8 +55,7 @@ typedef struct kt_attn_args {
     float k_scale, v_scale;         /* fp8 caches' dequantization scales; 1 for 16-bit caches */
 
     /* ---- set by the runtime's bind (runtime/op_attn.c), not by the caller ---- */
-    int num_segments;               /* split-KV segments, >= 1 */
-    int seg_tokens;                 /* keys a segment covers, a multiple of the KV tile */
+    int num_segments;               /* split-KV segments, >= 1 (a launch's extra segment blocks exit) */
     float *partials;                /* split-KV workspace, or NULL when num_segments == 1 */
 } kt_attn_args;
 

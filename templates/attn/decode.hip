@@ -251,7 +251,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const float score_scale = a.scale * a.k_scale;
     const float neg_inf = kt_neg_inf();
 
-    if (s.qlen <= 0 || s.row0 >= g * s.qlen) return;   /* no rows here (uniform over the block) */
+    /* no rows here, or a segment past the bound count (uniform over the block) */
+    if (s.qlen <= 0 || s.row0 >= g * s.qlen || seg >= a.num_segments) return;
     kt_load_q(sm, a, s, g, tid);
     for (int r = tid; r < kM; r += kThreads) {
         const int h = s.kvh * g + (s.row0 + r) % g;
@@ -399,6 +400,7 @@ KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
     const int tid = kt_thread_id();
     const long long row = kt_block_id_x();            /* token * num_heads + head */
     if (row >= (long long)a.num_tokens * a.num_heads) return;
+    if (a.num_segments <= 1 || !a.partials) return;   /* one segment wrote out itself */
     const int nseg = a.num_segments, h = (int)(row % a.num_heads);
     const long long tok = row / a.num_heads;
     const float *ml = a.partials + row * nseg * 2;
