@@ -95,8 +95,8 @@ class AttnArgs(ctypes.Structure):
       head_size, block_size, max_query_len, max_seq_len,
       window (9 int)                                        124 .. 160
       scale, softcap, k_scale, v_scale (4 float)            160 .. 176
-      num_segments, seg_tokens (int)                        176 .. 184
-      partials (pointer; 184 is 8-aligned)                  184 .. 192   -> sizeof 192, no tail padding
+      num_segments (int), 4 bytes of padding                176 .. 184
+      partials (pointer, 8-aligned)                         184 .. 192   -> sizeof 192, no tail padding
     """
     _fields_ = [
         ("q", _P), ("out", _P), ("k_cache", _P), ("v_cache", _P), ("block_table", _P), ("seq_lens", _P),
@@ -109,7 +109,7 @@ class AttnArgs(ctypes.Structure):
         ("max_query_len", _I), ("max_seq_len", _I), ("window", _I),
         ("scale", _F), ("softcap", _F), ("k_scale", _F), ("v_scale", _F),
         # set by the runtime's bind, not by the caller (left 0 / NULL here)
-        ("num_segments", _I), ("seg_tokens", _I), ("partials", _P),
+        ("num_segments", _I), ("partials", _P),
     ]
 
 
@@ -271,7 +271,7 @@ class Problem:
         a.max_query_len, a.max_seq_len = self.qlen, max(self.lens)
         a.window, a.scale, a.softcap = self.window, self.scale, self.softcap
         a.k_scale, a.v_scale = self.k_scale, self.v_scale
-        a.num_segments, a.seg_tokens, a.partials = 0, 0, None     # bind's
+        a.num_segments, a.partials = 0, None     # bind's
         return a
 
     def reference(self, s):
