@@ -1,0 +1,391 @@
+/* test_op_attn.c: the attn_decode descriptor (runtime/op_attn.c) on the CPU.
+ *  - keys: the text round trip, zero-valued static dimensions, every bucketed dimension snapped;
+ *  - problem_of_args reads back the problem args_for wrote, and refuses bad structs naming the
+ *    field;
+ *  - the segment law: no split once the batch fills the device, the power-of-two snap, the minimum
+ *    tiles a segment, the SEGMAX ceiling, and a workspace bound that covers every query of a key's
+ *    buckets (the allocation made at open must never be outgrown);
+ *  - a host emulation of decode.hip's arithmetic (its tiles, row blocks, per-sequence segment
+ *    spans, online softmax in log2 units, P rounded to the element type, the fixed-order merge)
+ *    over the descriptor's own verification sets, against its float64 reference within its bound:
+ *    mixed lengths, GQA rows past 16 (several row blocks), q > 1, sliding windows, soft-cap,
+ *    sinks, fp8 caches, one and several segments; and emulations with a planted bug (no rescale,
+ *    a window one key short, the sink dropped) are told apart;
+ *  - the law picks a candidate compiled for the head size. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kt_test.h"
+#include "op_attn.h"
+#include "ktrt.h"
+#include "law.h"
+#include "target.h"
+#include <stdio.h>
+#include "../tuner/half_convert.h"
+
+static const kt_op *op = &kt_op_attn_decode;
+enum { DT_BF16, DT_FP16, DT_BF16_E4M3, DT_FP16_E4M3 };
+
+static kt_problem prob(int dtype, int d, int g, int hkv, int bs, int win, int cap, int sink, int q, int batch, int ctx)
+{
+    kt_problem p;
+    memset(&p, 0, sizeof p);
+    p.op = op;
+    p.dtype = dtype;
+    long long *x = p.dim;
+    x[KT_ATTN_D_D] = d; x[KT_ATTN_D_G] = g; x[KT_ATTN_D_HKV] = hkv; x[KT_ATTN_D_BS] = bs;
+    x[KT_ATTN_D_WIN] = win; x[KT_ATTN_D_CAP] = cap; x[KT_ATTN_D_SINK] = sink;
+    x[KT_ATTN_D_Q] = q; x[KT_ATTN_D_BATCH] = batch; x[KT_ATTN_D_CTX] = ctx;
+    return p;
+}
+
+static kt_variant var(int d, int mt, int bn, int nw, int segmax, int occupancy)
+{
+    kt_variant v;
+    memset(&v, 0, sizeof v);
+    v.p[KT_ATTN_P_D] = d; v.p[KT_ATTN_P_MT] = mt; v.p[KT_ATTN_P_BN] = bn; v.p[KT_ATTN_P_NW] = nw;
+    v.p[KT_ATTN_P_SEGMAX] = segmax;
+    v.occupancy = occupancy;
+    return v;
+}
+
+static void test_keys(void)
+{
+    kt_problem p = prob(DT_BF16_E4M3, 256, 8, 2, 16, 0, 0, 1, 3, 5, 3000), back;
+    char key[160], err[200];
+    KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0);
+    KT_CHECK(strcmp(key, "attn_decode bf16_e4m3 d=256 g=8 hkv=2 bs=16 win=0 cap=0 sink=1 q<=4 batch<=8 ctx<=4096") == 0);
+    KT_CHECK(kt_problem_parse(key, &back, err, sizeof err) == 0);
+    KT_CHECK(back.dim[KT_ATTN_D_Q] == 4 && back.dim[KT_ATTN_D_BATCH] == 8 && back.dim[KT_ATTN_D_CTX] == 4096);
+    KT_CHECK(back.dim[KT_ATTN_D_WIN] == 0 && back.dtype == DT_BF16_E4M3);
+    KT_CHECK(kt_problem_parse("attn_decode bf16 d=256 g=8 hkv=2 bs=16 win=0 cap=0 sink=0 q<=3 batch<=8 ctx<=4096", &back,
+                           err, sizeof err) != 0);
+    KT_CHECK(strstr(err, "q<=3") != NULL);
+    /* past the last context edge: the last edge serves */
+    p.dim[KT_ATTN_D_CTX] = 1 << 20;
+    KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0 && strstr(key, "ctx<=131072") != NULL);
+}
+
+/* ---- problem_of_args ---- */
+
+static void test_args(void)
+{
+    kt_problem p = prob(DT_BF16, 128, 4, 2, 16, 128, 30, 1, 2, 3, 500), got;
+    void *bufs[KT_OP_MAX_BUFFERS];
+    for (int i = 0; i < KT_OP_MAX_BUFFERS; i++) bufs[i] = (void *)(uintptr_t)(0x1000 * (i + 1));
+    kt_attn_args a;
+    op->args_for(&a, &p, bufs);
+    char err[256];
+    KT_CHECK(op->problem_of_args(&a, &got, err, sizeof err) == KT_OK);
+    for (int i = 0; i < KT_ATTN_NDIMS; i++) KT_CHECK(got.dim[i] == p.dim[i]);
+    struct { const char *field; void (*spoil)(kt_attn_args *); } bad[] = {
+        {"q is NULL", NULL}, {"num_heads", NULL}, {"head_size", NULL}, {"bt_stride", NULL}, {"k_stride_slot", NULL},
+        {"window", NULL}, {"max_query_len", NULL}, {"scale", NULL},
+    };
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        kt_attn_args b = a;
+        switch (i) {
+        case 0: b.q = NULL; break;
+        case 1: b.num_heads = 7; break;
+        case 2: b.head_size = 100; break;
+        case 3: b.bt_stride = 1; break;
+        case 4: b.k_stride_slot = 24; break;
+        case 5: b.window = -1; break;
+        case 6: b.max_query_len = 0; break;
+        case 7: b.scale = 0.0f; break;
+        }
+        err[0] = 0;
+        KT_CHECK(op->problem_of_args(&b, &got, err, sizeof err) == KT_EINVAL);
+        KT_CHECK(strstr(err, bad[i].field) != NULL);
+    }
+}
+
+/* ---- the segment law and its workspace ---- */
+
+static long long segments_of(const kt_variant *v, const kt_problem *p, int units)
+{
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    int n = op->launches(v, p, 32, units, l);
+    return n >= 1 ? l[0].dims.grid[2] : -1;
+}
+
+static void test_law(void)
+{
+    const int units = 132;
+    kt_variant v = var(256, 1, 32, 4, 64, 2);
+    /* batch 1, 2 kv heads, a long context: 264 / 2 = 132 -> 128, clamped to SEGMAX 64 */
+    kt_problem p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 1, 32768);
+    KT_CHECK(segments_of(&v, &p, units) == 64);
+    v.p[KT_ATTN_P_SEGMAX] = 256;
+    KT_CHECK(segments_of(&v, &p, units) == 128);
+    /* the batch fills the device: one segment, and no reduce launch */
+    p.dim[KT_ATTN_D_BATCH] = 256;
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    KT_CHECK(op->launches(&v, &p, 32, units, l) == 1 && l[0].dims.grid[2] == 1);
+    /* non-increasing in the batch, and a power of two */
+    long long last = 1 << 30;
+    for (int b = 1; b <= 256; b++) {
+        p.dim[KT_ATTN_D_BATCH] = b;
+        long long s = segments_of(&v, &p, units);
+        KT_CHECK(s >= 1 && (s & (s - 1)) == 0 && s <= last);
+        last = s;
+    }
+    /* a short (windowed) range: a segment keeps at least two 32-key tiles */
+    p = prob(DT_BF16, 256, 8, 2, 16, 128, 0, 0, 1, 1, 32768);
+    long long s = segments_of(&v, &p, units);
+    KT_CHECK(s == 2);   /* 128 visible keys: 2 segments of 64 */
+    /* every query in a key's buckets fits the partials sized for the key */
+    kt_problem key = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 8, 64, 32768);
+    const long long have = op->workspace_bytes(&v, &key, units, 0);
+    int fits = 1;
+    for (int q = 5; q <= 8; q++)
+        for (int b = 33; b <= 64; b++)
+            for (int ctx = 16385; ctx <= 32768; ctx += 4096) {
+                kt_problem x = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, q, b, ctx);
+                const long long segs = segments_of(&v, &x, units);
+                const long long need = segs > 1 ? (long long)q * b * segs * 16 * (256 + 2) * 4 : 0;
+                if (need > have || op->workspace_bytes(&v, &x, units, 0) != have) fits = 0;
+            }
+    KT_CHECK(fits);
+    /* small batches of a key batch<=8 need more segments than the key itself, and still fit */
+    key = prob(DT_BF16, 128, 4, 8, 16, 0, 0, 0, 1, 8, 65536);
+    kt_variant w = var(128, 1, 32, 4, 256, 3);
+    const long long have8 = op->workspace_bytes(&w, &key, units, 0);
+    for (int b = 5; b <= 8; b++) {
+        kt_problem x = key;
+        x.dim[KT_ATTN_D_BATCH] = b;
+        const long long segs = segments_of(&w, &x, units);
+        KT_CHECK((long long)b * segs * 32 * (128 + 2) * 4 <= have8);
+    }
+}
+
+/* ---- a host emulation of decode.hip ---- */
+
+enum { BUG_NONE, BUG_NO_RESCALE, BUG_WINDOW, BUG_SINK };
+
+static float to_f(int fp16, uint16_t h) { return fp16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
+static uint16_t from_f(int fp16, float f) { return fp16 ? kt_f32_to_f16(f) : kt_f32_to_bf16(f); }
+
+static float e4m3(uint8_t b)
+{
+    const int e = (b >> 3) & 15, m = b & 7;
+    const float f = e ? ldexpf(1.0f + m / 8.0f, e - 7) : ldexpf(m / 8.0f, -6);
+    return (b & 0x80) ? -f : f;
+}
+
+typedef struct emu {
+    const kt_problem *p;
+    const kt_attn_args *a;
+    void *const *h;
+    int bn, mt, nseg, bug;
+    float *part;      /* [tokens][heads][nseg] {m, l}, then [tokens][heads][nseg][d] */
+} emu;
+
+static float kv_at(const emu *e, const void *cache, int seq, int j, int kvh, int d)
+{
+    const kt_attn_args *a = e->a;
+    const int32_t *bt = e->h[4];
+    const long long off = (long long)bt[(long long)seq * a->bt_stride + j / a->block_size] * a->k_stride_block +
+                          (long long)(j % a->block_size) * a->k_stride_slot + (long long)kvh * a->k_stride_head + d;
+    const int kv8 = e->p->dtype >= DT_BF16_E4M3, fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3;
+    /* staged to the element type (exact for e4m3) */
+    return kv8 ? e4m3(((const uint8_t *)cache)[off]) : to_f(fp16, ((const uint16_t *)cache)[off]);
+}
+
+static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
+{
+    const kt_attn_args *a = e->a;
+    const int fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3;
+    const int g = a->num_heads / a->num_kv_heads, m_rows = 16 * e->mt, d = a->head_size, bn = e->bn;
+    const int32_t *lens = e->h[5], *qsl = e->h[6];
+    const float *sinks = a->sinks ? e->h[7] : NULL;
+    const uint16_t *q = e->h[0];
+    const int q0 = qsl[seq], qlen = qsl[seq + 1] - q0, len = lens[seq], ctx = len - qlen;
+    const int row0 = rb * m_rows;
+    if (row0 >= g * qlen) return;
+    const int win = a->window + (e->bug == BUG_WINDOW ? -1 : 0);
+    const int lo = win > 0 && ctx - win + 1 > 0 ? ctx - win + 1 : 0;
+    const int span = len - lo;
+    const int per = ((span + e->nseg - 1) / e->nseg + bn - 1) / bn * bn;
+    const int kv_lo = lo + seg * per, kv_hi = kv_lo + per < len ? kv_lo + per : len;
+    const int with_sink = sinks && e->nseg == 1 && e->bug != BUG_SINK;
+    const float log2e = 1.4426950408889634f;
+    float *m = calloc((size_t)m_rows, sizeof *m), *l = calloc((size_t)m_rows, sizeof *l);
+    float *o = calloc((size_t)m_rows * d, sizeof *o), *s = calloc((size_t)bn, sizeof *s);
+    for (int r = 0; r < m_rows; r++) {
+        const int h = kvh * g + (row0 + r) % g;
+        m[r] = with_sink ? sinks[h] * log2e : -INFINITY;
+        l[r] = with_sink ? 1.0f : 0.0f;
+    }
+    for (int j0 = kv_lo; j0 < kv_hi; j0 += bn) {
+        for (int r = 0; r < m_rows; r++) {
+            const int rg = row0 + r, pos = ctx + rg / g;
+            const uint16_t *qr = q + (long long)(q0 + rg / g) * a->q_stride_tok + (long long)(kvh * g + rg % g) * a->q_stride_head;
+            float mx = -INFINITY;
+            for (int c = 0; c < bn; c++) {
+                const int j = j0 + c;
+                const int seen = rg < g * qlen && j < kv_hi && j <= pos && (win <= 0 || pos - j < win);
+                float v = -INFINITY;
+                if (seen) {
+                    float dot = 0.0f;
+                    for (int x = 0; x < d; x++) dot += to_f(fp16, qr[x]) * kv_at(e, a->k_cache, seq, j, kvh, x);
+                    v = dot * (a->scale * a->k_scale);
+                    if (a->softcap > 0.0f) v = a->softcap * tanhf(v / a->softcap);
+                    v *= log2e;
+                }
+                s[c] = v;
+                if (v > mx) mx = v;
+            }
+            const float m_new = m[r] > mx ? m[r] : mx, base = m_new == -INFINITY ? 0.0f : m_new;
+            const float al = e->bug == BUG_NO_RESCALE ? 1.0f : exp2f(m[r] - base);
+            float sum = 0.0f;
+            for (int x = 0; x < d; x++) o[r * d + x] *= al;
+            for (int c = 0; c < bn; c++) {
+                const float pv = exp2f(s[c] - base);
+                sum += pv;
+                const float p16 = to_f(fp16, from_f(fp16, pv));
+                if (p16 != 0.0f)
+                    for (int x = 0; x < d; x++) o[r * d + x] += p16 * kv_at(e, a->v_cache, seq, j0 + c, kvh, x);
+            }
+            l[r] = l[r] * al + sum;
+            m[r] = m_new;
+        }
+    }
+    const long long rows_total = (long long)a->num_tokens * a->num_heads;
+    for (int r = 0; r < m_rows; r++) {
+        const int rg = row0 + r;
+        if (rg >= g * qlen) continue;
+        const int tok = q0 + rg / g, h = kvh * g + rg % g;
+        const long long row = (long long)tok * a->num_heads + h;
+        if (e->nseg > 1) {
+            e->part[(row * e->nseg + seg) * 2] = m[r];
+            e->part[(row * e->nseg + seg) * 2 + 1] = l[r];
+        }
+        for (int x = 0; x < d; x++) {
+            const float v = o[r * d + x] * a->v_scale;
+            if (e->nseg > 1)
+                e->part[2 * rows_total * e->nseg + (row * e->nseg + seg) * d + x] = v;
+            else
+                ((uint16_t *)e->h[1])[(long long)tok * a->o_stride_tok + (long long)h * a->o_stride_head + x] =
+                    from_f(fp16, l[r] > 0.0f ? v / l[r] : 0.0f);
+        }
+    }
+    free(m); free(l); free(o); free(s);
+}
+
+static void emu_reduce(const emu *e)
+{
+    const kt_attn_args *a = e->a;
+    const int fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3, d = a->head_size, ns = e->nseg;
+    const float *sinks = a->sinks && e->bug != BUG_SINK ? e->h[7] : NULL;
+    const float log2e = 1.4426950408889634f;
+    const long long rows_total = (long long)a->num_tokens * a->num_heads;
+    for (long long row = 0; row < rows_total; row++) {
+        const int h = (int)(row % a->num_heads);
+        const float *ml = e->part + row * ns * 2, *acc = e->part + 2 * rows_total * ns + row * ns * d;
+        float mx = sinks ? sinks[h] * log2e : -INFINITY;
+        for (int s = 0; s < ns; s++)
+            if (ml[2 * s + 1] > 0.0f && ml[2 * s] > mx) mx = ml[2 * s];
+        float l = sinks ? exp2f(sinks[h] * log2e - mx) : 0.0f;
+        for (int x = 0; x < d; x++) {
+            float sum = 0.0f, ll = l;
+            for (int s = 0; s < ns; s++) {
+                if (!(ml[2 * s + 1] > 0.0f)) continue;
+                const float w = exp2f(ml[2 * s] - mx);
+                ll += ml[2 * s + 1] * w;
+                sum += acc[s * d + x] * w;
+            }
+            ((uint16_t *)e->h[1])[(row / a->num_heads) * a->o_stride_tok + (long long)h * a->o_stride_head + x] =
+                from_f(fp16, ll > 0.0f ? sum / ll : 0.0f);
+        }
+    }
+}
+
+/* The emulated kernel's error against the reference on the descriptor's own verification set. */
+static double emulate(const kt_problem *p, int bn, int mt, int nseg, int bug)
+{
+    kt_op_buffer b[KT_OP_MAX_BUFFERS];
+    const int nb = op->buffers(p, b);
+    void *h[KT_OP_MAX_BUFFERS] = {0};
+    uint64_t rng = 12345;
+    for (int i = 0; i < nb; i++) {
+        h[i] = calloc(1, b[i].bytes ? b[i].bytes : 1);
+        if (b[i].role & KT_BUF_IN) op->fill(p, i, h[i], b[i].bytes, &rng);
+    }
+    double *ref = malloc(op->ref_count(p) * sizeof *ref);
+    op->ref_cpu(p, h, ref);
+    kt_attn_args a;
+    op->args_for(&a, p, h);
+    emu e = {p, &a, h, bn, mt, nseg, bug, NULL};
+    const int g = a.num_heads / a.num_kv_heads, rbs = (g * a.max_query_len + 16 * mt - 1) / (16 * mt);
+    if (nseg > 1) e.part = calloc((size_t)a.num_tokens * a.num_heads * nseg * (a.head_size + 2), sizeof(float));
+    for (int seq = 0; seq < a.num_seqs; seq++)
+        for (int kvh = 0; kvh < a.num_kv_heads; kvh++)
+            for (int rb = 0; rb < rbs; rb++)
+                for (int s = 0; s < nseg; s++) emu_block(&e, kvh, rb, seq, s);
+    if (nseg > 1) emu_reduce(&e);
+    const double err = op->rel_error(p, h, ref);
+    free(e.part);
+    free(ref);
+    for (int i = 0; i < nb; i++) free(h[i]);
+    return err;
+}
+
+static void test_emulation(void)
+{
+    struct { int dt, d, g, hkv, bs, win, cap, sink, q, batch, ctx, bn, mt, nseg; } c[] = {
+        {DT_BF16, 64, 4, 2, 16, 0, 0, 0, 1, 3, 100, 16, 1, 1},
+        {DT_BF16, 64, 4, 2, 16, 0, 0, 0, 1, 3, 100, 32, 1, 4},
+        {DT_FP16, 64, 8, 1, 32, 0, 0, 0, 3, 2, 77, 16, 1, 3},       /* 24 rows: two row blocks */
+        {DT_BF16, 128, 2, 2, 16, 40, 0, 0, 2, 3, 150, 16, 1, 2},    /* window */
+        {DT_BF16, 64, 4, 1, 16, 0, 30, 1, 1, 2, 90, 16, 1, 1},      /* soft-cap, sinks */
+        {DT_BF16, 64, 4, 1, 16, 0, 0, 1, 2, 2, 90, 16, 2, 4},       /* sinks through the reduce */
+        {DT_BF16_E4M3, 64, 4, 2, 16, 0, 0, 0, 1, 2, 120, 32, 1, 2}, /* fp8 cache */
+        {DT_FP16_E4M3, 64, 2, 2, 16, 24, 0, 0, 4, 2, 60, 16, 1, 1},
+        {DT_BF16, 64, 4, 1, 16, 0, 0, 0, 1, 2, 40, 16, 1, 8},       /* trailing segments empty */
+    };
+    for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        kt_problem p = prob(c[i].dt, c[i].d, c[i].g, c[i].hkv, c[i].bs, c[i].win, c[i].cap, c[i].sink, c[i].q,
+                            c[i].batch, c[i].ctx);
+        const double err = emulate(&p, c[i].bn, c[i].mt, c[i].nseg, BUG_NONE);
+        do { KT_CHECK(err <= op->error_bound(p.dtype)); if (!(err <= op->error_bound(p.dtype))) fprintf(stderr, "case %d: error %.3g over the bound %.3g\n", i, err, op->error_bound(p.dtype)); } while (0);
+    }
+    /* planted bugs are O(1) errors, not within the bound */
+    kt_problem p = prob(DT_BF16, 64, 4, 2, 16, 0, 0, 0, 1, 3, 100, 0, 0, 0);
+    KT_CHECK(emulate(&p, 16, 1, 1, BUG_NO_RESCALE) > op->error_bound(p.dtype));
+    p = prob(DT_BF16, 64, 4, 1, 16, 8, 0, 0, 1, 2, 60);
+    KT_CHECK(emulate(&p, 16, 1, 1, BUG_WINDOW) > op->error_bound(p.dtype));
+    p = prob(DT_BF16, 64, 4, 1, 16, 0, 0, 1, 1, 2, 60);
+    KT_CHECK(emulate(&p, 16, 1, 2, BUG_SINK) > op->error_bound(p.dtype));
+}
+
+static void test_law_pick(void)
+{
+    kt_candidate c[6];
+    const int ds[6] = {64, 128, 256, 256, 256, 512};
+    const int mts[6] = {1, 1, 1, 2, 4, 1};
+    for (int i = 0; i < 6; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].name = "k";
+        c[i].v = var(ds[i], mts[i], 32, 4, 64, 2);
+    }
+    law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
+    kt_problem p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 4, 4096);
+    int k = op->law_pick(&d, c, 6, &p);
+    KT_CHECK(k == 2);                       /* 8 rows: one 16-row tile, the least idle */
+    p.dim[KT_ATTN_D_Q] = 4;               /* 32 rows: two tiles in one block */
+    KT_CHECK(op->law_pick(&d, c, 6, &p) == 3);
+    p.dim[KT_ATTN_D_D] = 96;
+    KT_CHECK(op->law_pick(&d, c, 6, &p) == -1);
+}
+
+int main(void)
+{
+    test_keys();
+    test_args();
+    test_law();
+    test_emulation();
+    test_law_pick();
+    KT_TEST_END();
+}
