@@ -1,5 +1,5 @@
 /* op.c: the values every descriptor shares (runtime/op.h): bucket edges, key text, variant
- * parameters. Written once here, so a key or a parameter spelt two ways cannot happen. */
+ * parameters, a kernel row's occupancy. Written once here, so a key or a parameter spelt two ways cannot happen. */
 #include "op.h"
 
 #include <ctype.h>
@@ -377,4 +377,40 @@ void kt_law_class(const char *params, const char *template_path, char *out, size
     const char *t = template_path ? template_path : "", *base = strrchr(t, '/');
     base = base ? base + 1 : t;
     snprintf(out, len, "%.*s", (int)strcspn(base, "."), base);
+}
+
+/* ---- a kernel row's occupancy ---- */
+
+static int ceil_div_int(int a, int b) { return (a + b - 1) / b; }
+
+/* build/occupancy.c wrote waves_per_simd with every limit (registers, LDS, slots) applied, from
+ * the ELF's full resources, which the row no longer has; libktrt does not link it. So the blocks
+ * are recovered from that figure. NVIDIA: warps per SM = blocks x warps per block, exact. AMD:
+ * waves per SIMD = ceil(blocks x waves per block / SIMDs) over the pool (the busiest SIMD), so
+ * floor(waves x SIMDs / waves per block) is an upper bound, tightened by the pool's LDS and block
+ * slots. An RDNA pool is a WGP of two CUs (the CUs the device reports, law_device_from_target):
+ * its blocks are halved, and a block that needs the whole WGP counts as one per CU. */
+int kt_row_occupancy(const kt_target *t, const kt_row_resources *r)
+{
+    if (!t || !r || r->threads < 1 || r->waves_per_simd < 1 || t->wave_size < 1) return 0;
+    int wpb = ceil_div_int(r->threads, t->wave_size);
+    if (t->vendor == KT_VENDOR_NVIDIA) return r->waves_per_simd / wpb;
+    int simds = t->simds_per_pool > 0 ? t->simds_per_pool : 1;
+    int groups = r->waves_per_simd * simds / wpb;
+    if (t->max_blocks_per_pool > 0 && groups > t->max_blocks_per_pool) groups = t->max_blocks_per_pool;
+    if (r->lds_bytes > 0 && t->lds_granule > 0 && t->lds_per_pool > 0) {
+        int alloc = ceil_div_int(r->lds_bytes, t->lds_granule) * t->lds_granule, by_lds = t->lds_per_pool / alloc;
+        if (groups > by_lds) groups = by_lds;
+    }
+    int cus_per_pool = t->wave_size == 32 ? 2 : 1;
+    if (groups < 1) return 0;
+    return groups / cus_per_pool > 0 ? groups / cus_per_pool : 1;
+}
+
+int kt_variant_from_row(const kt_op *op, const kt_target *t, const char *params, const kt_row_resources *r,
+                        kt_variant *v, char *dtype_out, size_t dtype_len, char *err, size_t errlen)
+{
+    if (kt_variant_parse(op, params, v, dtype_out, dtype_len, err, errlen)) return -1;
+    v->occupancy = kt_row_occupancy(t, r);
+    return 0;
 }

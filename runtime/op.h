@@ -47,6 +47,8 @@ typedef struct kt_problem {
 
 typedef struct kt_variant {
     int p[KT_OP_MAX_PARAMS];            /* op->params order */
+    int occupancy;                      /* workgroups (blocks) per compute unit the compiled kernel's
+                                           resources allow, 0 unknown (kt_variant_from_row) */
 } kt_variant;
 
 typedef struct kt_op_dim {
@@ -266,5 +268,22 @@ int kt_params_text(const char *json, const char *name, char *out, size_t len);
 void kt_law_class(const char *params, const char *template_path, char *out, size_t len);
 /* The value of a named parameter; 0 when the op has no such parameter. */
 int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);
+
+/* A kernel row's resources as the database stores them (build/analyze.c wrote them): 0 unknown. */
+typedef struct kt_row_resources {
+    int threads;                        /* threads per workgroup (the recipe's) */
+    int waves_per_simd;                 /* resident waves per SIMD (AMD) or warps per SM (NVIDIA) */
+    int regs;                           /* registers per thread */
+    int lds_bytes;                      /* LDS / shared memory per workgroup, static + at launch */
+} kt_row_resources;
+/* Workgroups (blocks) per compute unit those resources allow on target t, as the device counts
+ * compute units (an SM; an AMD CU, half an RDNA WGP); 0 when unknown (no target, no occupancy).
+ * See op.c for how it follows build/occupancy.c. */
+int kt_row_occupancy(const kt_target *t, const kt_row_resources *r);
+/* The variant of a kernel row: kt_variant_parse of its params, then its occupancy from its
+ * resources on its target (NULL target: occupancy 0). The one place a kernel row becomes a
+ * kt_variant (libktrt's catalog, the sweep, the worker). Returns as kt_variant_parse. */
+int kt_variant_from_row(const kt_op *op, const kt_target *t, const char *params, const kt_row_resources *r,
+                        kt_variant *v, char *dtype_out, size_t dtype_len, char *err, size_t errlen);
 
 #endif

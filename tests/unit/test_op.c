@@ -3,7 +3,8 @@
  * key names the word at fault, params JSON parses as the recipes write it, the ops list matches
  * exactly, and the GEMM descriptor's geometry and workspace are gemm_geometry.h's. A toy op of
  * this file has two bucketed dimensions and one that may be 0: its keys, parse errors, buckets,
- * the sweep's cartesian product of edges under limits, and the selection chain over it. */
+ * the sweep's cartesian product of edges under limits, and the selection chain over it. A kernel
+ * row's occupancy (blocks per compute unit) is checked per vendor. */
 #include <math.h>
 #include <stdlib.h>
 #include "kt_test.h"
@@ -468,6 +469,33 @@ static void test_toy_chain(void)
     KT_CHECK_CONTAINS(pk.choice.reason, "q=0");
 }
 
+/* Blocks per compute unit from a kernel row: NVIDIA's warps per SM are exact; AMD's waves per
+ * SIMD (the busiest) bound it, and the pool's LDS tightens it; an RDNA WGP is two CUs. */
+static void test_occupancy(void)
+{
+    const kt_target *nv = kt_target_find("sm_90a"), *cdna = kt_target_find("gfx942"), *rdna = kt_target_find("gfx1201");
+    KT_CHECK_INT(kt_row_occupancy(nv, &(kt_row_resources){128, 16, 64, 0}), 4);
+    KT_CHECK_INT(kt_row_occupancy(nv, &(kt_row_resources){256, 64, 32, 1024}), 8);
+    KT_CHECK_INT(kt_row_occupancy(nv, &(kt_row_resources){128, 0, 64, 0}), 0);      /* occupancy unknown */
+    KT_CHECK_INT(kt_row_occupancy(NULL, &(kt_row_resources){128, 16, 64, 0}), 0);
+    KT_CHECK_INT(kt_row_occupancy(nv, NULL), 0);
+    KT_CHECK_INT(kt_row_occupancy(cdna, &(kt_row_resources){256, 8, 64, 0}), 8);
+    KT_CHECK_INT(kt_row_occupancy(cdna, &(kt_row_resources){256, 8, 64, 32768}), 2);
+    KT_CHECK_INT(kt_row_occupancy(rdna, &(kt_row_resources){256, 16, 64, 0}), 4);
+    KT_CHECK_INT(kt_row_occupancy(rdna, &(kt_row_resources){1024, 8, 64, 0}), 1);  /* one block a WGP */
+    /* the one place a row becomes a variant: the parameters as kt_variant_parse reads them, and the occupancy */
+    kt_variant v, w;
+    char err[256], dt[16];
+    const char *json = "{\"dtype\":\"bf16\",\"BM\":64,\"BN\":128,\"BK\":32,\"WM\":2,\"WN\":2}";
+    KT_CHECK_INT(kt_variant_from_row(&kt_op_gemm, nv, json, &(kt_row_resources){128, 16, 64, 0}, &v, dt, sizeof dt,
+                                     err, sizeof err), 0);
+    KT_CHECK_INT(kt_variant_parse(&kt_op_gemm, json, &w, NULL, 0, err, sizeof err), 0);
+    KT_CHECK(memcmp(v.p, w.p, sizeof v.p) == 0 && v.occupancy == 4 && w.occupancy == 0 && strcmp(dt, "bf16") == 0);
+    KT_CHECK_INT(kt_variant_from_row(&kt_op_gemm, nv, "{\"BM\":0}", &(kt_row_resources){128, 16, 64, 0}, &v, NULL, 0,
+                                     err, sizeof err), -1);
+    KT_CHECK_CONTAINS(err, "BM=0 below its minimum 1");
+}
+
 int main(void)
 {
     test_gemm_law();
@@ -479,5 +507,6 @@ int main(void)
     test_toy_buckets();
     test_toy_combos();
     test_toy_chain();
+    test_occupancy();
     KT_TEST_END();
 }

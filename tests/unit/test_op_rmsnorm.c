@@ -301,7 +301,7 @@ static void test_args(void)
     KT_CHECK_INT(op->decode_edge, 64);
     KT_CHECK_INT(op->nworkspaces, 0);
     KT_CHECK(op->ref_gpu_name == NULL && op->prune == NULL);
-    KT_CHECK_INT(op->split_of(&(kt_variant){{0}}), -1);
+    KT_CHECK_INT(op->split_of(&(kt_variant){{0}, 0}), -1);
     KT_CHECK(op->flops(&q) == 0.0);
     KT_CHECK(op->bytes_moved(&q) == 2.0 * (4.0 * 17 * 4096 + 4096));
     kt_op_buffer b[KT_OP_MAX_BUFFERS];
