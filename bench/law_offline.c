@@ -134,7 +134,9 @@ static int cand_find(const char *name)
     return -1;
 }
 
-static int cand_add(const char *name, const char *cls_from_db, int threads, int regs, int lds, int wps)
+/* t: the kernel row's target, for its occupancy (kt_row_occupancy); NULL for a name-only kernel. */
+static int cand_add(const kt_target *t, const char *name, const char *cls_from_db, int threads, int regs, int lds,
+                    int wps)
 {
     if (nc >= MAXK) return -1;
     char cls[32], dtype[16];
@@ -147,6 +149,7 @@ static int cand_add(const char *name, const char *cls_from_db, int threads, int 
     c->c.name = c->name;
     c->c.law_class = c->cls;
     c->c.v = v;
+    c->c.v.occupancy = kt_row_occupancy(t, &(kt_row_resources){threads, wps, regs, lds});
     c->c.threads = threads;
     c->c.regs = regs;
     c->c.lds_bytes = lds;
@@ -287,7 +290,7 @@ static int read_db(const char *path, const char *target)
             char *dot = strchr(cls, '.');
             if (dot) *dot = 0;
         }
-        cand_add(name, cls, sqlite3_column_int(st, 2), sqlite3_column_int(st, 3),
+        cand_add(kt_target_find(target), name, cls, sqlite3_column_int(st, 2), sqlite3_column_int(st, 3),
                  sqlite3_column_int(st, 4), sqlite3_column_int(st, 5));
     }
     sqlite3_finalize(st);
@@ -439,7 +442,7 @@ int main(int argc, char **argv)
     int from_db = nc;
     for (int i = 0; i < np; i++)
         for (int j = 0; j < P[i].nt; j++)
-            if (cand_find(P[i].t[j].name) < 0) cand_add(P[i].t[j].name, NULL, 0, 0, 0, 0);
+            if (cand_find(P[i].t[j].name) < 0) cand_add(NULL, P[i].t[j].name, NULL, 0, 0, 0, 0);
     if (units < 1) {
         units = 132;
         FILE *f = fopen(dump, "r");

@@ -32,12 +32,12 @@ static void explain_usage(FILE *f)
                "the database cannot be used, 2 for a usage error.\n");
 }
 
-/* A positive int option value; -1 when it is not one. */
-static int positive(const char *s)
+/* An int option value >= lo; -1 when it is not one. */
+static int at_least(const char *s, int lo)
 {
     char *end;
     long v = strtol(s, &end, 10);
-    return end != s && !*end && v >= 1 && v <= 0x7fffffffL ? (int)v : -1;
+    return end != s && !*end && v >= lo && v <= 0x7fffffffL ? (int)v : -1;
 }
 
 /* The device when --device is not given (see the usage text). 0, or 1 with a message. */
@@ -136,17 +136,19 @@ int kt_cmd_explain(int argc, char **argv)
         fprintf(stderr, "\n");
         return 2;
     }
+    int given[KT_OP_MAX_DIMS] = {0};
     for (int j = 0; j < ndim_args; j++) {
         int d = -1;
         for (int i = 0; i < op->ndims; i++)
             if (strcmp(op->dims[i].name, dim_name[j]) == 0) d = i;
         if (d < 0) { fprintf(stderr, "kt explain: unknown option '--%s' (%s has no such dimension)\n", dim_name[j], op->name); return 2; }
-        int v = positive(dim_text[j]);
-        if (v < 0) { fprintf(stderr, "kt explain: --%s %s: must be a whole number >= 1\n", dim_name[j], dim_text[j]); return 2; }
+        int lo = kt_op_dim_min(op, d), v = at_least(dim_text[j], lo);
+        if (v < 0) { fprintf(stderr, "kt explain: --%s %s: must be a whole number >= %d\n", dim_name[j], dim_text[j], lo); return 2; }
         prob.dim[d] = v;
+        given[d] = 1;
     }
     for (int i = 0; i < op->ndims; i++)
-        if (prob.dim[i] < 1) { fprintf(stderr, "kt explain: --%s is required for --op %s\n", op->dims[i].name, op->name); return 2; }
+        if (!given[i]) { fprintf(stderr, "kt explain: --%s is required for --op %s\n", op->dims[i].name, op->name); return 2; }
     long long ws = -1;
     if (wst) {
         char *end;
@@ -185,9 +187,11 @@ int kt_cmd_explain(int argc, char **argv)
     ktrt_pick p;
     int rc = ktrt_select(&cat, &q, &p);
     if (rc == KT_EINVAL) { fprintf(stderr, "kt explain: %s\n", p.choice.reason); status = 2; goto done; }
-    int bd = kt_op_bucketed_dim(op);
-    if (bd >= 0) printf("problem: %s (%s=%lld)\n", p.choice.problem_key, op->dims[bd].name, prob.dim[bd]);
-    else printf("problem: %s\n", p.choice.problem_key);
+    /* the key, then the query's actual value of every bucketed dimension: "(m=7)", "(q=1 batch=3 ctx=900)" */
+    printf("problem: %s", p.choice.problem_key);
+    for (int d = 0, first = 1; d < op->ndims; d++)
+        if (op->dims[d].bucketed) printf("%s%s=%lld", first ? " (" : " ", op->dims[d].name, prob.dim[d]), first = 0;
+    printf("%s\n", kt_op_bucketed_dim(op) >= 0 ? ")" : "");
     printf("device: %s (%s, %d compute units)\n", dev.key, dev.target->name, dev.compute_units);
     printf("path=%s\n", p.choice.path);
     printf("kernel: %s\n", p.choice.kernel[0] ? p.choice.kernel : "-");

@@ -19,12 +19,18 @@ int kt_cmd_ops(int argc, char **argv)
         for (int d = 0; d < op->ndims; d++) printf(" %s%sN", op->dims[d].name, op->dims[d].bucketed ? "<=" : "=");
         printf("\n  dtypes:   ");
         for (int t = 0; t < op->ndtypes; t++) printf(" %s", op->dtypes[t]);
-        int b = kt_op_bucketed_dim(op);
-        if (b >= 0) {
-            printf("\n  buckets:   %s <=", op->dims[b].name);
-            for (int e = 0; e < op->nedges; e++) printf(" %d", op->edges[e]);
-            printf("  (decode up to %d)", op->decode_edge);
+        /* one line per bucketed dimension; the first decides the phase */
+        for (int b = 0, first = 1; b < op->ndims; b++) {
+            const kt_op_dim *d = &op->dims[b];
+            if (!d->bucketed) continue;
+            printf("\n  buckets:   %s <=", d->name);
+            for (int e = 0; e < d->nedges; e++) printf(" %d", d->edges[e]);
+            if (first) printf("  (decode up to %d)", op->decode_edge);
+            first = 0;
         }
+        /* the static dimensions whose 0 means "none" (win=0: no sliding window) */
+        for (int z = 0, first = 1; z < op->ndims; z++)
+            if (op->dims[z].zero_ok) printf("%s %s", first ? "\n  may be 0: " : "", op->dims[z].name), first = 0;
         printf("\n  params:   ");
         for (int p = 0; p < op->nparams; p++) printf(" %s", op->params[p].name);
         printf("\n  workspace:");

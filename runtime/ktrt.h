@@ -14,10 +14,14 @@
  * A layer whose file exists but is corrupt, truncated, of a newer schema or of another target than
  * the device is refused with a message (ktrt_open fails) rather than silently skipped.
  *
- * Selection chain for a problem (op, dtype, m, n, k), each step tried over all layers in order:
- *   exact   a selection measured on this device for (dtype, n, k, bucket(m));
- *   bucket  the nearest tuned M bucket (in log2 distance, ties to the larger) of the same (n, k):
- *           this device's selections first, then another device's of the same target (notice);
+ * Selection chain for a problem (op, dtype, its dimensions: a GEMM's m, n, k), each step tried
+ * over all layers in order:
+ *   exact   a selection measured on this device for the key: the static dimensions, and every
+ *           bucketed one snapped to its edge (a GEMM's (dtype, n, k, bucket(m)));
+ *   bucket  the nearest tuned buckets of the same static shape (log2 distance of the edges, summed
+ *           over the bucketed dimensions; ties to the larger, first bucketed dimension first; a
+ *           GEMM: the nearest M bucket of the same (n, k)): this device's selections first, then
+ *           another device's of the same target (notice);
  *   law     runtime/law.c over the ok kernels of the target, with this device's compute units
  *           (also where the DB's selection for this device and key is itself a law pick);
  *   refused KT_ENOKERNEL with a reason (no kernel of that dtype, a dimension out of range, ...).

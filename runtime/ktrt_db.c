@@ -145,7 +145,11 @@ static int read_kernels(ktrt_layer *l, sqlite3 *h, char *err, size_t errlen)
             }
             if (col_text(st, 1, k->target, sizeof k->target) || col_text(st, 2, k->code_hash, sizeof k->code_hash))
                 continue;
-            if (kt_variant_parse(op, params, &k->v, dtype, sizeof dtype, why, sizeof why)) continue;
+            kt_row_resources res = {sqlite3_column_int(st, 6), sqlite3_column_int(st, 9), sqlite3_column_int(st, 7),
+                                    sqlite3_column_int(st, 8)};
+            if (kt_variant_from_row(op, kt_target_find(k->target), params, &res, &k->v, dtype, sizeof dtype, why,
+                                    sizeof why))
+                continue;
             k->op = op;
             k->dtype = kt_op_dtype_index(op, dtype);
             if (k->dtype < 0) continue;

@@ -190,8 +190,10 @@ typedef struct chain {
     const ktrt_catalog *c;
     const ktrt_op_query *q;
     const kt_op *op;
-    long long bucket;
-    int bdim;                /* index of the bucketed dimension, -1 when none */
+    kt_problem key;          /* the query with every bucketed dimension snapped to its edge */
+    long long bucket;        /* the first bucketed dimension's edge (ktrt_pick.bucket) */
+    int bdim;                /* index of the first bucketed dimension, -1 when none */
+    char buckets[64];        /* the key's bucketed part for messages: "m<=16" */
     char shape[96];          /* the key's static part for messages: "n=4096 k=4096" */
     char skipped[200];       /* why the first selection passed over did not serve */
     char law_note[200];      /* why the first layer with kernels of the dtype could not launch any */
@@ -199,6 +201,21 @@ typedef struct chain {
 } chain;
 
 static long long sel_edge(const chain *ch, const ktrt_selection *s) { return ch->bdim < 0 ? 1 : s->p.dim[ch->bdim]; }
+
+/* A selection's bucketed part of its key, "m<=16" (its dimensions are edges already). */
+static const char *sel_buckets(const ktrt_selection *s, char *buf, size_t len)
+{
+    if (kt_problem_bucket_text(&s->p, buf, len) < 0 && len) buf[0] = 0;
+    return buf;
+}
+
+/* Is s keyed by exactly the query's edges, every bucketed dimension? */
+static int same_buckets(const chain *ch, const ktrt_selection *s)
+{
+    for (int d = 0; d < ch->op->ndims; d++)
+        if (ch->op->dims[d].bucketed && s->p.dim[d] != ch->key.dim[d]) return 0;
+    return 1;
+}
 
 static int same_shape(const chain *ch, const ktrt_selection *s)
 {
@@ -213,9 +230,10 @@ static int serves(chain *ch, int l, const ktrt_selection *s, const ktrt_kernel *
     *k = find_kernel(ch->c, l, s, kl, &why);
     if (*k) why = ktrt_launch_misfit(*k, &ch->q->p, ch->q->device->compute_units, ch->q->workspace, buf, sizeof buf);
     if (!why) return 1;
-    if (!ch->skipped[0])
-        snprintf(ch->skipped, sizeof ch->skipped, "%s<=%lld's pick %s %s", ch->bdim >= 0 ? ch->op->dims[ch->bdim].name : "",
-                 sel_edge(ch, s), s->kernel, why);
+    if (!ch->skipped[0]) {
+        char b[64];
+        snprintf(ch->skipped, sizeof ch->skipped, "%s's pick %s %s", sel_buckets(s, b, sizeof b), s->kernel, why);
+    }
     *k = NULL;
     return 0;
 }
@@ -232,14 +250,25 @@ static void serve(chain *ch, ktrt_pick *out, const char *path, int answering_lay
 
 static double log2_distance(long long a, long long b) { return fabs(log2((double)a) - log2((double)b)); }
 
+/* A selection's distance from the query's buckets: the octaves between their edges, summed over
+ * the bucketed dimensions (with one, the log2 distance of its edges). */
+static double bucket_distance(const chain *ch, const ktrt_selection *s)
+{
+    double d = 0;
+    for (int i = 0; i < ch->op->ndims; i++)
+        if (ch->op->dims[i].bucketed) d += log2_distance(s->p.dim[i], ch->key.dim[i]);
+    return d;
+}
+
 /* Does candidate s (bucket-path rank inputs) rank before the best so far? */
 static int nearer(const chain *ch, const ktrt_selection *s, const ktrt_selection *best, int other)
 {
     if (!best) return 1;
-    long long se = sel_edge(ch, s), be = sel_edge(ch, best);
-    double ds = log2_distance(se, ch->bucket), db = log2_distance(be, ch->bucket);
+    double ds = bucket_distance(ch, s), db = bucket_distance(ch, best);
     if (fabs(ds - db) > 1e-9) return ds < db;
-    if (se != be) return se > be;                          /* ties go to the larger bucket */
+    /* ties go to the larger bucket: the first bucketed dimension where the two differ decides */
+    for (int i = 0; i < ch->op->ndims; i++)
+        if (ch->op->dims[i].bucketed && s->p.dim[i] != best->p.dim[i]) return s->p.dim[i] > best->p.dim[i];
     if (!other) return 0;
     int own = ch->q->device->compute_units;
     long long cs = llabs((long long)key_compute_units(ch->c, s->device_key) - own);
@@ -258,7 +287,7 @@ static int step_own(chain *ch, ktrt_pick *out, int measured)
             const ktrt_selection *s = &L->selections[i];
             const ktrt_kernel *k;
             int kl;
-            if (s->measured != measured || sel_edge(ch, s) != ch->bucket || !same_shape(ch, s) ||
+            if (s->measured != measured || !same_buckets(ch, s) || !same_shape(ch, s) ||
                 strcmp(s->device_key, ch->q->device->key) != 0 || !serves(ch, l, s, &k, &kl))
                 continue;
             serve(ch, out, measured ? "exact" : "law", l, k, kl);
@@ -280,7 +309,6 @@ static int step_own(chain *ch, ktrt_pick *out, int measured)
 /* other = 0: this device's measured selections; 1: another device's of the same target. */
 static int step_bucket(chain *ch, ktrt_pick *out, int other)
 {
-    const char *bname = ch->bdim >= 0 ? ch->op->dims[ch->bdim].name : "";
     for (int l = 0; l < ch->c->nlayers; l++) {
         const ktrt_layer *L = &ch->c->layers[l];
         const ktrt_selection *best = NULL;
@@ -301,15 +329,17 @@ static int step_bucket(chain *ch, ktrt_pick *out, int other)
         serve(ch, out, "bucket", l, bk, bkl);
         out->served_bucket = sel_edge(ch, best);
         out->choice.tuned_us = best->time_us;
+        char b[64];
+        sel_buckets(best, b, sizeof b);
         if (other) {
             snprintf(out->other_device, sizeof out->other_device, "%s", best->device_key);
             snprintf(out->choice.reason, sizeof out->choice.reason,
-                     "not tuned on this device (%s); tuned on %s (same target %s) at %s<=%lld, %.3f us there",
-                     ch->q->device->key, best->device_key, best->target, bname, sel_edge(ch, best), best->time_us);
+                     "not tuned on this device (%s); tuned on %s (same target %s) at %s, %.3f us there",
+                     ch->q->device->key, best->device_key, best->target, b, best->time_us);
         } else {
             snprintf(out->choice.reason, sizeof out->choice.reason,
-                     "%s<=%lld not tuned on this device; nearest tuned bucket %s<=%lld, %.3f us there", bname,
-                     ch->bucket, bname, sel_edge(ch, best), best->time_us);
+                     "%s not tuned on this device; nearest tuned bucket %s, %.3f us there", ch->buckets, b,
+                     best->time_us);
         }
         return 1;
     }
@@ -373,9 +403,8 @@ static int law_layer(chain *ch, int l, ktrt_pick *out, int *kernels_seen)
         const ktrt_kernel *k = &L->kernels[fit_index[pf]];
         serve(ch, out, "law", l, k, l);
         snprintf(out->choice.reason, sizeof out->choice.reason,
-                 "no tuned selection serves %s %s<=%lld on %s; law over %d %s kernels at %d compute units", ch->shape,
-                 ch->bdim >= 0 ? ch->op->dims[ch->bdim].name : "", ch->bucket, q->device->target->name, count, dtype,
-                 q->device->compute_units);
+                 "no tuned selection serves %s %s on %s; law over %d %s kernels at %d compute units", ch->shape,
+                 ch->buckets, q->device->target->name, count, dtype, q->device->compute_units);
         const ktrt_kernel *want = pa >= 0 ? &L->kernels[all_index[pa]] : NULL;
         if (want && want != k) {
             for (int w = 0; w < ch->op->nworkspaces; w++) {
@@ -417,12 +446,14 @@ int ktrt_select(const ktrt_catalog *c, const ktrt_op_query *q, ktrt_pick *out)
     memset(&ch, 0, sizeof ch);
     ch.c = c, ch.q = q, ch.op = q->p.op;
     if (kt_problem_check(&q->p, ch_out->reason, sizeof ch_out->reason)) return KT_EINVAL;
+    ch.key = kt_problem_snapped(&q->p);
     ch.bdim = kt_op_bucketed_dim(ch.op);
-    ch.bucket = ch.bdim >= 0 ? kt_op_bucket(ch.op, q->p.dim[ch.bdim]) : 1;
+    ch.bucket = ch.bdim >= 0 ? ch.key.dim[ch.bdim] : 1;
     out->bucket = ch.bucket;
     kt_problem_key(&q->p, ch_out->problem_key, sizeof ch_out->problem_key);
+    kt_problem_bucket_text(&q->p, ch.buckets, sizeof ch.buckets);
     for (int i = 0, u = 0; i < ch.op->ndims; i++)
-        if (i != ch.bdim)
+        if (!ch.op->dims[i].bucketed)
             u += snprintf(ch.shape + u, sizeof ch.shape - (size_t)u, "%s%s=%lld", u ? " " : "", ch.op->dims[i].name,
                           q->p.dim[i]);
 

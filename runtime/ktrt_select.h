@@ -46,7 +46,7 @@ typedef struct ktrt_kernel {
 typedef struct ktrt_selection {
     char device_key[KTRT_KEY_LEN];
     char target[KTRT_TARGET_LEN];
-    kt_problem p;             /* from the key; its bucketed dimension is the edge */
+    kt_problem p;             /* from the key; its bucketed dimensions are edges */
     int measured;             /* 1: source 'measured'; 0: 'law' (a law pick, nothing measured) */
     char kernel[KTRT_NAME_LEN];
     char code_hash[KTRT_HASH_LEN];
@@ -133,7 +133,7 @@ long long ktrt_catalog_workspace_bytes(const ktrt_catalog *c, const kt_target *t
 
 typedef struct ktrt_op_query {
     const ktrt_device *device;
-    kt_problem p;                         /* actual dimensions; its bucketed one is served by its edge */
+    kt_problem p;                         /* actual dimensions; each bucketed one is served by its edge */
     long long workspace[KT_OP_MAX_WORKSPACES];   /* bytes a launch may use per workspace buffer */
 } ktrt_op_query;
 
@@ -149,8 +149,9 @@ typedef struct ktrt_pick {
     ktrt_choice choice;                   /* path, kernel, problem_key, reason, db_path, tuned_us, splitk */
     const ktrt_kernel *kernel;            /* NULL when refused */
     int kernel_layer;                     /* index of the layer holding the kernel's code; -1 refused */
-    long long bucket;                     /* the edge serving the query's bucketed dimension */
-    long long served_bucket;              /* the selection's edge (exact, bucket; law from a stored pick) */
+    long long bucket;                     /* the edge serving the query's first bucketed dimension */
+    long long served_bucket;              /* the selection's edge there (exact, bucket; law from a stored
+                                             pick); its other edges are in its key, choice.reason */
     char other_device[KTRT_KEY_LEN];      /* bucket path over another device's selection, else "" */
 } ktrt_pick;
 

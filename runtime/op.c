@@ -1,5 +1,5 @@
 /* op.c: the values every descriptor shares (runtime/op.h): bucket edges, key text, variant
- * parameters. Written once here, so a key or a parameter spelt two ways cannot happen. */
+ * parameters, a kernel row's occupancy. Written once here, so a key or a parameter spelt two ways cannot happen. */
 #include "op.h"
 
 #include <ctype.h>
@@ -24,19 +24,81 @@ int kt_op_bucketed_dim(const kt_op *op)
     return -1;
 }
 
-long long kt_op_bucket(const kt_op *op, long long v)
+/* Dimension d of op when it is a bucketed one with edges, else NULL. */
+static const kt_op_dim *bucketed(const kt_op *op, int d)
 {
-    if (!op || v < 1 || op->nedges < 1) return -1;
-    for (int i = 0; i < op->nedges; i++)
-        if (op->edges[i] >= v) return op->edges[i];
-    return op->edges[op->nedges - 1];
+    if (!op || d < 0 || d >= op->ndims || !op->dims[d].bucketed || op->dims[d].nedges < 1) return NULL;
+    return &op->dims[d];
 }
 
-int kt_op_is_edge(const kt_op *op, long long v)
+/* Index of the edge serving v in dimension dd (v >= 1). */
+static int edge_index(const kt_op_dim *dd, long long v)
 {
-    for (int i = 0; op && i < op->nedges; i++)
-        if (op->edges[i] == v) return 1;
+    for (int i = 0; i < dd->nedges; i++)
+        if (dd->edges[i] >= v) return i;
+    return dd->nedges - 1;
+}
+
+long long kt_op_bucket(const kt_op *op, int d, long long v)
+{
+    const kt_op_dim *dd = bucketed(op, d);
+    if (!dd || v < 1) return -1;
+    return dd->edges[edge_index(dd, v)];
+}
+
+int kt_op_is_edge(const kt_op *op, int d, long long v)
+{
+    const kt_op_dim *dd = bucketed(op, d);
+    for (int i = 0; dd && i < dd->nedges; i++)
+        if (dd->edges[i] == v) return 1;
     return 0;
+}
+
+int kt_op_edges_kept(const kt_op *op, int d, long long limit)
+{
+    const kt_op_dim *dd = bucketed(op, d);
+    if (!dd) return 0;
+    return limit > 0 ? edge_index(dd, limit) + 1 : dd->nedges;
+}
+
+long long kt_op_edge_combos(const kt_op *op, const long long *limit)
+{
+    if (!op) return 0;
+    long long n = 1;
+    for (int d = 0; d < op->ndims; d++)
+        if (op->dims[d].bucketed) n *= kt_op_edges_kept(op, d, limit ? limit[d] : 0);
+    return n;
+}
+
+int kt_problem_edge_combo(const kt_problem *shape, const long long *limit, long long i, kt_problem *out)
+{
+    const kt_op *op = shape ? shape->op : NULL;
+    if (!op || i < 0 || i >= kt_op_edge_combos(op, limit)) return -1;
+    *out = *shape;
+    /* mixed radix, the last bucketed dimension the lowest digit: key (and kt_key_order) order */
+    for (int d = op->ndims - 1; d >= 0; d--) {
+        if (!op->dims[d].bucketed) continue;
+        int kept = kt_op_edges_kept(op, d, limit ? limit[d] : 0);
+        out->dim[d] = op->dims[d].edges[i % kept];
+        i /= kept;
+    }
+    return 0;
+}
+
+kt_problem kt_problem_snapped(const kt_problem *p)
+{
+    kt_problem s = *p;
+    for (int d = 0; p->op && d < p->op->ndims; d++)
+        if (p->op->dims[d].bucketed) s.dim[d] = kt_op_bucket(p->op, d, p->dim[d]);
+    return s;
+}
+
+int kt_problem_equal(const kt_problem *a, const kt_problem *b)
+{
+    if (a->op != b->op || a->dtype != b->dtype) return 0;
+    for (int i = 0; a->op && i < a->op->ndims; i++)
+        if (a->dim[i] != b->dim[i]) return 0;
+    return 1;
 }
 
 long long kt_problem_bucketed(const kt_problem *p)
@@ -47,8 +109,13 @@ long long kt_problem_bucketed(const kt_problem *p)
 
 const char *kt_problem_phase(const kt_problem *p)
 {
-    long long e = kt_op_bucket(p->op, kt_problem_bucketed(p));
+    long long e = kt_op_bucket(p->op, kt_op_bucketed_dim(p->op), kt_problem_bucketed(p));
     return e > 0 && e <= p->op->decode_edge ? "decode" : "prefill";
+}
+
+int kt_op_dim_min(const kt_op *op, int d)
+{
+    return op && d >= 0 && d < op->ndims && !op->dims[d].bucketed && op->dims[d].zero_ok ? 0 : 1;
 }
 
 int kt_problem_check(const kt_problem *p, char *err, size_t errlen)
@@ -56,29 +123,46 @@ int kt_problem_check(const kt_problem *p, char *err, size_t errlen)
     if (!p || !p->op) return snprintf(err, errlen, "no op"), -1;
     if (p->dtype < 0 || p->dtype >= p->op->ndtypes)
         return snprintf(err, errlen, "%s: dtype index %d out of range", p->op->name, p->dtype), -1;
-    for (int i = 0; i < p->op->ndims; i++)
-        if (p->dim[i] < 1 || p->dim[i] > 0x7fffffffLL)
-            return snprintf(err, errlen, "%s: %s=%lld: must be >= 1 and fit an int", p->op->name, p->op->dims[i].name,
-                            p->dim[i]), -1;
+    for (int i = 0; i < p->op->ndims; i++) {
+        int lo = kt_op_dim_min(p->op, i);
+        if (p->dim[i] < lo || p->dim[i] > 0x7fffffffLL)
+            return snprintf(err, errlen, "%s: %s=%lld: must be >= %d and fit an int", p->op->name, p->op->dims[i].name,
+                            p->dim[i], lo), -1;
+    }
     return 0;
+}
+
+/* "name=v" or "name<=edge" for each dimension of p that `which` selects (1: the bucketed ones; 2:
+ * every one), bucketed values snapped, appended at buf + n (space-separated). The new length, or
+ * -1 (does not fit, a value below its dimension's minimum). */
+static int dims_text(const kt_problem *p, int which, char *buf, size_t len, int n)
+{
+    const kt_op *op = p->op;
+    for (int i = 0; i < op->ndims; i++) {
+        const kt_op_dim *d = &op->dims[i];
+        if (which == 1 && !d->bucketed) continue;
+        long long v = d->bucketed ? kt_op_bucket(op, i, p->dim[i]) : p->dim[i];
+        if (v < kt_op_dim_min(op, i)) return -1;
+        int m = snprintf(buf + n, len - (size_t)n, "%s%s%s%lld", n ? " " : "", d->name, d->bucketed ? "<=" : "=", v);
+        if (fitted(m, len - (size_t)n) < 0) return -1;
+        n += m;
+    }
+    return n;
 }
 
 int kt_problem_key(const kt_problem *p, char *buf, size_t len)
 {
     if (len) buf[0] = 0;
     if (!p || !p->op || p->dtype < 0 || p->dtype >= p->op->ndtypes) return -1;
-    const kt_op *op = p->op;
-    int n = snprintf(buf, len, "%s %s", op->name, op->dtypes[p->dtype]);
-    if (fitted(n, len) < 0) return -1;
-    for (int i = 0; i < op->ndims; i++) {
-        long long v = p->dim[i];
-        if (v < 1) return -1;
-        if (op->dims[i].bucketed) v = kt_op_bucket(op, v);
-        int m = snprintf(buf + n, len - (size_t)n, " %s%s%lld", op->dims[i].name, op->dims[i].bucketed ? "<=" : "=", v);
-        if (fitted(m, len - (size_t)n) < 0) return -1;
-        n += m;
-    }
-    return n;
+    int n = fitted(snprintf(buf, len, "%s %s", p->op->name, p->op->dtypes[p->dtype]), len);
+    return n < 0 ? -1 : dims_text(p, 2, buf, len, n);
+}
+
+int kt_problem_bucket_text(const kt_problem *p, char *buf, size_t len)
+{
+    if (len) buf[0] = 0;
+    if (!p || !p->op || !len) return -1;
+    return dims_text(p, 1, buf, len, 0);
 }
 
 int kt_problem_parse(const char *key, kt_problem *p, char *err, size_t errlen)
@@ -86,10 +170,22 @@ int kt_problem_parse(const char *key, kt_problem *p, char *err, size_t errlen)
     memset(p, 0, sizeof *p);
     char word[64];
     const char *s = key ? key : "";
+    if (sscanf(s, "%63s", word) != 1) return snprintf(err, errlen, "empty problem key"), -1;
+    const kt_op *op = kt_op_find(word);
+    if (!op) return snprintf(err, errlen, "'%s': unknown op '%s'", s, word), -1;
+    return kt_op_parse_key(op, key, p, err, errlen);
+}
+
+int kt_op_parse_key(const kt_op *op, const char *key, kt_problem *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    char word[64];
+    const char *s = key ? key : "";
     int used = 0;
+    if (!op) return snprintf(err, errlen, "'%s': no op", s), -1;
     if (sscanf(s, "%63s%n", word, &used) != 1) return snprintf(err, errlen, "empty problem key"), -1;
-    p->op = kt_op_find(word);
-    if (!p->op) return snprintf(err, errlen, "'%s': unknown op '%s'", s, word), -1;
+    if (strcmp(word, op->name) != 0) return snprintf(err, errlen, "'%s': not a key of %s", s, op->name), -1;
+    p->op = op;
     s += used;
     if (sscanf(s, "%63s%n", word, &used) != 1) return snprintf(err, errlen, "'%s': no dtype", key), -1;
     p->dtype = kt_op_dtype_index(p->op, word);
@@ -107,9 +203,11 @@ int kt_problem_parse(const char *key, kt_problem *p, char *err, size_t errlen)
         char *end;
         errno = 0;
         long long v = strtoll(s, &end, 10);
-        if (end == s || errno || v < 1 || v > 0x7fffffffLL || (*end && *end != ' '))
-            return snprintf(err, errlen, "'%s': %s: not a positive integer", key, d->name), -1;
-        if (d->bucketed && !kt_op_is_edge(p->op, v))
+        int lo = kt_op_dim_min(p->op, i);
+        if (end == s || errno || v < lo || v > 0x7fffffffLL || (*end && *end != ' '))
+            return snprintf(err, errlen, "'%s': %s: not %s", key, d->name,
+                            lo ? "a positive integer" : "an integer >= 0"), -1;
+        if (d->bucketed && !kt_op_is_edge(p->op, i, v))
             return snprintf(err, errlen, "'%s': %s<=%lld is not a bucket edge of %s", key, d->name, v, p->op->name), -1;
         p->dim[i] = v;
         s = end;
@@ -279,4 +377,40 @@ void kt_law_class(const char *params, const char *template_path, char *out, size
     const char *t = template_path ? template_path : "", *base = strrchr(t, '/');
     base = base ? base + 1 : t;
     snprintf(out, len, "%.*s", (int)strcspn(base, "."), base);
+}
+
+/* ---- a kernel row's occupancy ---- */
+
+static int ceil_div_int(int a, int b) { return (a + b - 1) / b; }
+
+/* build/occupancy.c wrote waves_per_simd with every limit (registers, LDS, slots) applied, from
+ * the ELF's full resources, which the row no longer has; libktrt does not link it. So the blocks
+ * are recovered from that figure. NVIDIA: warps per SM = blocks x warps per block, exact. AMD:
+ * waves per SIMD = ceil(blocks x waves per block / SIMDs) over the pool (the busiest SIMD), so
+ * floor(waves x SIMDs / waves per block) is an upper bound, tightened by the pool's LDS and block
+ * slots. An RDNA pool is a WGP of two CUs (the CUs the device reports, law_device_from_target):
+ * its blocks are halved, and a block that needs the whole WGP counts as one per CU. */
+int kt_row_occupancy(const kt_target *t, const kt_row_resources *r)
+{
+    if (!t || !r || r->threads < 1 || r->waves_per_simd < 1 || t->wave_size < 1) return 0;
+    int wpb = ceil_div_int(r->threads, t->wave_size);
+    if (t->vendor == KT_VENDOR_NVIDIA) return r->waves_per_simd / wpb;
+    int simds = t->simds_per_pool > 0 ? t->simds_per_pool : 1;
+    int groups = r->waves_per_simd * simds / wpb;
+    if (t->max_blocks_per_pool > 0 && groups > t->max_blocks_per_pool) groups = t->max_blocks_per_pool;
+    if (r->lds_bytes > 0 && t->lds_granule > 0 && t->lds_per_pool > 0) {
+        int alloc = ceil_div_int(r->lds_bytes, t->lds_granule) * t->lds_granule, by_lds = t->lds_per_pool / alloc;
+        if (groups > by_lds) groups = by_lds;
+    }
+    int cus_per_pool = t->wave_size == 32 ? 2 : 1;
+    if (groups < 1) return 0;
+    return groups / cus_per_pool > 0 ? groups / cus_per_pool : 1;
+}
+
+int kt_variant_from_row(const kt_op *op, const kt_target *t, const char *params, const kt_row_resources *r,
+                        kt_variant *v, char *dtype_out, size_t dtype_len, char *err, size_t errlen)
+{
+    if (kt_variant_parse(op, params, v, dtype_out, dtype_len, err, errlen)) return -1;
+    v->occupancy = kt_row_occupancy(t, r);
+    return 0;
 }

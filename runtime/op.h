@@ -7,10 +7,15 @@
  * Prefix kt_op_ (descriptors), kt_problem_ / kt_variant_ (their values).
  *
  * A problem is an op, a dtype and the op's dimensions. Every op has static dimensions (part of the
- * shape: a GEMM's n and k, a norm's hidden size) and at most one bucketed dimension (tokens, rows,
- * batch): a query holds its actual value, a key holds the bucket edge that serves it. The key text
- * is canonical: `<op> <dtype> <static>=<v> ... <bucketed><=<edge>`, e.g.
- * `gemm bf16 n=5120 k=8704 m<=16`, `rmsnorm_add bf16 hidden=4096 rows<=64`.
+ * shape: a GEMM's n and k, a norm's hidden size, an attention's window) and bucketed dimensions
+ * (tokens, rows, batch, context), each with its own ascending edges: a query holds their actual
+ * values, a key holds the edge that serves each. The key text is canonical, the dimensions in the
+ * op's order: `<op> <dtype> <static>=<v> ... <bucketed><=<edge> ...`, e.g.
+ * `gemm bf16 n=5120 k=8704 m<=16`, `rmsnorm_add bf16 hidden=4096 rows<=64`,
+ * `attn_decode bf16 d=256 g=8 hkv=2 bs=16 win=0 cap=0 sink=0 q<=1 batch<=8 ctx<=4096`.
+ * Dimensions are >= 1, except a static one marked zero_ok, which may be 0 ("none": win=0).
+ * The first bucketed dimension is the problem's size (a GEMM's M, a norm's rows): it decides the
+ * phase (decode_edge) and is what kt_problem_bucketed answers.
  *
  * A variant is the recipe's parameters, read once from the kernel row's params JSON by the op's
  * parameter table (kt_variant_parse): integers in the op's parameter order, a missing parameter
@@ -37,16 +42,21 @@ struct kt_op;
 typedef struct kt_problem {
     const struct kt_op *op;
     int dtype;                          /* index into op->dtypes */
-    long long dim[KT_OP_MAX_DIMS];      /* op->dims order; the bucketed one: value (query) or edge (key) */
+    long long dim[KT_OP_MAX_DIMS];      /* op->dims order; bucketed ones: value (query) or edge (key) */
 } kt_problem;
 
 typedef struct kt_variant {
     int p[KT_OP_MAX_PARAMS];            /* op->params order */
+    int occupancy;                      /* workgroups (blocks) per compute unit the compiled kernel's
+                                           resources allow, 0 unknown (kt_variant_from_row) */
 } kt_variant;
 
 typedef struct kt_op_dim {
-    const char *name;                   /* "n", "k", "m", "hidden", "rows" */
-    int bucketed;                       /* 1 for the one bucketed dimension */
+    const char *name;                   /* "n", "k", "m", "hidden", "rows", "ctx" */
+    int bucketed;                       /* 1: keyed by the edge serving the value */
+    const int *edges;                   /* bucketed: its edges, ascending (>= 1); NULL for a static one */
+    int nedges;
+    int zero_ok;                        /* static: 1 lets the value be 0 (key text `win=0`) */
 } kt_op_dim;
 
 typedef struct kt_op_param {
@@ -117,11 +127,14 @@ typedef struct kt_model_shape {
 } kt_model_shape;
 
 /* One problem a family derives from a model: its static dimensions (the tuner crosses it with
- * every bucket edge), the layers behind it and its calls per forward pass. */
+ * every combination of its bucketed dimensions' edges, kt_problem_edge_combo), the layers behind
+ * it and its calls per forward pass. limit[d] > 0 bounds bucketed dimension d (a model's longest
+ * context): its edges above the one serving the limit are not swept. 0: every edge. */
 typedef struct kt_op_model_problem {
     kt_problem p;
     char layers[64];
     int calls;
+    long long limit[KT_OP_MAX_DIMS];
 } kt_op_model_problem;
 
 typedef struct kt_op {
@@ -131,9 +144,8 @@ typedef struct kt_op {
     int ndtypes;
     const kt_op_dim *dims;
     int ndims;
-    const int *edges;                   /* bucket edges of the bucketed dimension, ascending */
-    int nedges;
-    int decode_edge;                    /* edges <= this are the "decode" phase, larger "prefill" */
+    int decode_edge;                    /* the first bucketed dimension's edges <= this are the
+                                           "decode" phase, larger "prefill" */
     const kt_op_param *params;
     int nparams;
     size_t args_size;                   /* sizeof the ABI struct (templates/abi/<family>.h) */
@@ -219,22 +231,48 @@ int kt_ops_has(const char *ops, const char *op);
 
 /* ---- values (op.c) ---- */
 int kt_op_dtype_index(const kt_op *op, const char *dtype);  /* -1 unknown */
-int kt_op_bucketed_dim(const kt_op *op);                    /* index in dims, -1 when none */
-/* The edge serving value v (the smallest edge >= v; above the last, the last); -1 when v < 1. */
-long long kt_op_bucket(const kt_op *op, long long v);
-int kt_op_is_edge(const kt_op *op, long long v);
+/* The first bucketed dimension's index in dims (the problem's size: M, rows), -1 when none. */
+int kt_op_bucketed_dim(const kt_op *op);
+/* The edge of bucketed dimension d serving value v (the smallest edge >= v; above the last, the
+ * last); -1 when v < 1 or d is not a bucketed dimension of op. */
+long long kt_op_bucket(const kt_op *op, int d, long long v);
+int kt_op_is_edge(const kt_op *op, int d, long long v);   /* 1 when v is an edge of bucketed dim d */
+/* The edges of bucketed dimension d a sweep covers under limit (0: no limit): a prefix of its
+ * edges, up to and including the one serving limit. 0 when d is not bucketed. */
+int kt_op_edges_kept(const kt_op *op, int d, long long limit);
+/* How many combinations of kept edges (one edge per bucketed dimension) there are under the
+ * limits (NULL: none): the product of kt_op_edges_kept; 1 for an op with no bucketed dimension. */
+long long kt_op_edge_combos(const kt_op *op, const long long *limit);
+/* Combination i (0 <= i < kt_op_edge_combos) of shape: shape's op, dtype and static dimensions,
+ * each bucketed dimension set to one of its kept edges, in key order (the last bucketed dimension
+ * varies fastest). 0, or -1 when i is out of range. */
+int kt_problem_edge_combo(const kt_problem *shape, const long long *limit, long long i, kt_problem *out);
+/* p with every bucketed dimension snapped to the edge serving it (a query's key problem); a
+ * bucketed value < 1 becomes -1. */
+kt_problem kt_problem_snapped(const kt_problem *p);
+/* 1 when a and b have the same op, dtype and every dimension. */
+int kt_problem_equal(const kt_problem *a, const kt_problem *b);
 const char *kt_problem_phase(const kt_problem *p);          /* "decode" | "prefill" */
-/* The key of p with its bucketed dimension snapped to its edge. Length, or -1 (does not fit, a
- * dimension < 1). */
+/* The key of p with every bucketed dimension snapped to its edge. Length, or -1 (does not fit, a
+ * dimension below its minimum). */
 int kt_problem_key(const kt_problem *p, char *buf, size_t len);
+/* The bucketed part of p's key ("m<=16", "q<=1 batch<=8 ctx<=4096"; "" when none), snapped, for
+ * messages. Length, or -1 when it does not fit. */
+int kt_problem_bucket_text(const kt_problem *p, char *buf, size_t len);
 /* Parses a key text: KT_OK-style 0, or -1 with a message naming the word at fault. The bucketed
- * value read is the edge. */
+ * values read are edges (each checked against its dimension's). */
 int kt_problem_parse(const char *key, kt_problem *p, char *err, size_t errlen);
-/* Checks a query: every dimension >= 1. 0, or -1 with the dimension named. */
+/* The same for a key of op (its first word must be op's name), the op given rather than looked up
+ * in the table: kt_problem_parse finds the op, then reads the rest here. */
+int kt_op_parse_key(const kt_op *op, const char *key, kt_problem *p, char *err, size_t errlen);
+/* Checks a query: every dimension >= 1 (0 allowed where zero_ok) and within an int. 0, or -1
+ * with the dimension named. */
 int kt_problem_check(const kt_problem *p, char *err, size_t errlen);
+/* The smallest value dimension d of op admits: 0 for a zero_ok one, else 1. */
+int kt_op_dim_min(const kt_op *op, int d);
 /* The same static shape (op, dtype, every static dimension). */
 int kt_problem_same_shape(const kt_problem *a, const kt_problem *b);
-long long kt_problem_bucketed(const kt_problem *p);         /* the bucketed value, 1 when none */
+long long kt_problem_bucketed(const kt_problem *p);         /* the first bucketed value, 1 when none */
 
 /* Reads a flat JSON object of numbers and strings (a kernel row's params) into v by op's
  * parameter table: a missing parameter takes its fallback (one whose fallback is below its minimum
@@ -250,5 +288,22 @@ int kt_params_text(const char *json, const char *name, char *out, size_t len);
 void kt_law_class(const char *params, const char *template_path, char *out, size_t len);
 /* The value of a named parameter; 0 when the op has no such parameter. */
 int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);
+
+/* A kernel row's resources as the database stores them (build/analyze.c wrote them): 0 unknown. */
+typedef struct kt_row_resources {
+    int threads;                        /* threads per workgroup (the recipe's) */
+    int waves_per_simd;                 /* resident waves per SIMD (AMD) or warps per SM (NVIDIA) */
+    int regs;                           /* registers per thread */
+    int lds_bytes;                      /* LDS / shared memory per workgroup, static + at launch */
+} kt_row_resources;
+/* Workgroups (blocks) per compute unit those resources allow on target t, as the device counts
+ * compute units (an SM; an AMD CU, half an RDNA WGP); 0 when unknown (no target, no occupancy).
+ * See op.c for how it follows build/occupancy.c. */
+int kt_row_occupancy(const kt_target *t, const kt_row_resources *r);
+/* The variant of a kernel row: kt_variant_parse of its params, then its occupancy from its
+ * resources on its target (NULL target: occupancy 0). The one place a kernel row becomes a
+ * kt_variant (libktrt's catalog, the sweep, the worker). Returns as kt_variant_parse. */
+int kt_variant_from_row(const kt_op *op, const kt_target *t, const char *params, const kt_row_resources *r,
+                        kt_variant *v, char *dtype_out, size_t dtype_len, char *err, size_t errlen);
 
 #endif

@@ -15,10 +15,12 @@
 #define GRID_X_MAX 2147483647LL
 
 static const char *const gemm_dtypes[] = {"bf16", "fp16"};
-static const kt_op_dim gemm_dims[KT_GEMM_NDIMS] = {{"n", 0}, {"k", 0}, {"m", 1}};
 /* M buckets, part of the key schema: decode 1 .. 64, prefill 128 .. 8192. A token count is served
  * by the smallest edge >= it; above the last edge, by the last (longer prompts run chunk-wise). */
 static const int gemm_edges[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+static const kt_op_dim gemm_dims[KT_GEMM_NDIMS] = {
+    {"n", 0, NULL, 0, 0}, {"k", 0, NULL, 0, 0}, {"m", 1, gemm_edges, (int)(sizeof gemm_edges / sizeof gemm_edges[0]), 0},
+};
 static const kt_op_param gemm_params[KT_GEMM_NPARAMS] = {
     {"BM", 0, 1}, {"BN", 0, 1}, {"BK", 0, 1}, {"WM", 0, 1}, {"WN", 0, 1},
     {"SK", 1, 0},   /* no SK axis: one segment; 0 is stream-K */
@@ -257,8 +259,6 @@ const kt_op kt_op_gemm = {
     .ndtypes = 2,
     .dims = gemm_dims,
     .ndims = KT_GEMM_NDIMS,
-    .edges = gemm_edges,
-    .nedges = (int)(sizeof gemm_edges / sizeof gemm_edges[0]),
     .decode_edge = 64,
     .params = gemm_params,
     .nparams = KT_GEMM_NPARAMS,

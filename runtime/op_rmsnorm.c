@@ -15,13 +15,12 @@
 static const char *const rms_dtypes[] = {"bf16", "fp16"};
 enum { RMS_BF16, RMS_FP16 };
 
-static const kt_op_dim rms_dims[KT_RMS_NDIMS] = {
-    {"hidden", 0},
-    {"rows", 1},
-};
-
 /* Tokens of a forward pass; <= 64 is decode. */
 static const int rms_edges[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+static const kt_op_dim rms_dims[KT_RMS_NDIMS] = {
+    {"hidden", 0, NULL, 0, 0},
+    {"rows", 1, rms_edges, (int)(sizeof rms_edges / sizeof rms_edges[0]), 0},
+};
 
 /* Fallbacks: one row a block, 16-byte loads, 256 threads, one pack held (what the recipe's axes
  * would give a plain vLLM-like launch). The template admits VW 4 and 8 only; a block is at least
@@ -381,8 +380,6 @@ const kt_op kt_op_rmsnorm_add = {
     .ndtypes = 2,
     .dims = rms_dims,
     .ndims = KT_RMS_NDIMS,
-    .edges = rms_edges,
-    .nedges = (int)(sizeof rms_edges / sizeof rms_edges[0]),
     .decode_edge = 64,
     .params = rms_params,
     .nparams = KT_RMS_NPARAMS,

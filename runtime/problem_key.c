@@ -4,16 +4,18 @@
 #include <stdio.h>
 
 /* The M buckets are the GEMM descriptor's (runtime/op_gemm.c): one list of edges, one key text. */
-int kt_m_bucket_count(void) { return kt_op_gemm.nedges; }
+static const kt_op_dim *m_dim(void) { return &kt_op_gemm.dims[KT_GEMM_D_M]; }
 
-int kt_m_bucket_at(int i) { return i >= 0 && i < kt_op_gemm.nedges ? kt_op_gemm.edges[i] : -1; }
+int kt_m_bucket_count(void) { return m_dim()->nedges; }
 
-int kt_m_bucket(long m) { return (int)kt_op_bucket(&kt_op_gemm, m); }
+int kt_m_bucket_at(int i) { return i >= 0 && i < m_dim()->nedges ? m_dim()->edges[i] : -1; }
+
+int kt_m_bucket(long m) { return (int)kt_op_bucket(&kt_op_gemm, KT_GEMM_D_M, m); }
 
 int kt_m_bucket_index(int bucket)
 {
-    for (int i = 0; i < kt_op_gemm.nedges; i++)
-        if (kt_op_gemm.edges[i] == bucket) return i;
+    for (int i = 0; i < m_dim()->nedges; i++)
+        if (m_dim()->edges[i] == bucket) return i;
     return -1;
 }
 

@@ -604,10 +604,12 @@ static int sw_job_candidates(sw_ctx *c, sw_job *j)
     j->law_class = calloc((size_t)n + 1, sizeof *j->law_class);
     if (!j->kc || !j->law_class) return snprintf(c->err, c->errlen, "out of memory"), -1;
     int kept = 0;
+    const kt_target *t = kt_target_find(c->o->target);
     for (int i = 0; i < n; i++) {
         kt_candidate *k = &j->kc[kept];
         char why[256];
-        if (kt_variant_parse(op, all[i].params, &k->v, NULL, 0, why, sizeof why)) {
+        kt_row_resources res = {all[i].threads, all[i].waves_per_simd, all[i].regs, all[i].lds_bytes};
+        if (kt_variant_from_row(op, t, all[i].params, &res, &k->v, NULL, 0, why, sizeof why)) {
             fprintf(stderr, "tune: %s: kernel %s left out: %s\n", j->p->key, all[i].name, why);
             continue;
         }

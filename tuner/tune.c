@@ -38,18 +38,18 @@ static int tune_grow(sweep_problem **ps, int *cap, int n)
     return 0;
 }
 
-/* One static shape crossed with every edge of its op's bucketed dimension. */
-static int tune_add_edges(sweep_problem **ps, int *cap, int *n, const kt_problem *shape, const char *layers, int calls,
-                          char *err, size_t errlen)
+/* One static shape crossed with every combination of its op's bucket edges under the limits
+ * (NULL or 0: every edge of that dimension), in key order. */
+static int tune_add_edges(sweep_problem **ps, int *cap, int *n, const kt_problem *shape, const long long *limit,
+                          const char *layers, int calls, char *err, size_t errlen)
 {
     const kt_op *op = shape->op;
-    int b = kt_op_bucketed_dim(op), edges = b < 0 ? 1 : op->nedges;
-    for (int e = 0; e < edges; e++) {
+    long long combos = kt_op_edge_combos(op, limit);
+    for (long long e = 0; e < combos; e++) {
         if (tune_grow(ps, cap, *n)) return snprintf(err, errlen, "out of memory"), -1;
         sweep_problem *p = &(*ps)[(*n)++];
         memset(p, 0, sizeof *p);
-        p->p = *shape;
-        if (b >= 0) p->p.dim[b] = op->edges[e];
+        kt_problem_edge_combo(shape, limit, e, &p->p);
         if (kt_problem_key(&p->p, p->key, sizeof p->key) < 0 || kt_problem_check(&p->p, err, errlen))
             return snprintf(err, errlen, "%s: a problem of this shape makes no key", op->name), -1;
         snprintf(p->layers, sizeof p->layers, "%s", layers);
@@ -78,7 +78,9 @@ static int tune_check_only(const char *only, char *err, size_t errlen)
 }
 
 /* --shapes FILE: [{"op": "gemm", "n": 4096, "k": 4096, "dtype": "bf16"}, ...] in place of the model's
- * problems: each entry names its op (default gemm) and that op's static dimensions by name. */
+ * problems: each entry names its op (default gemm) and that op's static dimensions by name (>= 1,
+ * or >= 0 where the dimension is zero_ok); a bucketed dimension given is its limit (the edges past
+ * the one serving it are not swept), absent every edge. */
 static int tune_read_shapes(const char *path, const char *dtype, const char *only, sweep_problem **ps, int *cap,
                             int *np, char *err, size_t errlen)
 {
@@ -103,25 +105,31 @@ static int tune_read_shapes(const char *path, const char *dtype, const char *onl
         const char *d = cJSON_IsString(dt) ? dt->valuestring : dtype;
         shape.dtype = kt_op_dtype_index(op, d);
         if (shape.dtype < 0) { rc = (snprintf(err, errlen, "%s: entry %d: %s has no dtype '%s'", path, i, op->name, d), -1); break; }
+        long long limit[KT_OP_MAX_DIMS] = {0};
         for (int k = 0; k < op->ndims && rc == 0; k++) {
-            if (op->dims[k].bucketed) continue;
-            cJSON *v = cJSON_GetObjectItem(it, op->dims[k].name);
-            if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 0x7fffffff || v->valuedouble != (int)v->valuedouble)
-                rc = (snprintf(err, errlen, "%s: entry %d: %s needs a positive integer \"%s\"", path, i, op->name,
-                              op->dims[k].name), -1);
+            const kt_op_dim *dd = &op->dims[k];
+            cJSON *v = cJSON_GetObjectItem(it, dd->name);
+            int lo = kt_op_dim_min(op, k);
+            if (dd->bucketed && !v) continue;
+            if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > 0x7fffffff || v->valuedouble != (int)v->valuedouble)
+                rc = (snprintf(err, errlen, "%s: entry %d: %s needs %s \"%s\"%s", path, i, op->name,
+                               lo ? "a positive integer" : "an integer >= 0", dd->name,
+                               dd->bucketed ? " (a limit of its buckets), or none" : ""), -1);
+            else if (dd->bucketed) limit[k] = v->valueint;
             else shape.dim[k] = v->valueint;
         }
         if (rc) break;
         char layers[32];
         snprintf(layers, sizeof layers, "shape%d", i);
-        if (tune_wanted(only, op) && tune_add_edges(ps, cap, np, &shape, layers, 1, err, errlen)) { rc = -1; break; }
+        if (tune_wanted(only, op) && tune_add_edges(ps, cap, np, &shape, limit, layers, 1, err, errlen)) { rc = -1; break; }
         i++;
     }
     cJSON_Delete(root);
     return rc;
 }
 
-/* Every op's problems of the model at this rank, crossed with its bucket edges. */
+/* Every op's problems of the model at this rank, crossed with its bucket edges under each problem's
+ * limits. */
 static int tune_model_problems(const model_problems *mp, const char *only, sweep_problem **ps, int *cap, int *np,
                                char *err, size_t errlen)
 {
@@ -131,10 +139,11 @@ static int tune_model_problems(const model_problems *mp, const char *only, sweep
         const kt_op *op = kt_op_at(o);
         if (!op->from_model || !tune_wanted(only, op)) continue;
         kt_op_model_problem got[32];
+        memset(got, 0, sizeof got);   /* a family that sets no limit leaves them 0: every edge */
         int n = op->from_model(&shape, got, 32, err, errlen);
         if (n < 0) return -1;
         for (int i = 0; i < n; i++)
-            if (tune_add_edges(ps, cap, np, &got[i].p, got[i].layers, got[i].calls, err, errlen)) return -1;
+            if (tune_add_edges(ps, cap, np, &got[i].p, got[i].limit, got[i].layers, got[i].calls, err, errlen)) return -1;
     }
     return 0;
 }

@@ -444,7 +444,8 @@ static int wk_parse_variant(wk_state *st, const char *line)
                          wv->hash, said[0] ? said : "?", st->target);
     if (f <= 0) return -1;
     char why[256];
-    if (kt_variant_parse(st->p.op, row.params, &wv->v, NULL, 0, why, sizeof why))
+    kt_row_resources res = {row.threads, row.waves_per_simd, row.regs, row.lds_bytes};
+    if (kt_variant_from_row(st->p.op, kt_target_find(st->target), row.params, &res, &wv->v, NULL, 0, why, sizeof why))
         return snprintf(st->err, sizeof st->err, "%s: %s", row.name, why), -1;
     snprintf(wv->name, sizeof wv->name, "%s", row.name);
     st->nvars++;

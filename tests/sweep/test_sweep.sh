@@ -202,5 +202,23 @@ rmsnorm_family() {
 }
 check "a second family (rmsnorm_add): derived, swept, selected, explained, through the same code" rmsnorm_family
 
+# A bucketed dimension in a --shapes entry is its limit: the edges up to the one serving it are swept
+# (rows 100: 1 .. 128), no others; a limit below 1 is refused naming the dimension.
+shapes_limit() {
+    fresh "$DIR/limit.ktdb"
+    printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": 100}]' > "$DIR/limit.json"
+    ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/limit.json" \
+        --db "$DIR/limit.ktdb" > "$DIR/limit.txt" 2>&1 || { tail -20 "$DIR/limit.txt"; return 1; }
+    grep "rmsnorm_add 1 shape x 8 buckets = 8" "$DIR/limit.txt" &&
+    [ "$(q "$DIR/limit.ktdb" "SELECT count(*) FROM problem WHERE key LIKE 'rmsnorm_add bf16 hidden=2048 rows<=%'")" = 8 ] &&
+    [ "$(q "$DIR/limit.ktdb" "SELECT count(*) FROM problem WHERE key = 'rmsnorm_add bf16 hidden=2048 rows<=128'")" = 1 ] &&
+    [ "$(q "$DIR/limit.ktdb" "SELECT count(*) FROM problem WHERE key = 'rmsnorm_add bf16 hidden=2048 rows<=256'")" = 0 ] &&
+    printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": 0}]' > "$DIR/limit0.json" &&
+    ! ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/limit0.json" \
+        --db "$DIR/limit.ktdb" > "$DIR/limit0.txt" 2>&1 &&
+    grep "entry 0: rmsnorm_add needs a positive integer \"rows\" (a limit of its buckets), or none" "$DIR/limit0.txt"
+}
+check "a --shapes entry's bucketed dimension limits its buckets (rows 100: 1 .. 128)" shapes_limit
+
 echo "sweep: $checks checks, $failed failed"
 [ "$failed" = 0 ]

@@ -294,13 +294,14 @@ static void test_args(void)
     KT_CHECK_INT(op->ndims, 2);
     KT_CHECK(strcmp(op->dims[0].name, "hidden") == 0 && !op->dims[0].bucketed);
     KT_CHECK(strcmp(op->dims[1].name, "rows") == 0 && op->dims[1].bucketed);
-    KT_CHECK_INT(op->nedges, 14);
-    KT_CHECK_INT(op->edges[0], 1);
-    KT_CHECK_INT(op->edges[13], 8192);
+    KT_CHECK_INT(op->dims[1].nedges, 14);
+    KT_CHECK_INT(op->dims[1].edges[0], 1);
+    KT_CHECK_INT(op->dims[1].edges[13], 8192);
+    KT_CHECK(op->dims[0].edges == NULL && !op->dims[0].zero_ok && !op->dims[1].zero_ok);
     KT_CHECK_INT(op->decode_edge, 64);
     KT_CHECK_INT(op->nworkspaces, 0);
     KT_CHECK(op->ref_gpu_name == NULL && op->prune == NULL);
-    KT_CHECK_INT(op->split_of(&(kt_variant){{0}}), -1);
+    KT_CHECK_INT(op->split_of(&(kt_variant){{0}, 0}), -1);
     KT_CHECK(op->flops(&q) == 0.0);
     KT_CHECK(op->bytes_moved(&q) == 2.0 * (4.0 * 17 * 4096 + 4096));
     kt_op_buffer b[KT_OP_MAX_BUFFERS];
@@ -406,8 +407,9 @@ static void test_law(void)
         law_device d = law_device_from_target(kt_target_find(devs[di].target), devs[di].units);
         int bad = 0;
         for (size_t hi = 0; hi < sizeof hiddens / sizeof *hiddens; hi++)
-            for (int e = 0; e < op->nedges + 3; e++) {
-                const long long rows = e < op->nedges ? op->edges[e] : (long long[]){3, 77, 12345}[e - op->nedges];
+            for (int e = 0; e < op->dims[KT_RMS_D_ROWS].nedges + 3; e++) {
+                const kt_op_dim *rd = &op->dims[KT_RMS_D_ROWS];
+                const long long rows = e < rd->nedges ? rd->edges[e] : (long long[]){3, 77, 12345}[e - rd->nedges];
                 kt_problem p = prob(0, hiddens[hi], rows);
                 const int k = op->law_pick(&d, c, nc, &p);
                 char buf[160];
