@@ -200,45 +200,56 @@ static int slot_for(ktrt *rt, void *stream, int *bound)
     return free_slot;
 }
 
+/* Looks up the functions of launches [l->nfn, nl) in l's module: a family whose launch count
+ * varies with the problem (split-KV's reduce only when it splits) finds its later functions on
+ * the first launch that needs them. An optional one the code object lacks stays NULL. */
+static int load_functions(ktrt *rt, const ktrt_layer *layer, const ktrt_kernel *k, const kt_op_launch *L, int nl,
+                          ktrt_loaded *l, char *err, size_t errlen)
+{
+    char why[384] = "";
+    for (int i = l->nfn; i < nl && i < KT_OP_MAX_LAUNCHES; i++) {
+        char fname[KTRT_NAME_LEN + 16];
+        snprintf(fname, sizeof fname, "%s%s", k->name, L[i].suffix);
+        snprintf(l->suffix[i], sizeof l->suffix[i], "%s", L[i].suffix);
+        if (ktb_function(rt->gpu, l->module, fname, &l->fn[i], why, sizeof why)) {
+            l->fn[i] = NULL;
+            if (!L[i].optional) return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, fname, why);
+        }
+        l->nfn = i + 1;
+    }
+    return KT_OK;
+}
+
 static int load_kernel(ktrt *rt, const ktrt_pick *p, const kt_op_launch *L, int nl, ktrt_loaded *out, char *err,
                        size_t errlen)
 {
     ktrt_layer *layer = &rt->cat.layers[p->kernel_layer];
     ktrt_loaded *l = &rt->loaded[p->kernel_layer][p->kernel - layer->kernels];
-    if (l->module) {
-        *out = *l;
-        return KT_OK;
-    }
     const ktrt_kernel *k = p->kernel;
-    void *code = NULL;
-    size_t len = 0;
-    int rc = ktrt_layer_code(layer, k, &code, &len, err, errlen);
-    if (rc) return rc;
-    void *module = NULL;
-    char why[384] = "";
-    if (ktb_module_load(rt->gpu, code, len, &module, why, sizeof why)) {
-        free(code);
-        return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, k->name, why);
-    }
-    free(code);
-    ktrt_loaded got;
-    memset(&got, 0, sizeof got);
-    got.module = module;
-    for (int i = 0; i < nl && i < KT_OP_MAX_LAUNCHES; i++) {
-        char fname[KTRT_NAME_LEN + 16];
-        snprintf(fname, sizeof fname, "%s%s", k->name, L[i].suffix);
-        snprintf(got.suffix[i], sizeof got.suffix[i], "%s", L[i].suffix);
-        if (ktb_function(rt->gpu, module, fname, &got.fn[i], why, sizeof why)) {
-            got.fn[i] = NULL;
-            if (L[i].optional) continue;   /* e.g. a split-K GEMM that reduces in its own launch */
-            char ignored[64];
-            ktb_module_unload(rt->gpu, module, ignored, sizeof ignored);
-            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, fname, why);
+    if (!l->module) {
+        void *code = NULL;
+        size_t len = 0;
+        int rc = ktrt_layer_code(layer, k, &code, &len, err, errlen);
+        if (rc) return rc;
+        char why[384] = "";
+        ktrt_loaded got;
+        memset(&got, 0, sizeof got);
+        if (ktb_module_load(rt->gpu, code, len, &got.module, why, sizeof why)) {
+            free(code);
+            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, k->name, why);
         }
+        free(code);
+        if ((rc = load_functions(rt, layer, k, L, nl, &got, err, errlen)) != KT_OK) {
+            char ignored[64];
+            ktb_module_unload(rt->gpu, got.module, ignored, sizeof ignored);
+            return rc;
+        }
+        *l = got;
+    } else {
+        int rc = load_functions(rt, layer, k, L, nl, l, err, errlen);
+        if (rc) return rc;
     }
-    got.nfn = nl;
-    *l = got;
-    *out = got;
+    *out = *l;
     return KT_OK;
 }
 
@@ -278,8 +289,9 @@ static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *st
     ktrt_choice copy = pk->choice;
     count_path(&rt->stats, copy.path);
     if (chose != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
-    if (rc == KT_OK && op->nworkspaces > 0 && op->needs_workspace && op->needs_workspace(&v)) {
-        /* the choice fitted the workspace, so slot >= 0 */
+    if (rc == KT_OK && slot >= 0 && op->nworkspaces > 0 && op->needs_workspace && op->needs_workspace(&v)) {
+        /* a choice that needs its workspace fitted it, so it has a slot; one that can run on less
+         * (workspace_min_bytes) runs without one when every slot is bound elsewhere */
         rt->slots[slot].stream = stream;
         rt->slots[slot].bound = 1;
         int oi = op_index(op);
@@ -295,7 +307,7 @@ static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *st
     memcpy(bound_args, args, op->args_size);
     long long ws_used[KT_OP_MAX_WORKSPACES];
     for (int i = 0; i < KT_OP_MAX_WORKSPACES; i++) ws_used[i] = ws_ptr[i] ? ws[i] : 0;
-    op->bind(bound_args, &v, p, ws_ptr[0] ? ws_ptr : NULL, ws_used);
+    op->bind(bound_args, &v, p, rt->dev.compute_units, ws_ptr[0] ? ws_ptr : NULL, ws_used);
     char why[384];
     for (int i = 0; i < nl; i++) {
         if (!fns.fn[i]) continue;

@@ -45,7 +45,9 @@ const char *ktrt_launch_misfit(const ktrt_kernel *k, const kt_problem *p, int un
     const char *why = op->misfit ? op->misfit(&k->v, p, units, buf, len) : NULL;
     if (why) return why;
     for (int i = 0; i < op->nworkspaces; i++) {
-        long long need = op->workspace_bytes(&k->v, p, units, i), have = workspace ? workspace[i] : 0;
+        long long need = op->workspace_min_bytes ? op->workspace_min_bytes(&k->v, p, units, i)
+                                                 : op->workspace_bytes(&k->v, p, units, i);
+        long long have = workspace ? workspace[i] : 0;
         if (need > have) {
             int split = op->split_of ? op->split_of(&k->v) : -1;
             if (split >= 0)

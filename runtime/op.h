@@ -161,6 +161,9 @@ typedef struct kt_op {
     /* Bytes of workspace buffer i a launch of v on p needs (0: none). The buffer's last bytes may be
      * counters that launches leave zero: the allocator zeroes each buffer once. */
     long long (*workspace_bytes)(const kt_variant *v, const kt_problem *p, int units, int i);
+    /* Bytes of buffer i without which v cannot launch p at all, when the variant can run on less
+     * than workspace_bytes (split-KV: fewer segments); NULL: workspace_bytes. */
+    long long (*workspace_min_bytes)(const kt_variant *v, const kt_problem *p, int units, int i);
     /* Bytes at the start of workspace buffer i (of `bytes`) a verifier may poison. */
     long long (*workspace_poison_bytes)(int i, long long bytes);
     /* Whether the variant can run with no workspace at all (a stream with no slot). */
@@ -172,8 +175,9 @@ typedef struct kt_op {
     /* The problem a caller's filled argument struct describes, checked (NULL operands, strides,
      * dimensions < 1): KT_OK, or KT_EINVAL with err naming the field. */
     int (*problem_of_args)(const void *args, kt_problem *p, char *err, size_t errlen);
-    /* Sets the variant's fields of the argument struct (split sizes, workspace pointers). */
-    void (*bind)(void *args, const kt_variant *v, const kt_problem *p, void *const *workspace,
+    /* Sets the variant's fields of the argument struct (split sizes, segment counts, workspace
+     * pointers) for a device of `units` compute units, as launches() sized the grid for it. */
+    void (*bind)(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                  const long long *workspace_bytes);
 
     /* ---- the law ---- */

@@ -156,7 +156,9 @@ static long long attn_workspace_bytes(const kt_variant *v, const kt_problem *p, 
 
 /* every partial is written before the reduce reads it: all of it may be poisoned */
 static long long attn_workspace_poison_bytes(int i, long long bytes) { return i == 0 ? bytes : 0; }
-static int attn_needs_workspace(const kt_variant *v) { return 0; }   /* one segment needs none */
+/* A split variant uses the partials when it has them, and runs one segment without (bind). */
+static int attn_needs_workspace(const kt_variant *v) { return PAR(v, SEGMAX) > 1; }
+static long long attn_workspace_min_bytes(const kt_variant *v, const kt_problem *p, int units, int i) { return 0; }
 static int attn_split_of(const kt_variant *v) { return PAR(v, SEGMAX); }
 
 /* ---- arguments ---- */
@@ -559,6 +561,7 @@ const kt_op kt_op_attn_decode = {
     .nworkspaces = 1,
     .workspace_names = attn_workspaces,
     .workspace_bytes = attn_workspace_bytes,
+    .workspace_min_bytes = attn_workspace_min_bytes,
     .workspace_poison_bytes = attn_workspace_poison_bytes,
     .needs_workspace = attn_needs_workspace,
     .split_of = attn_split_of,

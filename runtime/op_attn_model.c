@@ -38,6 +38,7 @@ static int attn_problem(const kt_op *op, int dtype, const kt_model_attn *a, kt_o
     d[KT_ATTN_D_CAP] = a->softcap;
     d[KT_ATTN_D_SINK] = a->sinks ? 1 : 0;
     d[KT_ATTN_D_Q] = d[KT_ATTN_D_BATCH] = d[KT_ATTN_D_CTX] = 1;
+    kt_attn_model_limits(a, o->limit);
     snprintf(o->layers, sizeof o->layers, "attn.%s", a->kind);
     o->calls = a->layers;
     return 0;
@@ -57,9 +58,5 @@ int kt_attn_model_problems_op(const kt_op *op, const kt_model_shape *m, kt_op_mo
 
 int kt_attn_model_problems(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
 {
-    /* Found by name, not &kt_op_attn_decode: the descriptor (op_attn.c) is not in the table yet, and
-     * libktrt must not carry an undefined reference to it. */
-    const kt_op *op = kt_op_find("attn_decode");
-    if (!op) return snprintf(err, errlen, "attn_decode: no such op in the table (runtime/op_table.c)"), -1;
-    return kt_attn_model_problems_op(op, m, out, max, err, errlen);
+    return kt_attn_model_problems_op(&kt_op_attn_decode, m, out, max, err, errlen);
 }

@@ -101,7 +101,7 @@ static int gemm_problem_of_args(const void *args, kt_problem *p, char *err, size
     return KT_OK;
 }
 
-static void gemm_bind(void *args, const kt_variant *var, const kt_problem *p, void *const *workspace,
+static void gemm_bind(void *args, const kt_variant *var, const kt_problem *p, int units, void *const *workspace,
                       const long long *workspace_bytes)
 {
     kt_gemm_args *a = args;

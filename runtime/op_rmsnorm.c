@@ -132,7 +132,7 @@ static int rms_problem_of_args(const void *args, kt_problem *p, char *err, size_
 }
 
 /* No variant-specific fields: the grid alone carries RB, and the kernel reads nothing else. */
-static void rms_bind(void *args, const kt_variant *v, const kt_problem *p, void *const *workspace,
+static void rms_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                      const long long *workspace_bytes)
 {
 }

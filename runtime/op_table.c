@@ -4,10 +4,12 @@
 #include "op.h"
 #include "op_gemm.h"
 #include "op_rmsnorm.h"
+#include "op_attn.h"
 
 static const kt_op *const kt_ops[] = {
     &kt_op_gemm,
     &kt_op_rmsnorm_add,
+    &kt_op_attn_decode,
 };
 #define KT_NOPS ((int)(sizeof kt_ops / sizeof kt_ops[0]))
 

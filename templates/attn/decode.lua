@@ -2,7 +2,8 @@
 -- verify with split-KV (op attn_decode, ABI templates/abi/attn.h, descriptor runtime/op_attn.c).
 -- Axes as the template reads them: D head size, MT 16-row M tiles a block (the GQA group's heads
 -- times the query rows; more rows take more blocks), BN keys a KV tile, NW warps, SEGMAX the most
--- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count).
+-- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count). Two
+-- warps a block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes).
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
@@ -24,8 +25,8 @@ return {
     { "D", { 64, 128, 256, 512 } },
     { "MT", { 1, 2, 4 } },
     { "BN", { 16, 32, 64 } },
-    { "NW", { 2, 4, 8 } },
-    { "SEGMAX", { 64, 256 } },
+    { "NW", { 4, 8 } },
+    { "SEGMAX", { 128, 256 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
@@ -40,12 +41,16 @@ return {
     local otiles = p.MT * div(p.D, 16)
     if otiles % p.NW ~= 0 then return false, "output tiles do not split over the warps" end
     if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
+    -- the seed's measured ceiling per head size: 256 segments below d256, 128 from d256 on (s256
+    -- never won at d256, and was the argmin at d128 batch 1 deep)
+    if p.SEGMAX ~= (p.D >= 256 and 128 or 256) then return false, "not this head size's segment ceiling" end
     -- 64 keys a tile only pays at short heads (the tile's bytes already hide latency at 128+)
     if p.BN == 64 and p.D > 128 then return false, "BN 64 only below head size 256" end
-    -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave), the prefetched K and
-    -- V chunks (4 words each), ~48 for addresses, the row state and the score tile in flight
+    -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave) and the prefetched K
+    -- and V chunks (4 words each), about doubled by the unrolled fragment loads and addresses in
+    -- flight, plus ~60 (fitted on gfx1201's VGPR counts: the variants this rejects spilled there)
     local acc = div(otiles, p.NW) * div(256, t.wave_size)
-    local regs = acc + 8 * div(chunks, threads) + 48
+    local regs = 2 * (acc + 8 * div(chunks, threads)) + 60
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's" end

@@ -14,6 +14,10 @@
 #   bench  bench_gemm on DB against cuBLAS (table in bench.log, every number in bench_gemm.tsv)
 #   rms    tests/device/bench_rmsnorm.py on DB: rmsnorm_add through ktrt_run against torch eager and
 #          torch.compile (table in rms.log, numbers in bench_rmsnorm.tsv)
+#   attn   attn_decode: ./tune over tests/device/attn_shapes.json into DB (attn-sweep.log), then
+#          tests/device/bench_attn.py: a correctness grid through ktrt_run (tuned and law paths, every
+#          dtype, windows, soft-cap, sinks, q > 1; attn-check.log) and the timing run against torch
+#          SDPA's cuDNN and flash backends (attn.log, numbers in bench_attn.tsv)
 # DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
@@ -28,7 +32,7 @@ ROOT=$(pwd)
 RES=${OUT:-out/device/results}
 mkdir -p "$RES" || exit 1
 DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
-STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms}
+STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn}
 export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$ROOT/out/device/bin:$PATH"
 SUMMARY=$(mktemp)
@@ -109,6 +113,24 @@ run_rms() {
     PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_rmsnorm.py --db "$DB" ${KT_RMS_ARGS:-}
 }
 step rms rms.log run_rms
+run_attn_sweep() {
+    need "$DB" "no database to tune into" || return 1
+    ./tune --target sm_90a --db "$DB" --no-build --resume --only attn_decode --shapes tests/device/attn_shapes.json \
+        --budget-min "${KT_ATTN_BUDGET_MIN:-3}"
+}
+run_attn_check() {
+    PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --dtype bf16,fp16,bf16_e4m3 \
+        --d 128 --g 4 --hkv 2 --q 1,3 --batch 1,5 --ctx 100,1500 --window 0,64 --softcap 0,30 --sinks 0,1 &&
+    PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --dtype bf16,fp16_e4m3 \
+        --d 64,256,512 --g 8 --hkv 2 --q 1,4 --batch 3 --ctx 777,5000
+}
+run_attn_bench() {
+    PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_attn.py --db "$DB" --lens equal \
+        ${KT_ATTN_ARGS:---dtype bf16,bf16_e4m3 --d 256 --g 8 --hkv 2 --q 1,4 --batch 1,4,32 --ctx 4096,16384}
+}
+step attn attn-sweep.log run_attn_sweep
+step attn attn-check.log run_attn_check
+step attn attn.log run_attn_bench
 
 # The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
 case ",$STEPS," in
