@@ -155,6 +155,21 @@ static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt
     return rc;
 }
 
+/* Keeps `keep` of the space's variants, evenly spaced in the recipe's order (the first always). */
+static void pl_sample(gen_space *sp, int keep)
+{
+    if (keep <= 0 || sp->nvariants <= keep) return;
+    const int n = sp->nvariants;
+    int w = 0;
+    for (int i = 0; i < n; i++) {
+        const int take = i == 0 || (long long)i * keep / n != (long long)(i - 1) * keep / n;
+        if (!take) { free(sp->variants[i].source); continue; }
+        if (w != i) sp->variants[w] = sp->variants[i];
+        w++;
+    }
+    sp->nvariants = w;
+}
+
 /* A kernel this recipe built earlier but no longer admits (its axes or constraint changed) must
  * not stay dispatchable on code no current source produces. Names are C identifiers: no quoting. */
 static int pl_retire_absent(kt_db *db, const gen_space *sp, const kt_target *t, kt_gen_summary *sum,
@@ -209,6 +224,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     db_toolchain_row tcrow = {tc.fingerprint, tc.kind, tc.path, tc.version, tc.flags, t->name};
     if (db_toolchain_put(db, &tcrow, err, errlen)) goto done;
 
+    pl_sample(&sp, o->sample);
     sum->space = sp.total;
     sum->variants = sp.nvariants;
     for (int i = 0; i < sp.nrejected; i++) {
@@ -299,7 +315,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
             goto done;
         }
     }
-    if (pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
+    if (o->sample <= 0 && pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
     if (db_commit(db, err, errlen)) goto done;
     rc = 0;
 done:

@@ -14,6 +14,8 @@ typedef struct kt_gen_options {
     const char *extra_flags;   /* appended to the compiler flags; part of the fingerprint */
     int jobs;                  /* parallel compiles; <= 0: cores */
     int quiet;                 /* no progress line */
+    int sample;                /* > 0: build only this many of the admitted variants, evenly spaced in
+                                  the recipe's order (a test's sample); nothing is retired then */
 } kt_gen_options;
 
 #define KT_GEN_MAX_REASONS 16

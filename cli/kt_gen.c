@@ -8,7 +8,8 @@
 
 static void gen_usage(FILE *f)
 {
-    fprintf(f, "usage: kt gen --recipe FILE --target T[,T...]|all --db FILE [-j N] [--flags \"...\"] [--cache DIR] [--quiet]\n\n"
+    fprintf(f, "usage: kt gen --recipe FILE --target T[,T...]|all --db FILE [-j N] [--flags \"...\"] [--cache DIR]\n"
+               "              [--sample N] [--quiet]\n\n"
                "  --recipe FILE  a recipe beside its template, e.g. templates/gemm/dense.lua\n"
                "  --target T     one or more of:");
     for (int i = 0; i < kt_target_count(); i++) fprintf(f, " %s", kt_target_at(i)->name);
@@ -16,7 +17,8 @@ static void gen_usage(FILE *f)
                "  --db FILE      the .ktdb to create or update\n"
                "  -j N           parallel compiles (default: the cores available)\n"
                "  --flags \"..\"   extra compiler flags (part of the cache key)\n"
-               "  --cache DIR    compile cache (default $KT_CACHE, else out/cache beside templates/)\n");
+               "  --cache DIR    compile cache (default $KT_CACHE, else out/cache beside templates/)\n"
+               "  --sample N     build N of the admitted variants, evenly spaced (tests); retires nothing\n");
 }
 
 int kt_cmd_targets(int argc, char **argv)
@@ -45,7 +47,12 @@ int kt_cmd_gen(int argc, char **argv)
         else if (strcmp(a, "--db") == 0) o.db_path = val;
         else if (strcmp(a, "--cache") == 0) o.cache_dir = val;
         else if (strcmp(a, "--flags") == 0) o.extra_flags = val;
-        else if (strcmp(a, "-j") == 0) {
+        else if (strcmp(a, "--sample") == 0) {
+            char *end;
+            long s = strtol(val, &end, 10);
+            if (*end || s < 1 || s > 100000) { fprintf(stderr, "kt gen: --sample %s: expected a count 1..100000\n", val); return 2; }
+            o.sample = (int)s;
+        } else if (strcmp(a, "-j") == 0) {
             char *end;
             long j = strtol(val, &end, 10);
             if (*end || j < 1 || j > 1024) { fprintf(stderr, "kt gen: -j %s: expected a count 1..1024\n", val); return 2; }

@@ -226,5 +226,24 @@ if echo "$TARGETS" | grep -q sm_90a; then
         grep -q 'ld.global.v4.u32' $DIR/rms.ptx && grep -q 'ld.global.nc.v4.u32' $DIR/rms.ptx && grep -q 'st.global.v4.u32' $DIR/rms.ptx"
 fi
 
+# paged decode attention (op attn_decode, templates/attn/decode.lua): the whole recipe on gfx1201 (the
+# product: every head size, 512 within its 64 KiB of LDS, fp8 caches), a sample elsewhere; ok
+# kernels spill nothing, the split-KV reduce is in every code object
+ATTN=templates/attn/decode.lua
+for t in $TARGETS; do
+    if [ "$t" = gfx1201 ]; then sample=""; want=140; else sample="--sample 24"; want=18; fi
+    check "attn_decode on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
+        $KT gen --recipe $ATTN --target $t --db $DB --quiet $sample > $DIR/attn-$t.txt 2>&1 || { cat $DIR/attn-$t.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
+        f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode%' AND target='$t' AND status = 'failed'\")
+        echo \"\$n ok, \$f failed\"; [ \$n -ge $want ] && [ \$f = 0 ]"
+done
+check "attn_decode gfx1201: head size 512 and fp8 caches built within 64 KiB of LDS, reduce present" sh -c "
+    sqlite3 $DB \"SELECT name, lds_bytes FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_%_d512_%'\" | head -3 &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_%_d512_%' AND lds_bytes <= 65536\") -ge 4 ] &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_%'\") -ge 20 ] &&
+    sqlite3 $DB \"SELECT writefile('$DIR/attn.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_d256_%' LIMIT 1\" > /dev/null &&
+    llvm-readelf-19 --notes $DIR/attn.co | grep -q '_reduce'"
+
 echo "compile: $checks checks, $failed failed"
 [ "$failed" = 0 ]

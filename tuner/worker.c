@@ -147,7 +147,7 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *const *f
     unsigned char args[WK_ARGS_MAX];
     memset(args, 0, sizeof args);
     op->args_for(args, &st->p, st->dev[set]);
-    op->bind(args, &wv->v, &st->p, st->ws, st->ws_bytes);
+    op->bind(args, &wv->v, &st->p, st->info.compute_units, st->ws, st->ws_bytes);
     kt_op_launch L[KT_OP_MAX_LAUNCHES];
     int nl = op->launches(&wv->v, &st->p, st->info.wave_size, st->info.compute_units, L);
     for (int i = 0; i < nl; i++) {

@@ -182,7 +182,7 @@ static void test_gemm_descriptor(void)
     KT_CHECK(p.dim[KT_GEMM_D_M] == 4 && p.dim[KT_GEMM_D_N] == 8 && p.dim[KT_GEMM_D_K] == 16);
     void *ws[1] = {&x};
     long long wsb[1] = {4096 * 4 + 400};
-    kt_op_gemm.bind(&a, &v, &p, ws, wsb);
+    kt_op_gemm.bind(&a, &v, &p, 132, ws, wsb);
     KT_CHECK(a.partials == (float *)&x && a.partials_elems == 4096 + 100 && a.k_per_split == kt_gemm_k_per_split(16, 4, 32));
 
     /* the CPU reference and the error: exact output 0 error, a wrong one far over the bound */
