@@ -174,21 +174,31 @@ static void tune_print_law_summary(const sweep_problem *ps, int np, const double
     free(v);
 }
 
+/* The problem column's width: 44, or the longest key (an attention key is longer than a GEMM's). */
+static int tune_key_width(const sweep_problem *ps, int np)
+{
+    int w = 44;
+    for (int i = 0; i < np; i++)
+        if ((int)strlen(ps[i].key) > w) w = (int)strlen(ps[i].key);
+    return w;
+}
+
 static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, int np, const sweep_outcome *out,
                              kt_db *db)
 {
+    const int kw = tune_key_width(ps, np);
     double peak = tune_spec_matrix_tflops(o->target);
     /* regret per problem for the summary: INFINITY where nothing was measured */
     double *regret = malloc((size_t)(np > 0 ? np : 1) * sizeof *regret);
     for (int i = 0; regret && i < np; i++) regret[i] = INFINITY;
-    printf("\n%-44s %-10s %-52s %10s %14s %9s\n", "problem", "layers", "kernel", "time", "ceiling", "law regret");
+    printf("\n%-*s %-10s %-52s %10s %14s %9s\n", kw, "problem", "layers", "kernel", "time", "ceiling", "law regret");
     for (int i = 0; i < np; i++) {
         db_selection_row r;
         db_selection_text txt;
         char e[256];
         int f = db_selection_get(db, out->device_key, ps[i].key, &r, &txt, e, sizeof e);
         if (f != 1) {
-            printf("%-44s %-10s %-52s\n", ps[i].key, ps[i].layers, f == 0 ? "(no selection)" : e);
+            printf("%-*s %-10s %-52s\n", kw, ps[i].key, ps[i].layers, f == 0 ? "(no selection)" : e);
             continue;
         }
         const kt_op *op = ps[i].p.op;
@@ -206,7 +216,7 @@ static void tune_print_table(const kt_tune_options *o, const sweep_problem *ps, 
         } else {
             snprintf(tbuf, sizeof tbuf, "(law)");
         }
-        printf("%-44s %-10s %-52s %10s %14s %9s\n", ps[i].key, ps[i].layers, txt.kernel, tbuf, cbuf, rbuf);
+        printf("%-*s %-10s %-52s %10s %14s %9s\n", kw, ps[i].key, ps[i].layers, txt.kernel, tbuf, cbuf, rbuf);
     }
     if (out->copy_gbps > 0) printf("copy bandwidth measured in this run: %.0f GB/s (read + write)\n", out->copy_gbps);
     if (peak > 0) printf("matrix peak: %.0f TFLOP/s dense bf16, datasheet figure (not measured)\n", peak);
@@ -248,6 +258,7 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
     }
     int counts[4] = {0};
     const char *names[4] = {"exact", "bucket", "law", "refused"};
+    const int kw = tune_key_width(ps, np);
     printf("\ncoverage on %s: the path libktrt takes for each problem of %s at tp=%d\n", out->device_key, o->model, o->tp);
     for (int i = 0; i < np; i++) {
         ktrt_op_query q;
@@ -260,7 +271,7 @@ static int tune_print_coverage(const kt_tune_options *o, const sweep_problem *ps
         ktrt_select(&cat, &q, &pick);
         for (int p = 0; p < 4; p++)
             if (strcmp(pick.choice.path, names[p]) == 0) counts[p]++;
-        printf("  %-44s %-10s path=%-7s %s\n", ps[i].key, ps[i].layers, pick.choice.path,
+        printf("  %-*s %-10s path=%-7s %s\n", kw, ps[i].key, ps[i].layers, pick.choice.path,
                pick.choice.kernel[0] ? pick.choice.kernel : pick.choice.reason);
         if (strcmp(pick.choice.path, "refused") == 0) rc = 1;
     }
@@ -314,6 +325,28 @@ int kt_tune_check_model(const char *model, int tp, const char *shapes, const cha
     return rc;
 }
 
+/* "gemm 4 shapes x 14 buckets = 56;" for one op's problems (each shape's problems adjacent); shapes
+ * whose limits give them different bucket counts: "attn_decode 3 shapes, 150 problems;". */
+static void tune_print_op_counts(const kt_op *op, const sweep_problem *ps, int np)
+{
+    int shapes = 0, all = 0, per = -1, even = 1, run = 0;
+    for (int i = 0; i <= np; i++) {
+        int mine = i < np && ps[i].p.op == op;
+        int starts = mine && (i == 0 || ps[i - 1].p.op != op || !kt_problem_same_shape(&ps[i].p, &ps[i - 1].p));
+        if (run && (starts || !mine)) {             /* the previous shape's run ended */
+            if (per >= 0 && per != run) even = 0;
+            per = run;
+            run = 0;
+        }
+        if (!mine) continue;
+        shapes += starts;
+        all++, run++;
+    }
+    if (!all) return;
+    if (even) printf(" %s %d shape%s x %d buckets = %d;", op->name, shapes, shapes == 1 ? "" : "s", per, all);
+    else printf(" %s %d shapes, %d problems;", op->name, shapes, all);
+}
+
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
 {
     if (!o || !o->model || !o->db_path || !o->target) return snprintf(err, errlen, "tune: missing option"), 2;
@@ -322,17 +355,7 @@ int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen)
     int np;
     if (tune_problems(o->model, o->tp, o->shapes, o->only, &mp, &ps, &np, err, errlen)) return 2;
     printf("model %s (%s, %s) at tp=%d: %d problems:", mp.config.path, mp.config.architecture, mp.config.dtype, o->tp, np);
-    for (int op = 0; op < kt_op_count(); op++) {
-        int shapes = 0, all = 0;
-        for (int i = 0; i < np; i++)
-            if (ps[i].p.op == kt_op_at(op)) {
-                all++;
-                shapes += i == 0 || !kt_problem_same_shape(&ps[i].p, &ps[i - 1].p);
-            }
-        if (all)
-            printf(" %s %d shape%s x %d buckets = %d;", kt_op_at(op)->name, shapes, shapes == 1 ? "" : "s",
-                   all / (shapes ? shapes : 1), all);
-    }
+    for (int op = 0; op < kt_op_count(); op++) tune_print_op_counts(kt_op_at(op), ps, np);
     printf("\n");
 
     sweep_options so = {
