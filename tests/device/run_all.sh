@@ -115,7 +115,8 @@ run_rms() {
 step rms rms.log run_rms
 run_attn_sweep() {
     need "$DB" "no database to tune into" || return 1
-    ./tune --target sm_90a --db "$DB" --no-build --resume --only attn_decode --shapes tests/device/attn_shapes.json \
+    ./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db "$DB" --no-build --resume --only attn_decode \
+        --shapes tests/device/attn_shapes.json \
         --budget-min "${KT_ATTN_BUDGET_MIN:-3}"
 }
 run_attn_check() {
