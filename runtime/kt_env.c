@@ -51,6 +51,7 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_KTRT_ARGS",         "none",                 "device run_all.sh: extra ktrt_check arguments"},
     {"KT_BENCH_ARGS",        "none",                 "device run_all.sh: extra bench_gemm arguments"},
     {"KT_RMS_ARGS",          "none",                 "device run_all.sh: extra bench_rmsnorm.py arguments"},
+    {"KT_SWEEP_MODELS",      "models/*/",            "device sweep_all.sh: the model folders to sweep"},
     {"KT_ATTN_ARGS",         "see run_all.sh",       "device run_all.sh: bench_attn.py's timing rows"},
     {"KT_ATTN_BUDGET_MIN",   "3",                    "device run_all.sh: minutes of the attention sweep"},
     {"KT_RETURN_DB",         "1",                    "device run_all.sh: `0` does not copy the database back"},

@@ -233,31 +233,33 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 }
 
 /* ---- the law ----
- * Among the candidates compiled for the head size, lexicographically: the fewest row blocks (a
- * kv head's rows in one block: K and V read once), then the fewest idle rows; the KV tile nearest
- * 32 keys at head size 256 and above (16 at 512: LDS) and 64 below, where a tile is half the
- * bytes; 4 warps (the seed's FA1 decode geometry); a segment ceiling the law's count does not hit,
- * then the smaller ceiling (less scratch); then more resident blocks; the first candidate. */
-#define ATTN_LAW_KEYS 7
+ * The kernel is a stream of K and V whose latency the next tile's loads, in registers, hide: what
+ * fills the memory pipe is the KV bytes in flight a compute unit, resident blocks (its ELF
+ * resources: kt_variant.occupancy) x keys a tile. Among the candidates compiled for the head
+ * size, lexicographically: the most keys in flight a compute unit (occupancy x BN); the fewest
+ * row blocks (a kv head's rows in one block: K and V read once), then the fewest idle rows; more
+ * warps; a segment ceiling the law's count does not hit, then the smaller (less scratch); the
+ * first candidate. (The first run's rule, 4 warps and the KV tile nearest 32 at d256, had a
+ * median regret of +12.8% over 59 swept keys on the H200: bench/NOTES.md.) */
+#define ATTN_LAW_KEYS 6
 
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
 {
     const kt_variant *v = &c->v;
     const long long rb = attn_row_blocks(v, p);
     const long long idle = rb * 16 * PAR(v, MT) - DIM(p, G) * DIM(p, Q);
-    const int want_bn = DIM(p, D) >= 512 ? 16 : DIM(p, D) >= 256 ? 32 : 64;
     kt_variant unclamped = *v;
     unclamped.p[KT_ATTN_P_SEGMAX] = 1 << 20;
     const int units = d && d->compute_units > 0 ? d->compute_units : 1;
     const int hits = attn_segments(&unclamped, p, units) > PAR(v, SEGMAX);
+    const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     int i = 0;
+    key[i++] = occ * PAR(v, BN);
     key[i++] = -rb;
     key[i++] = -idle;
-    key[i++] = -llabs((long long)PAR(v, BN) - want_bn);
-    key[i++] = -llabs((long long)PAR(v, NW) - 4);
+    key[i++] = PAR(v, NW);
     key[i++] = -hits;
     key[i++] = -PAR(v, SEGMAX);
-    key[i++] = v->occupancy;
 }
 
 static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# sweep_all.sh: on the GPU machine, `./tune --modelpath M --tp T --resume` for every models/*
+# sweep_all.sh: on the GPU machine, `./tune --modelpath M --tp T --resume` for every models/* (or
+# KT_SWEEP_MODELS' folders)
 # at every TP in KT_SWEEP_TPS (default "4 1"), into one database (KT_DEVICE_DB, default
 # out/device/ktune.ktdb), stopping cleanly before KT_DEADLINE_S seconds (default 540) so the
 # device call ends in time; a later call continues where it stopped (--resume, and measurements
@@ -19,7 +20,7 @@ LOGS=$(mktemp -d)
 start=$(date +%s)
 status=0
 for tp in ${KT_SWEEP_TPS:-4 1}; do
-    for m in models/*/; do
+    for m in ${KT_SWEEP_MODELS:-models/*/}; do
         m=${m%/}
         left=$((DEADLINE - ($(date +%s) - start)))
         if [ "$left" -lt 60 ]; then echo "sweep_all: deadline: $m tp=$tp not started"; status=2; continue; fi

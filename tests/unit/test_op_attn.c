@@ -378,6 +378,16 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, c, 6, &p) == 3);
     p.dim[KT_ATTN_D_D] = 96;
     KT_CHECK(op->law_pick(&d, c, 6, &p) == -1);
+    /* keys in flight a compute unit first: BN 64 at 2 blocks (128) over BN 16 at 4 (64), even with
+     * two row blocks; equal in flight, one row block wins */
+    kt_candidate e[3];
+    memset(e, 0, sizeof e);
+    e[0].v = var(128, 2, 16, 8, 256, 4);
+    e[1].v = var(128, 1, 64, 8, 256, 2);
+    e[2].v = var(128, 2, 32, 8, 256, 4);
+    kt_problem r = prob(DT_BF16, 128, 4, 2, 16, 0, 0, 0, 8, 4, 4096);   /* 32 rows */
+    KT_CHECK(op->law_pick(&d, e, 2, &r) == 1);
+    KT_CHECK(op->law_pick(&d, e, 3, &r) == 2);
 }
 
 int main(void)
