@@ -613,6 +613,9 @@ static int sw_job_candidates(sw_ctx *c, sw_job *j)
             fprintf(stderr, "tune: %s: kernel %s left out: %s\n", j->p->key, all[i].name, why);
             continue;
         }
+        /* a kernel that cannot launch this problem at all (compiled for another head size, ...) is
+         * not a candidate: verifying it would only record a wrong result */
+        if (op->misfit && op->misfit(&k->v, &j->p->p, c->dev.compute_units, why, sizeof why)) continue;
         all[kept] = all[i];
         kt_law_class(all[kept].params, all[kept].template_path, j->law_class[kept], sizeof j->law_class[kept]);
         k->name = all[kept].name;
