@@ -388,46 +388,78 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     }
 }
 
-/* The split-KV merge: one block per (token, query head), every thread the whole segment list
- * (m, l: a few hundred floats at most, read from L2) and D / kReduceThreads columns, segments
- * in order, so the sum is the same for every launch of the same segment count. m is in log2
- * units (the main kernel's). */
+/* The split-KV merge: one block per (token, query head), cooperative. The seed's lesson: a reduce
+ * whose every thread walks the whole segment list, a dependent L2 round trip a segment, cost more
+ * than the attention itself at batch 1 (the first H200 run: ~30 us of 34 at 64 segments). Here
+ * the threads share the segments: each reads its segments' (m, l) at once, the block takes the
+ * maximum and the weights w_s = 2^(m_s - M) once (into LDS) and L = sum l_s w_s, then every thread
+ * sums its columns over the segments in four independent chains. The order of every sum is fixed
+ * by the segment count, so the result is deterministic. m is in log2 units (the main kernel's). */
 constexpr int kReduceThreads = 64;
 constexpr int kReduceCols = (kD + kReduceThreads - 1) / kReduceThreads;
+constexpr int kReduceWaves = kReduceThreads / KT_WAVE > 0 ? kReduceThreads / KT_WAVE : 1;
+
+/* max (op 0) or sum (op 1) over the block; every thread gets the result */
+template <int kOp> KT_DEV float kt_block_reduce(float v, float *scratch, int tid)
+{
+#pragma unroll
+    for (int w = KT_WAVE / 2; w >= 1; w /= 2) {
+        const float o = kt_shfl_xor(v, w);
+        v = kOp == 0 ? (v > o ? v : o) : v + o;
+    }
+    if constexpr (kReduceWaves > 1) {
+        if (tid % KT_WAVE == 0) scratch[tid / KT_WAVE] = v;
+        kt_barrier();
+        v = scratch[0];
+#pragma unroll
+        for (int i = 1; i < kReduceWaves; i++) v = kOp == 0 ? (v > scratch[i] ? v : scratch[i]) : v + scratch[i];
+        kt_barrier();   /* the scratch is reused by the next reduction */
+    }
+    return v;
+}
 
 KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
 {
+    KT_SHARED float w[KT_SEGMAX];
+    KT_SHARED float scratch[kReduceWaves];
     const int tid = kt_thread_id();
     const long long row = kt_block_id_x();            /* token * num_heads + head */
-    if (row >= (long long)a.num_tokens * a.num_heads) return;
-    if (a.num_segments <= 1 || !a.partials) return;   /* one segment wrote out itself */
+    /* uniform over the block: one segment wrote out itself; bind never gives more than SEGMAX */
+    if (row >= (long long)a.num_tokens * a.num_heads || a.num_segments <= 1 || !a.partials ||
+        a.num_segments > KT_SEGMAX)
+        return;
     const int nseg = a.num_segments, h = (int)(row % a.num_heads);
     const long long tok = row / a.num_heads;
     const float *ml = a.partials + row * nseg * 2;
     const float *acc = a.partials + 2LL * a.num_tokens * a.num_heads * nseg + row * nseg * kD;
-    float mx = a.sinks ? a.sinks[h] * kLog2e : kt_neg_inf();
-    for (int sg = 0; sg < nseg; sg++)
+    const float sink = a.sinks ? a.sinks[h] * kLog2e : kt_neg_inf();
+    /* an empty segment has l = 0 (and m = -inf): weight 0 */
+    float mx = sink;
+    for (int sg = tid; sg < nseg; sg += kReduceThreads)
         if (ml[2 * sg + 1] > 0.0f && ml[2 * sg] > mx) mx = ml[2 * sg];
-    float l = a.sinks ? kt_exp2(a.sinks[h] * kLog2e - mx) : 0.0f;
-    float sum[kReduceCols];
-#pragma unroll
-    for (int c = 0; c < kReduceCols; c++) sum[c] = 0.0f;
-    for (int sg = 0; sg < nseg; sg++) {
+    mx = kt_block_reduce<0>(mx, scratch, tid);
+    float l = 0.0f;
+    for (int sg = tid; sg < nseg; sg += kReduceThreads) {
         const float ls = ml[2 * sg + 1];
-        if (!(ls > 0.0f)) continue;                    /* an empty segment: its O is not written */
-        const float w = kt_exp2(ml[2 * sg] - mx);
-        l += ls * w;
-#pragma unroll
-        for (int c = 0; c < kReduceCols; c++) {
-            const int d = tid + c * kReduceThreads;
-            if (d < kD) sum[c] += acc[sg * kD + d] * w;
-        }
+        const float ws = ls > 0.0f ? kt_exp2(ml[2 * sg] - mx) : 0.0f;
+        w[sg] = ws;
+        l += ls * ws;
     }
+    l = kt_block_reduce<1>(l, scratch, tid) + (a.sinks ? kt_exp2(sink - mx) : 0.0f);
+    kt_barrier();   /* the weights */
 #pragma unroll
     for (int c = 0; c < kReduceCols; c++) {
         const int d = tid + c * kReduceThreads;
         if (d >= kD) continue;
-        const kt_elem out = kt_from_float<kt_elem>(l > 0.0f ? sum[c] / l : 0.0f);
+        float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        int sg = 0;
+        for (; sg + 4 <= nseg; sg += 4) {
+#pragma unroll
+            for (int u = 0; u < 4; u++) part[u] += acc[(long long)(sg + u) * kD + d] * w[sg + u];
+        }
+        for (; sg < nseg; sg++) part[0] += acc[(long long)sg * kD + d] * w[sg];
+        const float sum = (part[0] + part[1]) + (part[2] + part[3]);
+        const kt_elem out = kt_from_float<kt_elem>(l > 0.0f ? sum / l : 0.0f);
         ((unsigned short *)a.out)[tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
     }
 }

@@ -287,18 +287,25 @@ static void emu_reduce(const emu *e)
         float mx = sinks ? sinks[h] * log2e : -INFINITY;
         for (int s = 0; s < ns; s++)
             if (ml[2 * s + 1] > 0.0f && ml[2 * s] > mx) mx = ml[2 * s];
-        float l = sinks ? exp2f(sinks[h] * log2e - mx) : 0.0f;
+        /* the kernel's order: the weights and L once, the sink after the segments, each column
+         * in four chains over the segments */
+        float l = 0.0f, *w = calloc((size_t)ns, sizeof *w);
+        for (int s = 0; s < ns; s++) {
+            w[s] = ml[2 * s + 1] > 0.0f ? exp2f(ml[2 * s] - mx) : 0.0f;
+            l += ml[2 * s + 1] * w[s];
+        }
+        if (sinks) l += exp2f(sinks[h] * log2e - mx);
         for (int x = 0; x < d; x++) {
-            float sum = 0.0f, ll = l;
-            for (int s = 0; s < ns; s++) {
-                if (!(ml[2 * s + 1] > 0.0f)) continue;
-                const float w = exp2f(ml[2 * s] - mx);
-                ll += ml[2 * s + 1] * w;
-                sum += acc[s * d + x] * w;
-            }
+            float part[4] = {0.0f, 0.0f, 0.0f, 0.0f}, ll = l;
+            int s = 0;
+            for (; s + 4 <= ns; s += 4)
+                for (int u = 0; u < 4; u++) part[u] += acc[(s + u) * d + x] * w[s + u];
+            for (; s < ns; s++) part[0] += acc[s * d + x] * w[s];
+            const float sum = (part[0] + part[1]) + (part[2] + part[3]);
             ((uint16_t *)e->h[1])[(row / a->num_heads) * a->o_stride_tok + (long long)h * a->o_stride_head + x] =
                 from_f(fp16, ll > 0.0f ? sum / ll : 0.0f);
         }
+        free(w);
     }
 }
 
