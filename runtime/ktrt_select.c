@@ -167,6 +167,14 @@ long long ktrt_catalog_workspace(const ktrt_catalog *c, const kt_target *t, int 
 {
     long long most = 0;
     if (!c || !t || !op || wi < 0 || wi >= op->nworkspaces) return 0;
+    /* a family that can split untuned shapes gets its floor once the catalog has its kernels */
+    if (op->workspace_floor_bytes > 0)
+        for (int l = 0; l < c->nlayers && most == 0; l++)
+            for (int i = 0; i < c->layers[l].nkernels; i++)
+                if (c->layers[l].kernels[i].op == op && strcmp(c->layers[l].kernels[i].target, t->name) == 0) {
+                    most = op->workspace_floor_bytes;
+                    break;
+                }
     for (int l = 0; l < c->nlayers; l++)
         for (int i = 0; i < c->layers[l].nselections; i++) {
             const ktrt_selection *s = &c->layers[l].selections[i];

@@ -161,6 +161,9 @@ typedef struct kt_op {
     /* Bytes of workspace buffer i a launch of v on p needs (0: none). The buffer's last bytes may be
      * counters that launches leave zero: the allocator zeroes each buffer once. */
     long long (*workspace_bytes)(const kt_variant *v, const kt_problem *p, int units, int i);
+    /* Bytes every workspace buffer of the family gets at least at open once the databases hold its
+     * kernels, so that shapes nobody tuned can still split (0: only what selections need). */
+    long long workspace_floor_bytes;
     /* Bytes of buffer i without which v cannot launch p at all, when the variant can run on less
      * than workspace_bytes (split-KV: fewer segments); NULL: workspace_bytes. */
     long long (*workspace_min_bytes)(const kt_variant *v, const kt_problem *p, int units, int i);

@@ -184,6 +184,13 @@ static int attn_problem_of_args(const void *args, kt_problem *p, char *err, size
     if (a->max_query_len < 1 || a->max_query_len > a->num_tokens)
         ARG_FAIL("max_query_len = %d, must be in [1, num_tokens = %d]", a->max_query_len, a->num_tokens);
     if (a->max_seq_len < a->max_query_len) ARG_FAIL("max_seq_len = %d is below max_query_len = %d", a->max_seq_len, a->max_query_len);
+    if ((long long)a->num_tokens > (long long)a->num_seqs * a->max_query_len)
+        ARG_FAIL("num_tokens = %d is over num_seqs x max_query_len = %lld", a->num_tokens,
+                 (long long)a->num_seqs * a->max_query_len);
+    /* 16-byte loads of q and of the caches (out is written an element at a time) */
+    if ((uintptr_t)a->q % 16) ARG_FAIL("q is not 16-byte aligned");
+    if ((uintptr_t)a->k_cache % 16 || (uintptr_t)a->v_cache % 16)
+        ARG_FAIL("%s is not 16-byte aligned", (uintptr_t)a->k_cache % 16 ? "k_cache" : "v_cache");
     if (a->bt_stride < ceil_div(a->max_seq_len, a->block_size))
         ARG_FAIL("bt_stride = %d holds fewer than the %lld blocks of max_seq_len = %d", a->bt_stride,
                  ceil_div(a->max_seq_len, a->block_size), a->max_seq_len);
@@ -210,11 +217,15 @@ static int attn_problem_of_args(const void *args, kt_problem *p, char *err, size
     DIM(p, HKV) = a->num_kv_heads;
     DIM(p, BS) = a->block_size;
     DIM(p, WIN) = a->window;
-    DIM(p, CAP) = lroundf(a->softcap);
+    /* the key's cap is an integer, as the models set it; any soft-cap at all is keyed non-zero */
+    DIM(p, CAP) = a->softcap > 0.0f ? (lroundf(a->softcap) > 0 ? lroundf(a->softcap) : 1) : 0;
     DIM(p, SINK) = a->sinks != NULL;
     DIM(p, Q) = a->max_query_len;
     DIM(p, BATCH) = a->num_seqs;
-    DIM(p, CTX) = a->max_seq_len;
+    /* a windowed layer reads at most window + q - 1 keys a sequence whatever its length: the key
+     * (and what tune swept for it, kt_attn_model_limits) is that */
+    DIM(p, CTX) = a->window > 0 && (long long)a->window + a->max_query_len - 1 < a->max_seq_len
+                      ? (long long)a->window + a->max_query_len - 1 : a->max_seq_len;
     return KT_OK;
 }
 
@@ -282,16 +293,28 @@ static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, cons
 }
 
 /* ---- verification sets ----
- * The batch is the key's: batch sequences of mixed lengths (the first the bucket's ctx, the rest
- * uniform in [ctx/2, ctx]), q query rows each, their blocks scattered over a cache with spare
- * blocks by a random permutation. The metadata is a function of the problem alone (a fixed seed),
- * so every buffer's fill agrees on it; the data (q, K, V, sinks) comes from the caller's rng. */
+ * The batch is the key's, as serving lays it out: batch sequences of mixed lengths (the first the
+ * bucket's ctx, the rest uniform in [ctx/2, ctx]) and mixed query rows (the first q, the rest
+ * uniform in [1, q]: speculative tokens partly accepted), their blocks scattered over a cache
+ * with spare blocks by a random permutation, and q a slice of a fused qkv buffer (its token
+ * stride is (heads + 2 kv heads) x d, as vLLM's qkv_proj output) while out is contiguous. The
+ * metadata is a function of the problem alone (a fixed seed), so every buffer's fill agrees on it;
+ * the data (q, K, V, sinks) comes from the caller's rng. */
 #define ATTN_META_SEED 0x5eed0a77e17ULL
 
 typedef struct attn_meta {
     int batch, q, bs, max_blocks, num_blocks;
     long long tokens;
 } attn_meta;
+
+/* query rows of sequence i */
+static int attn_q_len(const kt_problem *p, int i)
+{
+    const long long q = DIM(p, Q);
+    if (i == 0 || q == 1) return (int)q;
+    uint64_t s = ATTN_META_SEED ^ ((uint64_t)i * 0xD1B54A32D192ED03ull);
+    return 1 + (int)(kt_rand_splitmix64(&s) % (uint64_t)q);
+}
 
 static int attn_seq_len(const kt_problem *p, int i)
 {
@@ -312,7 +335,8 @@ static attn_meta attn_meta_of(const kt_problem *p)
     long long blocks = 0;
     for (int i = 0; i < m.batch; i++) blocks += ceil_div(attn_seq_len(p, i), m.bs);
     m.num_blocks = (int)(blocks + blocks / 8 + 1);   /* spare blocks: a table is not the identity */
-    m.tokens = (long long)m.batch * m.q;
+    m.tokens = 0;
+    for (int i = 0; i < m.batch; i++) m.tokens += attn_q_len(p, i);
     return m;
 }
 
@@ -342,12 +366,15 @@ static size_t attn_cache_elems(const kt_problem *p, const attn_meta *m)
 
 enum { B_Q, B_OUT, B_K, B_V, B_BT, B_LENS, B_QSL, B_SINKS, B_COUNT };
 
+/* elements between q's tokens: a fused qkv row, the q heads first */
+static long long attn_q_stride(const kt_problem *p) { return (attn_heads(p) + 2 * DIM(p, HKV)) * DIM(p, D); }
+
 static int attn_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
 {
     const attn_meta m = attn_meta_of(p);
     const size_t qe = (size_t)m.tokens * (size_t)attn_heads(p) * (size_t)DIM(p, D);
     const size_t esz = attn_kv8(p->dtype) ? 1 : 2;
-    out[B_Q] = (kt_op_buffer){"q", KT_BUF_IN, qe * 2};
+    out[B_Q] = (kt_op_buffer){"q", KT_BUF_IN, (size_t)m.tokens * (size_t)attn_q_stride(p) * 2};
     out[B_OUT] = (kt_op_buffer){"out", KT_BUF_OUT, qe * 2};
     out[B_K] = (kt_op_buffer){"k_cache", KT_BUF_IN, attn_cache_elems(p, &m) * esz};
     out[B_V] = (kt_op_buffer){"v_cache", KT_BUF_IN, attn_cache_elems(p, &m) * esz};
@@ -393,9 +420,12 @@ static void attn_fill(const kt_problem *p, int i, void *host, size_t bytes, uint
     case B_LENS:
         for (int s = 0; s < m.batch; s++) ((int32_t *)host)[s] = attn_seq_len(p, s);
         break;
-    case B_QSL:
-        for (int s = 0; s <= m.batch; s++) ((int32_t *)host)[s] = s * m.q;
+    case B_QSL: {
+        int32_t *qsl = host;
+        qsl[0] = 0;
+        for (int s = 0; s < m.batch; s++) qsl[s + 1] = qsl[s] + attn_q_len(p, s);
         break;
+    }
     case B_SINKS:   /* learned logits, uniform in [-2, 2) */
         for (size_t j = 0; j < bytes / 4; j++)
             ((float *)host)[j] = (float)((double)(kt_rand_splitmix64(rng) >> 11) * 0x1p-53 * 4.0 - 2.0);
@@ -425,7 +455,8 @@ static void attn_args_for(void *args, const kt_problem *p, void *const *buffers)
     a->seq_lens = buffers[B_LENS];
     a->query_start_loc = buffers[B_QSL];
     a->sinks = DIM(p, SINK) ? buffers[B_SINKS] : NULL;
-    a->q_stride_tok = a->o_stride_tok = (long long)heads * d;
+    a->q_stride_tok = attn_q_stride(p);
+    a->o_stride_tok = (long long)heads * d;
     a->q_stride_head = a->o_stride_head = d;
     a->k_stride_block = a->v_stride_block = (long long)m.bs * hkv * d;
     a->k_stride_slot = a->v_stride_slot = hkv * d;
@@ -480,7 +511,7 @@ static void attn_ref_cpu(const kt_problem *p, void *const *host, double *ref)
             const int lo = win > 0 && pos - win + 1 > 0 ? (int)(pos - win + 1) : 0;
             for (int h = 0; h < heads; h++) {
                 const int kvh = h / g;
-                const uint16_t *qv = q + ((size_t)tok * heads + h) * d;
+                const uint16_t *qv = q + (size_t)tok * (size_t)attn_q_stride(p) + (size_t)h * d;
                 double mx = sinks ? (double)sinks[h] : -INFINITY;
                 for (int j = lo; j <= pos; j++) {
                     const size_t base = (((size_t)bt[(size_t)sq * m.max_blocks + j / m.bs] * m.bs + j % m.bs) * hkv + kvh) * d;
@@ -564,6 +595,9 @@ const kt_op kt_op_attn_decode = {
     .workspace_names = attn_workspaces,
     .workspace_bytes = attn_workspace_bytes,
     .workspace_min_bytes = attn_workspace_min_bytes,
+    /* 32 MiB a stream slot: (token, segment) pairs enough for ~256 segments of a 32-row, d256 batch
+     * of 16 heads; a larger untuned split is clamped by bind (fewer segments, still correct) */
+    .workspace_floor_bytes = 32LL << 20,
     .workspace_poison_bytes = attn_workspace_poison_bytes,
     .needs_workspace = attn_needs_workspace,
     .split_of = attn_split_of,

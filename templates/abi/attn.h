@@ -18,8 +18,8 @@
  * with m the row maximum; the sink term is present only when sinks != NULL (one learned logit
  * per query head, fp32). Scores, softmax and the accumulator are fp32; out is rounded to the
  * q dtype once, at the end. A row with no visible key (none in practice) writes zeros.
- * fp8 caches hold e4m3 (OCP e4m3fn on sm_90 and gfx12; e4m3fnuz on gfx942) and are dequantized
- * as float(k8) * k_scale, float(v8) * v_scale.
+ * fp8 caches hold OCP e4m3fn (the "_e4m3" dtypes, on every target; gfx942's e4m3fnuz caches are
+ * not served yet) and are dequantized as float(k8) * k_scale, float(v8) * v_scale.
  *
  * Split-KV: decode variants may split a sequence's visible keys into num_segments contiguous
  * segments of whole KV tiles (set by bind from the law, 1 .. the variant's SEGMAX), each writing fp32 partials into the

@@ -12,8 +12,6 @@
 
 #ifndef KT_LAYOUT_ONLY
 #define KT_WAVE 64
-/* fp8 on CDNA is e4m3fnuz (exponent bias 8, no negative zero), as vLLM's ROCm caches hold it */
-#define KT_FP8_FNUZ 1
 #endif
 #include "common_amd.h"
 

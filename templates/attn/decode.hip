@@ -87,8 +87,10 @@ KT_DEV float kt_tanh(float x)
     return x < 0.0f ? -t : t;
 }
 
-/* One e4m3 byte as a float (exact): OCP e4m3fn (bias 7), or e4m3fnuz (bias 8) where the target's
- * fp8 is that one (KT_FP8_FNUZ, gfx942). NaN codes are not expected in a cache. */
+/* One e4m3 byte as a float (exact): OCP e4m3fn (bias 7), or e4m3fnuz (bias 8) with KT_FP8_FNUZ.
+ * No prelude defines it yet: gfx942's fnuz caches need their own dtype, whose verification sets
+ * and reference decode fnuz too (today every target's e4m3 dtypes are OCP, as the reference is).
+ * NaN codes are not expected in a cache. */
 KT_DEV float kt_e4m3_to_float(unsigned b)
 {
 #ifdef KT_FP8_FNUZ

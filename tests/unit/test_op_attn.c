@@ -78,10 +78,15 @@ static void test_args(void)
     op->args_for(&a, &p, bufs);
     char err[256];
     KT_CHECK(op->problem_of_args(&a, &got, err, sizeof err) == KT_OK);
-    for (int i = 0; i < KT_ATTN_NDIMS; i++) KT_CHECK(got.dim[i] == p.dim[i]);
+    /* every dimension read back, but a windowed layer's context: window + q - 1 keys at most */
+    for (int i = 0; i < KT_ATTN_NDIMS; i++) KT_CHECK(got.dim[i] == (i == KT_ATTN_D_CTX ? 128 + 2 - 1 : p.dim[i]));
+    a.softcap = 0.4f;   /* any soft-cap at all is keyed non-zero */
+    KT_CHECK(op->problem_of_args(&a, &got, err, sizeof err) == KT_OK && got.dim[KT_ATTN_D_CAP] == 1);
+    a.softcap = 30.0f;
     struct { const char *field; void (*spoil)(kt_attn_args *); } bad[] = {
         {"q is NULL", NULL}, {"num_heads", NULL}, {"head_size", NULL}, {"bt_stride", NULL}, {"k_stride_slot", NULL},
-        {"window", NULL}, {"max_query_len", NULL}, {"scale", NULL},
+        {"window", NULL}, {"max_query_len", NULL}, {"scale", NULL}, {"q is not 16-byte aligned", NULL},
+        {"num_tokens", NULL},
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         kt_attn_args b = a;
@@ -94,6 +99,8 @@ static void test_args(void)
         case 5: b.window = -1; break;
         case 6: b.max_query_len = 0; break;
         case 7: b.scale = 0.0f; break;
+        case 8: b.q = (const char *)b.q + 8; break;
+        case 9: b.num_tokens = b.num_seqs * b.max_query_len + 1; break;
         }
         err[0] = 0;
         KT_CHECK(op->problem_of_args(&b, &got, err, sizeof err) == KT_EINVAL);
@@ -203,7 +210,7 @@ static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
     const uint16_t *q = e->h[0];
     const int q0 = qsl[seq], qlen = qsl[seq + 1] - q0, len = lens[seq], ctx = len - qlen;
     const int row0 = rb * m_rows;
-    if (row0 >= g * qlen) return;
+    if (row0 >= g * qlen || seg >= e->nseg) return;   /* as the kernel: no rows, a surplus segment */
     const int win = a->window + (e->bug == BUG_WINDOW ? -1 : 0);
     const int lo = win > 0 && ctx - win + 1 > 0 ? ctx - win + 1 : 0;
     const int span = len - lo;
@@ -309,9 +316,12 @@ static void emu_reduce(const emu *e)
     }
 }
 
-/* The emulated kernel's error against the reference on the descriptor's own verification set. */
+/* The emulated kernel's error against the reference on the descriptor's own verification set.
+ * nseg < 0: the segment count and the grid are the descriptor's (launches, then bind over the
+ * workspace it asks for, on a 132-unit device), as libktrt and the worker run them. */
 static double emulate(const kt_problem *p, int bn, int mt, int nseg, int bug)
 {
+    int grid_z = nseg;
     kt_op_buffer b[KT_OP_MAX_BUFFERS];
     const int nb = op->buffers(p, b);
     void *h[KT_OP_MAX_BUFFERS] = {0};
@@ -324,16 +334,29 @@ static double emulate(const kt_problem *p, int bn, int mt, int nseg, int bug)
     op->ref_cpu(p, h, ref);
     kt_attn_args a;
     op->args_for(&a, p, h);
+    void *ws[1] = {NULL};
+    if (nseg < 0) {
+        kt_variant v = var((int)p->dim[KT_ATTN_D_D], mt, bn, 8, 256, 2);
+        kt_op_launch l[KT_OP_MAX_LAUNCHES];
+        KT_CHECK(op->launches(&v, p, 32, 132, l) >= 1);
+        grid_z = (int)l[0].dims.grid[2];
+        long long bytes = op->workspace_bytes(&v, p, 132, 0);
+        ws[0] = malloc((size_t)bytes + 1);
+        op->bind(&a, &v, p, 132, ws, &bytes);
+        nseg = a.num_segments;
+        KT_CHECK(nseg >= 1 && nseg <= grid_z);
+    }
     emu e = {p, &a, h, bn, mt, nseg, bug, NULL};
     const int g = a.num_heads / a.num_kv_heads, rbs = (g * a.max_query_len + 16 * mt - 1) / (16 * mt);
     if (nseg > 1) e.part = calloc((size_t)a.num_tokens * a.num_heads * nseg * (a.head_size + 2), sizeof(float));
     for (int seq = 0; seq < a.num_seqs; seq++)
         for (int kvh = 0; kvh < a.num_kv_heads; kvh++)
             for (int rb = 0; rb < rbs; rb++)
-                for (int s = 0; s < nseg; s++) emu_block(&e, kvh, rb, seq, s);
+                for (int s = 0; s < grid_z; s++) emu_block(&e, kvh, rb, seq, s);
     if (nseg > 1) emu_reduce(&e);
     const double err = op->rel_error(p, h, ref);
     free(e.part);
+    free(ws[0]);
     free(ref);
     for (int i = 0; i < nb; i++) free(h[i]);
     return err;
@@ -351,6 +374,9 @@ static void test_emulation(void)
         {DT_BF16_E4M3, 64, 4, 2, 16, 0, 0, 0, 1, 2, 120, 32, 1, 2}, /* fp8 cache */
         {DT_FP16_E4M3, 64, 2, 2, 16, 24, 0, 0, 4, 2, 60, 16, 1, 1},
         {DT_BF16, 64, 4, 1, 16, 0, 0, 0, 1, 2, 40, 16, 1, 8},       /* trailing segments empty */
+        /* the descriptor's own segment counts (launches, bind), q mixed, sinks through the reduce */
+        {DT_BF16, 64, 4, 1, 16, 0, 0, 1, 4, 2, 3000, 32, 1, -1},
+        {DT_FP16_E4M3, 128, 8, 2, 16, 100, 0, 0, 2, 3, 1500, 16, 1, -1},
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         kt_problem p = prob(c[i].dt, c[i].d, c[i].g, c[i].hkv, c[i].bs, c[i].win, c[i].cap, c[i].sink, c[i].q,
