@@ -78,8 +78,9 @@ KT_DEV float kt_shfl_xor(float v, int mask)
     return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute(src, __builtin_bit_cast(int, v)));
 }
 
-/* 2^x, fp32 (v_exp_f32: about 1 ulp; -inf gives +0), for softmax. */
-KT_DEV float kt_exp2(float x) { return __builtin_amdgcn_exp2f(x); }
+/* 2^x, fp32, for softmax: llvm.exp2 (v_exp_f32 with the backend's denormal range handling; -inf
+ * gives +0). Not __builtin_amdgcn_exp2f: hipcc 5.2's clang 15 (gfx90a here) does not have it. */
+KT_DEV float kt_exp2(float x) { return __builtin_exp2f(x); }
 
 /* ---- cross-block handoff (split-K reduced in the launch, templates/abi/gemm.h): writes made
  * visible device-wide before a counter bump, and loads that read what other blocks wrote ---- */

@@ -33,7 +33,7 @@ refused() {
 refused unknown-architecture "$DIR/unknown-arch" 1 "GPT2LMHeadModel"
 refused tp-does-not-divide models/llama-3.1-8b 3 "32"
 # the op families' own inputs: --only and --shapes name the op and the dimension at fault
-refused unknown-op-family models/llama-3.1-8b 1 "'conv' is not an op family (known: gemm rmsnorm_add)" --only gemm,conv
+refused unknown-op-family models/llama-3.1-8b 1 "'conv' is not an op family (known: gemm rmsnorm_add attn_decode" --only gemm,conv
 printf '[{"op": "gemm", "n": 4096, "k": 4096}, {"op": "rmsnorm_add", "rows": 7}]' > "$DIR/shapes-missing.json"
 refused shapes-missing-dimension models/llama-3.1-8b 1 "entry 1: rmsnorm_add needs a positive integer \"hidden\"" \
     --shapes "$DIR/shapes-missing.json"
