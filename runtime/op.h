@@ -206,6 +206,9 @@ typedef struct kt_op {
      * doubles. NULL ref_gpu_name: the worker uses ref_cpu. */
     const char *(*ref_gpu_name)(const kt_problem *p, char *buf, size_t len);
     kt_launch_dims (*ref_gpu_launch)(const kt_problem *p, void *args, void *const *buffers, void *ref_out);
+    /* Bytes of the argument struct ref_gpu_launch fills, when the reference kernel takes its own
+     * (attn_decode's wraps kt_attn_args: templates/abi/attn_ref.h); 0: args_size. */
+    size_t ref_args_size;
     /* ||out - ref|| / ||ref|| over the outputs read back to host (every buffer, after the launch);
      * NaN when an output is not finite. */
     double (*rel_error)(const kt_problem *p, void *const *host, const double *ref);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "op_attn.h"
 #include "op_attn_model.h"
+#include "../templates/abi/attn_ref.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
 #include "../tuner/half_convert.h"
 #include "../tuner/random_inputs.h"
@@ -539,6 +540,31 @@ static void attn_ref_cpu(const kt_problem *p, void *const *host, double *ref)
     free(acc);
 }
 
+/* templates/ref/attn_ref.hip, one per dtype: any head size up to KT_ATTN_REF_MAX_D (its threads
+ * hold the head's output in registers); above it the worker takes ref_cpu. The worker runs the
+ * GPU reference whenever there is one, as for the GEMM: ref_cpu is its check (ref_checks). */
+static const char *attn_ref_gpu_name(const kt_problem *p, char *buf, size_t len)
+{
+    if (DIM(p, D) > KT_ATTN_REF_MAX_D) return NULL;
+    snprintf(buf, len, "kt_attn_ref_%s", attn_dtypes[p->dtype]);
+    return buf;
+}
+
+/* One block of KT_ATTN_REF_THREADS per (token, head), row = token * heads + head; the set's own
+ * arguments (args_for) and the scale in double, as ref_cpu takes it. */
+static kt_launch_dims attn_ref_gpu_launch(const kt_problem *p, void *args, void *const *buffers, void *ref_out)
+{
+    kt_attn_ref_args *ra = args;
+    memset(ra, 0, sizeof *ra);
+    attn_args_for(&ra->a, p, buffers);
+    ra->a.num_segments = 1;
+    ra->out = ref_out;
+    ra->scale = 1.0 / sqrt((double)DIM(p, D));
+    const long long rows = attn_meta_of(p).tokens * attn_heads(p);
+    kt_launch_dims d = {{(unsigned)rows, 1, 1}, {KT_ATTN_REF_THREADS, 1, 1}, 0};
+    return d;
+}
+
 static double attn_rel_error(const kt_problem *p, void *const *host, const double *ref)
 {
     const uint16_t *o = host[B_OUT];
@@ -578,6 +604,24 @@ static double attn_flops(const kt_problem *p)
     return 4.0 * (double)m.tokens * (double)attn_heads(p) * (double)attn_visible(p) * (double)DIM(p, D);
 }
 
+/* Where `kt worker --check-reference` holds the GPU reference to ref_cpu, every dtype (fp8 caches
+ * among them): (d, g, hkv, bs, win, cap, sink, q, batch, ctx), small enough for ref_cpu. Plain
+ * decode; speculative rows (q 2 to 8); a window shorter than the context (with q > 1 each row has
+ * its own start); soft-caps of 50, 30 and 5 (scores of a few units: both of tanh's branches),
+ * with a window and with sinks; sinks alone; head sizes 64 to 512, and 80 (no power of two:
+ * most threads own no output element); block sizes 8 to 32; contexts of one to twenty 256-key
+ * chunks. */
+static const long long attn_ref_checks[][KT_OP_MAX_DIMS] = {
+    {128, 4, 2, 16, 0, 0, 0, 1, 3, 300},
+    {64, 8, 1, 32, 0, 0, 0, 3, 2, 700},
+    {256, 2, 2, 16, 100, 0, 0, 2, 3, 500},
+    {128, 4, 1, 16, 64, 50, 0, 4, 2, 400},
+    {64, 4, 2, 16, 0, 5, 1, 1, 4, 1000},
+    {512, 2, 1, 16, 0, 0, 1, 8, 2, 260},
+    {80, 3, 2, 8, 0, 30, 1, 2, 2, 129},
+    {128, 8, 1, 16, 0, 0, 0, 1, 2, 5000},
+};
+
 const kt_op kt_op_attn_decode = {
     .name = "attn_decode",
     .summary = "paged attention decode / speculative verify, split-KV (vLLM's NHD cache)",
@@ -610,13 +654,16 @@ const kt_op kt_op_attn_decode = {
     .args_for = attn_args_for,
     .ref_count = attn_ref_count,
     .ref_cpu = attn_ref_cpu,
-    .ref_gpu_name = NULL,
-    .ref_gpu_launch = NULL,
+    .ref_gpu_name = attn_ref_gpu_name,
+    .ref_gpu_launch = attn_ref_gpu_launch,
+    .ref_args_size = sizeof(kt_attn_ref_args),
     .rel_error = attn_rel_error,
     .error_bound = attn_error_bound,
     .bytes_moved = attn_bytes_moved,
     .flops = attn_flops,
     /* timed cold: serving reads every layer's KV from HBM (it is far larger than L2) */
     .cold_decode = 1,
+    .ref_checks = attn_ref_checks,
+    .nref_checks = (int)(sizeof attn_ref_checks / sizeof attn_ref_checks[0]),
     .from_model = kt_attn_model_problems,
 };

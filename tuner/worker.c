@@ -191,10 +191,16 @@ static int wk_reference(wk_state *st)
         if (mod) ktb_module_unload(st->b, mod, NULL, 0);
         return -1;
     }
+    const size_t args_size = op->ref_args_size ? op->ref_args_size : op->args_size;
+    if (args_size > WK_ARGS_MAX) {
+        ktb_module_unload(st->b, mod, NULL, 0);
+        return snprintf(st->err, sizeof st->err, "%s: the reference's arguments take %zu bytes, over the worker's %d",
+                        ref_name, args_size, WK_ARGS_MAX), -1;
+    }
     unsigned char args[WK_ARGS_MAX];
     memset(args, 0, sizeof args);
     kt_launch_dims d = op->ref_gpu_launch(&st->p, args, st->dev[0], st->ref_dev);
-    int bad = ktb_launch(st->b, fn, d.grid, d.block, d.shared, st->stream, args, op->args_size, st->err, sizeof st->err) ||
+    int bad = ktb_launch(st->b, fn, d.grid, d.block, d.shared, st->stream, args, args_size, st->err, sizeof st->err) ||
               ktb_sync(st->b, st->stream, st->err, sizeof st->err) ||
               ktb_copy_d2h(st->b, st->ref, st->ref_dev, count * sizeof(double), st->err, sizeof st->err);
     ktb_module_unload(st->b, mod, NULL, 0);

@@ -11,7 +11,12 @@
  *    mixed lengths, GQA rows past 16 (several row blocks), q > 1, sliding windows, soft-cap,
  *    sinks, fp8 caches, one and several segments; and emulations with a planted bug (no rescale,
  *    a window one key short, the sink dropped) are told apart;
- *  - the law picks a candidate compiled for the head size. */
+ *  - the law picks a candidate compiled for the head size;
+ *  - the GPU reference (templates/ref/attn_ref.hip) emulated on the host over the index math and
+ *    the exp/tanh/e4m3 of templates/abi/attn_ref.h it runs, from the very arguments
+ *    ref_gpu_launch gives it, in its order of sums: within 1e-12 of ref_cpu at every ref_checks
+ *    shape and dtype (what `kt worker --check-reference` holds the device to), and its exp and
+ *    tanh within a few ulp of libm's. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@
 #include "target.h"
 #include <stdio.h>
 #include "../tuner/half_convert.h"
+#include "../templates/abi/attn_ref.h"
 
 static const kt_op *op = &kt_op_attn_decode;
 enum { DT_BF16, DT_FP16, DT_BF16_E4M3, DT_FP16_E4M3 };
@@ -423,6 +429,147 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, e, 3, &r) == 2);
 }
 
+/* ---- the GPU reference, emulated ---- */
+
+static double max_rel_ulp(double (*f)(double, const double *), double (*ref)(double), double lo, double hi, int n,
+                          const double *inv)
+{
+    double worst = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double x = lo + (hi - lo) * i / n, want = ref(x), got = f(x, inv);
+        if (want == 0.0) { if (got != 0.0) return INFINITY; continue; }
+        const double e = fabs(got - want) / fabs(want) / 0x1p-53;
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
+static double ref_kv(const kt_problem *p, const void *cache, long long i)
+{
+    if (p->dtype == DT_BF16_E4M3 || p->dtype == DT_FP16_E4M3) return kt_attn_ref_e4m3(((const uint8_t *)cache)[i], 0);
+    const uint16_t h = ((const uint16_t *)cache)[i];
+    return p->dtype == DT_FP16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h);
+}
+
+/* attn_ref.hip's block `row` on the host: the same functions, the same order of every sum (the
+ * max's order does not matter); `out` as the kernel's ra.out. */
+static void ref_gpu_block(const kt_problem *p, const kt_attn_ref_args *ra, long long row, const double *inv, int bug)
+{
+    const kt_attn_args *a = &ra->a;
+    kt_attn_ref_row r = kt_attn_ref_row_of(a, row);
+    r.lo += bug && r.lo < r.pos;   /* planted: the window one key short */
+    const int d = a->head_size, fp16 = p->dtype == DT_FP16 || p->dtype == DT_FP16_E4M3;
+    const double ks = a->k_scale, vs = a->v_scale, cap = a->softcap;
+    const uint16_t *qh = (const uint16_t *)a->q + (long long)r.tok * a->q_stride_tok + (long long)r.head * a->q_stride_head;
+    double q[KT_ATTN_REF_MAX_D], acc[KT_ATTN_REF_MAX_D];
+    for (int e = 0; e < d; e++) q[e] = fp16 ? kt_f16_to_f32(qh[e]) : kt_bf16_to_f32(qh[e]);
+    double *s = malloc((size_t)(r.pos - r.lo + 1) * sizeof *s);
+    double mx = -INFINITY;
+    for (int j = r.lo; j <= r.pos; j++) {
+        const long long off = kt_attn_ref_kv_offset(a, r.seq, j, r.kvh, a->k_stride_block, a->k_stride_slot, a->k_stride_head);
+        double dot = 0.0;
+        for (int e = 0; e < d; e++) dot += q[e] * ref_kv(p, a->k_cache, off + e);
+        double v = dot * ks * ra->scale;
+        if (cap > 0.0) v = cap * kt_attn_ref_tanh(v / cap, inv);
+        s[j - r.lo] = v;
+        if (v > mx) mx = v;
+    }
+    if (a->sinks && (double)a->sinks[r.head] > mx) mx = a->sinks[r.head];
+    double l = a->sinks ? kt_attn_ref_exp((double)a->sinks[r.head] - mx, inv) : 0.0;
+    for (int e = 0; e < d; e++) acc[e] = 0.0;
+    for (int j = r.lo; j <= r.pos; j++) {
+        const double w = kt_attn_ref_exp(s[j - r.lo] - mx, inv);
+        const long long off = kt_attn_ref_kv_offset(a, r.seq, j, r.kvh, a->v_stride_block, a->v_stride_slot, a->v_stride_head);
+        l += w;
+        for (int e = 0; e < d; e++) acc[e] += w * ref_kv(p, a->v_cache, off + e) * vs;
+    }
+    for (int e = 0; e < d; e++) ra->out[row * d + e] = l > 0.0 ? acc[e] / l : 0.0;
+    free(s);
+}
+
+static void test_ref_gpu(void)
+{
+    double inv[KT_ATTN_REF_NINV];
+    for (int n = 0; n < KT_ATTN_REF_NINV; n++) inv[n] = kt_attn_ref_inverse(n);
+    /* the functions: softmax's arguments are <= 0 (to the subnormal edge), soft-cap's any sign, both
+     * tanh branches; e4m3 against op_attn.c's decode, and fnuz one exponent down */
+    const double e_exp = max_rel_ulp(kt_attn_ref_exp, exp, -708.0, 0.0, 200003, inv);   /* normal results */
+    double sub = 0.0;   /* subnormal results: in units of the smallest subnormal */
+    for (int i = 0; i <= 10000; i++) {
+        const double x = -708.5 - 36.5 * i / 10000, e = fabs(kt_attn_ref_exp(x, inv) - exp(x)) / 0x1p-1074;
+        if (e > sub) sub = e;
+    }
+    KT_CHECK(sub <= 1.0);
+    const double e_exp_small = max_rel_ulp(kt_attn_ref_exp, exp, -2.0, 2.0, 100003, inv);
+    const double e_tanh = max_rel_ulp(kt_attn_ref_tanh, tanh, -30.0, 30.0, 200003, inv);
+    const double e_tanh_small = max_rel_ulp(kt_attn_ref_tanh, tanh, -0.6, 0.6, 100003, inv);
+    printf("attn_ref: exp within %.2f ulp of libm (%.2f near 0, subnormal %.0f), tanh %.2f (%.2f below 0.6)\n", e_exp,
+           e_exp_small, sub, e_tanh, e_tanh_small);
+    KT_CHECK(e_exp <= 4.0 && e_exp_small <= 4.0 && e_tanh <= 8.0 && e_tanh_small <= 8.0);
+    KT_CHECK(kt_attn_ref_exp(-800.0, inv) == 0.0 && kt_attn_ref_exp(0.0, inv) == 1.0 && isinf(kt_attn_ref_exp(710.0, inv)));
+    KT_CHECK(kt_attn_ref_tanh(0.0, inv) == 0.0 && kt_attn_ref_tanh(40.0, inv) == 1.0 && kt_attn_ref_tanh(-40.0, inv) == -1.0);
+    KT_CHECK(kt_attn_ref_e4m3(0x38, 0) == 1.0 && kt_attn_ref_e4m3(0x38, 1) == 0.5 && kt_attn_ref_e4m3(0x7e, 0) == 448.0);
+    KT_CHECK(kt_attn_ref_e4m3(0x01, 0) == 0x1p-9 && kt_attn_ref_e4m3(0x81, 1) == -0x1p-10 && kt_attn_ref_e4m3(0x00, 0) == 0.0);
+
+    KT_CHECK(op->ref_gpu_name && op->ref_gpu_launch && op->nref_checks >= 6);
+    KT_CHECK(op->ref_args_size == sizeof(kt_attn_ref_args) && op->ref_args_size > op->args_size);
+    char name[KT_OP_NAME_LEN];
+    kt_problem big = prob(DT_FP16_E4M3, 1024, 1, 1, 16, 0, 0, 0, 1, 1, 64);
+    KT_CHECK(op->ref_gpu_name(&big, name, sizeof name) && strcmp(name, "kt_attn_ref_fp16_e4m3") == 0);
+    big.dim[KT_ATTN_D_D] = 1040;   /* over the reference's registers: the worker takes ref_cpu */
+    KT_CHECK(op->ref_gpu_name(&big, name, sizeof name) == NULL);
+
+    double worst = 0.0;
+    for (int c = 0; c < op->nref_checks; c++)
+        for (int dt = 0; dt < op->ndtypes; dt++) {
+            kt_problem p;
+            memset(&p, 0, sizeof p);
+            p.op = op;
+            p.dtype = dt;
+            for (int i = 0; i < op->ndims; i++) p.dim[i] = op->ref_checks[c][i];
+            char key[160], why[200];
+            KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0 && kt_problem_check(&p, why, sizeof why) == 0);
+            kt_op_buffer b[KT_OP_MAX_BUFFERS];
+            const int nb = op->buffers(&p, b);
+            void *h[KT_OP_MAX_BUFFERS] = {0};
+            uint64_t rng = 0x5eed0000ull + (unsigned)c * 31 + (unsigned)dt;
+            for (int i = 0; i < nb; i++) {
+                h[i] = calloc(1, b[i].bytes ? b[i].bytes : 1);
+                if (b[i].role & KT_BUF_IN) op->fill(&p, i, h[i], b[i].bytes, &rng);
+            }
+            const size_t n = op->ref_count(&p);
+            double *cpu = malloc(n * sizeof *cpu), *gpu = malloc(n * sizeof *gpu);
+            for (size_t i = 0; i < n; i++) gpu[i] = NAN;   /* every element must be written */
+            op->ref_cpu(&p, h, cpu);
+            kt_attn_ref_args ra;
+            const kt_launch_dims L = op->ref_gpu_launch(&p, &ra, h, gpu);
+            const long long rows = (long long)ra.a.num_tokens * ra.a.num_heads;
+            KT_CHECK(L.grid[0] == (unsigned)rows && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == KT_ATTN_REF_THREADS);
+            KT_CHECK((size_t)rows * (size_t)ra.a.head_size == n && ra.out == gpu && ra.a.head_size <= KT_ATTN_REF_MAX_D);
+            for (long long row = 0; row < (long long)L.grid[0]; row++) ref_gpu_block(&p, &ra, row, inv, 0);
+            double num = 0.0, den = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                num += (gpu[i] - cpu[i]) * (gpu[i] - cpu[i]);
+                den += cpu[i] * cpu[i];
+            }
+            const double rel = den > 0.0 ? sqrt(num / den) : sqrt(num);
+            if (c == 0 && dt == 0) {   /* the comparison sees a one-key slip */
+                for (long long row = 0; row < (long long)L.grid[0]; row++) ref_gpu_block(&p, &ra, row, inv, 1);
+                double bn = 0.0;
+                for (size_t i = 0; i < n; i++) bn += (gpu[i] - cpu[i]) * (gpu[i] - cpu[i]);
+                KT_CHECK(sqrt(bn / den) > 1e-4);
+            }
+            if (!(rel <= 1e-12)) fprintf(stderr, "attn_ref %s: rel diff %.3g over 1e-12\n", key, rel);
+            KT_CHECK(rel <= 1e-12);
+            if (!(rel <= worst)) worst = rel;
+            free(cpu);
+            free(gpu);
+            for (int i = 0; i < nb; i++) free(h[i]);
+        }
+    printf("attn_ref: emulated GPU reference vs ref_cpu over %d shapes x %d dtypes: worst rel diff %.3g\n",
+           op->nref_checks, op->ndtypes, worst);
+}
+
 int main(void)
 {
     test_keys();
@@ -430,5 +577,6 @@ int main(void)
     test_law();
     test_emulation();
     test_law_pick();
+    test_ref_gpu();
     KT_TEST_END();
 }
