@@ -58,6 +58,9 @@ import warnings
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import KtrtChoice, KtrtOptions, copy_ceiling_gbs  # noqa: E402
+
 KT_OK = 0
 L2_BYTES = 50 * 1024 * 1024
 BOUND = {"bf16": 2.0 ** -6, "fp16": 2.0 ** -8}
@@ -66,17 +69,6 @@ TORCH_T = {"bf16": torch.bfloat16, "fp16": torch.float16}
 FP8_MAX = 448.0                    # OCP e4m3fn (sm_90)
 K_SCALE, V_SCALE = 0.0175, 0.02    # fp8 caches: N(0,1) values, |x|/scale <= 448 up to 7.8 sigma
 Q_STD = 2.0                        # scores scale*q.k of std ~2: peaked softmax, the score path matters
-
-
-class KtrtOptions(ctypes.Structure):
-    _fields_ = [("db_path", ctypes.c_char_p), ("device", ctypes.c_int), ("no_default_layers", ctypes.c_int),
-                ("workspace_bytes", ctypes.c_size_t), ("max_streams", ctypes.c_int)]
-
-
-class KtrtChoice(ctypes.Structure):
-    _fields_ = [("path", ctypes.c_char * 8), ("kernel", ctypes.c_char * 192), ("problem_key", ctypes.c_char * 128),
-                ("reason", ctypes.c_char * 256), ("db_path", ctypes.c_char * 512), ("tuned_us", ctypes.c_double),
-                ("splitk", ctypes.c_int)]
 
 
 _P, _LL, _I, _F = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_float
@@ -449,24 +441,6 @@ def try_peer(sdpa_kernel, backend, pd, P):
 
 # ---------------------------------------------------------------------------------------------
 # timing
-
-
-def copy_ceiling_gbs(reps=10):
-    n = (1 << 30) // 2
-    a = torch.empty(n, dtype=torch.float16, device="cuda").fill_(1)
-    b = torch.empty_like(a)
-    b.copy_(a)
-    best = float("inf")
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        b.copy_(a)
-        e1.record()
-        e1.synchronize()
-        best = min(best, e0.elapsed_time(e1) * 1e-3)
-    del a, b
-    torch.cuda.empty_cache()
-    return 2.0 * (1 << 30) / best / 1e9
 
 
 def capture(fn, nsets, launches, stream):

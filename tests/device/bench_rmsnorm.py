@@ -43,22 +43,14 @@ import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import KtrtChoice, KtrtOptions, copy_ceiling_gbs  # noqa: E402
+
 KT_OK = 0
 L2_BYTES = 50 * 1024 * 1024
 EPS = 1e-6
 BOUND = {"bf16": 2.0 ** -8, "fp16": 2.0 ** -10}
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-class KtrtOptions(ctypes.Structure):
-    _fields_ = [("db_path", ctypes.c_char_p), ("device", ctypes.c_int), ("no_default_layers", ctypes.c_int),
-                ("workspace_bytes", ctypes.c_size_t), ("max_streams", ctypes.c_int)]
-
-
-class KtrtChoice(ctypes.Structure):
-    _fields_ = [("path", ctypes.c_char * 8), ("kernel", ctypes.c_char * 192), ("problem_key", ctypes.c_char * 128),
-                ("reason", ctypes.c_char * 256), ("db_path", ctypes.c_char * 512), ("tuned_us", ctypes.c_double),
-                ("splitk", ctypes.c_int)]
 
 
 class RmsnormAddArgs(ctypes.Structure):
@@ -172,24 +164,6 @@ def random_like(shape, dtype, gen, weight=False):
     return torch.where(t == 0, torch.full_like(t, 0.5), t)
 
 
-def read_ceiling_gbs(reps=10):
-    n = (1 << 30) // 2
-    a = torch.empty(n, dtype=torch.float16, device="cuda").fill_(1)
-    b = torch.empty_like(a)
-    b.copy_(a)
-    best = float("inf")
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        b.copy_(a)
-        e1.record()
-        e1.synchronize()
-        best = min(best, e0.elapsed_time(e1) * 1e-3)
-    del a, b
-    torch.cuda.empty_cache()
-    return 2.0 * (1 << 30) / best / 1e9
-
-
 def bytes_moved(rows, hidden):
     return 2.0 * (4.0 * rows * hidden + hidden)
 
@@ -257,7 +231,7 @@ def main():
 
     torch.manual_seed(0)
     dev = torch.cuda.get_device_name()
-    ceiling = read_ceiling_gbs()
+    ceiling = copy_ceiling_gbs()
     print("device %s; copy ceiling (read + write) %.0f GB/s" % (dev, ceiling))
 
     ours = []
