@@ -13,6 +13,7 @@ typedef struct kt_gen_options {
     const char *extra_flags;
     int jobs;
     int quiet;
+    int sample;
 } kt_gen_options;
 int pipeline_gen_and_print(const kt_gen_options *o, const char *target_name, char *err, size_t errlen);
 int kt_target_count(void);
@@ -156,6 +157,7 @@ o.db_path = opt.db
 o.extra_flags = opt.flags
 o.jobs = jobs
 o.quiet = opt.quiet and 1 or 0
+o.sample = 0   -- every variant (kt gen --sample is for tests)
 local err = ffi.new("char[?]", 4096)
 local failures = 0
 if opt.no_build then recipes = {} end
