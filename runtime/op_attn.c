@@ -96,7 +96,8 @@ static long long attn_segments(const kt_variant *v, const kt_problem *p, int uni
 /* (token, segment) pairs of partials any problem of p's buckets can need: tokens * segments is at
  * most q * sqrt(2) * TARGET / (hkv * row blocks) once split (the law's snap), and at most
  * tokens * SEGMAX, so the allocation made at open for a key serves every query in its buckets
- * whatever batch below the edge the law then splits for. */
+ * whatever batch below the edge the law then splits for. Above the last q edge (8 rows) the bound
+ * is the last edge's: bind then gives such a query fewer segments (correct, less parallel). */
 static long long attn_partial_units(const kt_variant *v, const kt_problem *p, int units)
 {
     const long long q = kt_op_bucket(p->op, KT_ATTN_D_Q, DIM(p, Q));

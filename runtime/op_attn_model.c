@@ -44,9 +44,9 @@ static int attn_problem(const kt_op *op, int dtype, const kt_model_attn *a, kt_o
     return 0;
 }
 
-int kt_attn_model_problems_op(const kt_op *op, const kt_model_shape *m, kt_op_model_problem *out, int max,
-                              char *err, size_t errlen)
+int kt_attn_model_problems(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
 {
+    const kt_op *op = &kt_op_attn_decode;
     /* The model's dtype is the q, out and cache dtype; an fp8 cache is a serving choice, not a model fact. */
     int dt = kt_op_dtype_index(op, m->dtype);
     if (dt < 0) return snprintf(err, errlen, "%s: dtype '%s' (bf16 or fp16)", op->name, m->dtype ? m->dtype : "?"), -1;
@@ -54,9 +54,4 @@ int kt_attn_model_problems_op(const kt_op *op, const kt_model_shape *m, kt_op_mo
     for (int i = 0; i < m->nattn && n < max; i++, n++)
         if (attn_problem(op, dt, &m->attn[i], &out[n], err, errlen)) return -1;
     return n;
-}
-
-int kt_attn_model_problems(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
-{
-    return kt_attn_model_problems_op(&kt_op_attn_decode, m, out, max, err, errlen);
 }

@@ -14,13 +14,9 @@
 
 /* The caps on the bucketed dimensions (q, batch, ctx; 0 elsewhere, 0 = none) the tuner should not
  * cross for group a: ctx is the group's max_ctx, or for a sliding group window + KT_ATTN_MODEL_MAX_Q
- * (a windowed decode of q rows never reads more keys). For kt_op_model_problem.limit once op.h has
- * it; until then the caller copies them there. */
+ * (a windowed decode of q rows never reads more keys). The problems below carry them in
+ * kt_op_model_problem.limit. */
 void kt_attn_model_limits(const kt_model_attn *a, long long limit[KT_OP_MAX_DIMS]);
-
-/* kt_attn_model_problems over a given descriptor (its dtypes and dims must be attn_decode's). */
-int kt_attn_model_problems_op(const kt_op *op, const kt_model_shape *m, kt_op_model_problem *out, int max,
-                              char *err, size_t errlen);
 
 /* One attn_decode problem per attention group of m, at most max, written to out: d, g, hkv, bs,
  * win, cap, sink from the group, the bucketed q, batch, ctx at 1; layers "attn.full" /

@@ -353,9 +353,6 @@ static void test_buckets_and_keys(void)
 }
 
 
-/* attn_decode's dtypes, for kt_attn_model_problems_op before the descriptor is in the table. */
-static const char *const attn_dtypes[] = {"bf16", "fp16", "bf16_e4m3", "fp16_e4m3"};
-static const kt_op attn_stub = { .name = "attn_decode", .dtypes = attn_dtypes, .ndtypes = 4 };
 
 static const kt_model_attn *expect_group(const model_problems *m, int i, const char *kind, int layers, int head_dim,
                                          int heads, int kv, int window, int max_ctx)
@@ -386,11 +383,11 @@ static void expect_attn_problem(const model_problems *m, int i, int g, int hkv, 
     model_shape_of(m, &shape);
     kt_op_model_problem got[KT_MODEL_MAX_ATTN];
     char err[256] = "";
-    int n = kt_attn_model_problems_op(&attn_stub, &shape, got, KT_MODEL_MAX_ATTN, err, sizeof err);
+    int n = kt_attn_model_problems(&shape, got, KT_MODEL_MAX_ATTN, err, sizeof err);
     KT_CHECK_INT(n, m->nattn);
     if (i >= n) return;
     const long long *d = got[i].p.dim;
-    KT_CHECK(got[i].p.op == &attn_stub);
+    KT_CHECK(got[i].p.op == &kt_op_attn_decode);
     KT_CHECK_INT(got[i].p.dtype, 0);   /* bf16 */
     KT_CHECK_INT(d[KT_ATTN_D_D], m->attn[i].head_dim);
     KT_CHECK_INT(d[KT_ATTN_D_G], g);
@@ -627,11 +624,11 @@ static void test_nested_text_config(void)
     kt_model_shape shape;
     model_shape_of(&m, &shape);
     kt_op_model_problem got[4];
-    KT_CHECK_INT(kt_attn_model_problems_op(&attn_stub, &shape, got, 4, err, sizeof err), 2);
+    KT_CHECK_INT(kt_attn_model_problems(&shape, got, 4, err, sizeof err), 2);
     KT_CHECK_INT(got[0].p.dtype, 1);   /* fp16 */
     KT_CHECK_INT(got[0].p.dim[KT_ATTN_D_CAP], 50);
     KT_CHECK_INT(got[0].p.dim[KT_ATTN_D_G], 2);
-    KT_CHECK_INT(kt_attn_model_problems_op(&attn_stub, &shape, got, 1, err, sizeof err), 1);   /* max */
+    KT_CHECK_INT(kt_attn_model_problems(&shape, got, 1, err, sizeof err), 1);   /* max */
 
     /* The field at fault is named with its path inside the file. */
     write_raw("{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"torch_dtype\": \"bfloat16\", "
