@@ -182,7 +182,10 @@ static int attn_problem_of_args(const void *args, kt_problem *p, char *err, size
     if (a->num_kv_heads < 1 || a->num_heads < a->num_kv_heads || a->num_heads % a->num_kv_heads)
         ARG_FAIL("num_heads = %d is not a multiple of num_kv_heads = %d", a->num_heads, a->num_kv_heads);
     if (a->head_size < 16 || a->head_size % 16) ARG_FAIL("head_size = %d, must be a multiple of 16", a->head_size);
-    if (a->block_size < 1) ARG_FAIL("block_size = %d, must be >= 1", a->block_size);
+    if (a->block_size < 2) ARG_FAIL("block_size = %d, must be >= 2", a->block_size);
+    /* the kernels divide a key by block_size as a 32-bit multiply-high, exact below this */
+    if ((long long)a->max_seq_len * a->block_size >= (1LL << 32))
+        ARG_FAIL("max_seq_len = %d times block_size = %d must be below 2^32", a->max_seq_len, a->block_size);
     if (a->max_query_len < 1 || a->max_query_len > a->num_tokens)
         ARG_FAIL("max_query_len = %d, must be in [1, num_tokens = %d]", a->max_query_len, a->num_tokens);
     if (a->max_seq_len < a->max_query_len) ARG_FAIL("max_seq_len = %d is below max_query_len = %d", a->max_seq_len, a->max_query_len);

@@ -63,12 +63,22 @@ KT_DEV int kt_grid_blocks_x(void) { return (int)(__builtin_amdgcn_grid_size_x() 
 KT_DEV int kt_lane_id(void) { return kt_thread_id() & (KT_WAVE - 1); }
 KT_DEV int kt_wave_id(void) { return __builtin_amdgcn_readfirstlane(kt_thread_id() / KT_WAVE); }
 
-/* Workgroup barrier with the fences __syncthreads has: LDS writes before it are visible after. */
+/* Workgroup barrier: LDS writes before it are visible after. The barriers order LDS only; global
+ * memory handed between blocks has its own fences (kt_fence_device). A prelude may give the
+ * instructions (KT_AMD_BARRIER_ASM, gfx11 and gfx12): there the workgroup-scope fences that
+ * __syncthreads has also wait for every global load in flight (WGP mode, and gfx12 even in CU
+ * mode; seen in clang 19's ISA), which drains a register prefetch at each barrier. The asm waits
+ * for this wave's LDS operations only, and its memory clobber keeps the compiler from moving
+ * memory accesses across it. */
 KT_DEV void kt_barrier(void)
 {
+#ifdef KT_AMD_BARRIER_ASM
+    asm volatile(KT_AMD_BARRIER_ASM ::: "memory");
+#else
     __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
     __builtin_amdgcn_s_barrier();
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+#endif
 }
 
 /* Butterfly shuffle through ds_bpermute (byte addresses); lane ^ mask stays inside the wave. */

@@ -11,6 +11,8 @@
 
 #ifndef KT_LAYOUT_ONLY
 #define KT_WAVE 32
+/* kt_barrier without the fences that drain global loads (common_amd.h) */
+#define KT_AMD_BARRIER_ASM "s_waitcnt lgkmcnt(0)\n\ts_barrier"
 #endif
 #include "common_amd.h"
 

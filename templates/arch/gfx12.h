@@ -11,6 +11,8 @@
 
 #ifndef KT_LAYOUT_ONLY
 #define KT_WAVE 32
+/* kt_barrier without the fences that drain global loads (common_amd.h) */
+#define KT_AMD_BARRIER_ASM "s_wait_dscnt 0x0\n\ts_barrier_signal -1\n\ts_barrier_wait -1"
 #endif
 #include "common_amd.h"
 

@@ -11,23 +11,32 @@
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): a kv head's g * q rows take
  * ceil(g * q / (16 * MT)) blocks (one when they fit; each block then reads the head's K and V,
- * the second time mostly from L2). The segment's keys stream through LDS one tile
- * at a time: the next tile's K and V are loaded into registers while the current one is worked on
- * (one LDS buffer: latency hidden without a second one, since LDS bounds co-residency on RDNA),
- * and K and V share that buffer, K first (S = Q K^T), then V stored transposed (O += P V) so both
- * products take their B operand as W[n][k] from LDS, the prelude's one matrix API. Per tile:
- *   1. K tile to LDS; S = scale * Q K^T (16x16 tiles spread over the warps), masked (the segment's
- *      end, causality of each query row, the sliding window) and soft-capped, to LDS in fp32;
- *   2. V tile to LDS (transposed) while the rows' online softmax runs: a few threads a row take the
- *      row max, rescale factor and sum; P, rounded to the element type, goes to LDS;
- *   3. each warp rescales its O accumulators and adds P V for its columns of the head.
- * With one segment the block writes out = O / l; with several it writes fp32 partials {m, l, O}
- * and kt_..._reduce merges them in a fixed order.
+ * the second time mostly from L2). Decode is a stream of the cache's bytes with little arithmetic
+ * on them (the seed's lesson: such kernels are bound by the instructions they issue a byte and by
+ * the bytes they keep in flight), so the loop is built around the loads:
+ *   - every K and V load of the next tile is issued as soon as its registers are free (K right
+ *     after the current K is stored to LDS, V after the current V), so a tile's loads are in
+ *     flight over a whole tile of work;
+ *   - a thread loads whole 16-byte pieces of a few keys' rows (a wave reads whole rows: the loads
+ *     coalesce), K and V the same keys, so a key's block-table entry is read once a tile, a tile
+ *     ahead, with the division by block_size done as a multiply;
+ *   - K and V go to LDS as the cache stores them, [key][d], with 16-byte stores: S = Q K^T takes K
+ *     as B = W[n = key][k = d] (kt_load_b), O = P V takes V as a [k][n] tile (kt_load_b_kn);
+ *   - the score tiles split over every warp, along d when there are fewer tiles than warps; the
+ *     partial sums meet in LDS in a fixed order in the softmax, which also masks and soft-caps.
+ * Per tile: store K, issue the next K; S partials; store V, issue the next V; online softmax (a few
+ * threads a row: max, rescale factor, sum; P rounded to the element type into LDS); each warp
+ * rescales its O accumulators and adds P V for its columns of the head. fp8 e4m3 caches are
+ * converted to the element type as they are stored (exact: every e4m3 value is a 16-bit one; the
+ * scales are applied to the scores and the output instead). With one segment the block writes
+ * out = O / l; with several it writes fp32 partials {m, l, O} and kt_..._reduce merges them in a
+ * fixed order.
  *
  * The KV loop starts at the sliding window's lower bound (keys before it are never loaded), and
  * the sequence's visible range [lo, seq_len) is cut into num_segments equal spans rounded up to
  * whole tiles: a short sequence leaves trailing segments empty (they write m = -inf, l = 0). */
 #include "abi/attn.h"
+#include "arch/attn_ops.h"
 
 #define KT_CAT_(a, b) a##b
 #define KT_CAT(a, b) KT_CAT_(a, b)
@@ -44,6 +53,11 @@
 #define KT_KV8_fp16_e4m3 1
 typedef KT_CAT(KT_ELEM_, KT_DTYPE) kt_elem;
 #define KT_KV8 KT_CAT(KT_KV8_, KT_DTYPE)
+#define KT_ELEM_IS_BF16_bf16 1
+#define KT_ELEM_IS_BF16_fp16 0
+#define KT_ELEM_IS_BF16_bf16_e4m3 1
+#define KT_ELEM_IS_BF16_fp16_e4m3 0
+#define KT_ELEM_IS_BF16 KT_CAT(KT_ELEM_IS_BF16_, KT_DTYPE)
 
 namespace {
 
@@ -52,31 +66,44 @@ constexpr int kM = 16 * KT_MT;                       /* rows of the block's matr
 constexpr int kBN = KT_BN;
 constexpr int kThreads = KT_NW * KT_WAVE;
 constexpr int kPad = 8;                              /* 16 bytes: aligned rows, staggered banks */
-constexpr int kLdQ = kD + kPad;                      /* pitch of Q and K in LDS (elements) */
-constexpr int kLdV = kBN + kPad;                     /* pitch of V^T and P */
-constexpr int kLdS = kBN + 1;                        /* pitch of the fp32 scores */
-constexpr int kKvElems = kBN * kLdQ > kD * kLdV ? kBN * kLdQ : kD * kLdV;
-/* Cache bytes one 16-byte load brings: 8 16-bit elements, or 16 fp8 ones. */
+constexpr int kLdQ = kD + kPad;                      /* pitch of Q, K and V rows in LDS (elements) */
+constexpr int kLdP = kBN + kPad;                     /* pitch of P */
+constexpr int kLdS = kBN + 1;                        /* pitch of the fp32 partial scores */
+/* Cache elements one 16-byte load brings: 8 16-bit elements, or 16 fp8 ones. */
 constexpr int kChunkElems = KT_KV8 ? 16 : 8;
-constexpr int kChunks = kBN * kD / kChunkElems / kThreads;          /* per thread, K and V each */
+constexpr int kPerKey = kD / kChunkElems;            /* loads a key's row takes */
+constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in one pass */
+constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
 constexpr int kQChunks = (kM * kD / 8 + kThreads - 1) / kThreads;
-constexpr int kSTiles = KT_MT * (kBN / 16);                        /* 16x16 score tiles */
-constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;                  /* output tiles a warp owns */
-/* the softmax: kTpr threads a row, adjacent lanes of one wave */
+constexpr int kSTiles = KT_MT * (kBN / 16);          /* 16x16 score tiles */
+/* warps a score tile's d range splits over (a power of two dividing kD / 16) */
+constexpr int kKSplit = KT_NW / kSTiles < 1 ? 1 : (KT_NW / kSTiles > kD / 16 ? kD / 16 : KT_NW / kSTiles);
+constexpr int kKSteps = kD / 16 / kKSplit;
+constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns */
+/* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */
 constexpr int kTprWant = kThreads / kM < 1 ? 1 : kThreads / kM;
 constexpr int kTpr = kTprWant > KT_WAVE ? KT_WAVE : (kTprWant > kBN ? kBN : kTprWant);
 constexpr int kRowsPass = kThreads / kTpr;
+constexpr int kCpt = kBN / kTpr;
 constexpr float kLog2e = 1.4426950408889634f;
 
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
-static_assert(kChunks >= 1 && kChunks * kThreads * kChunkElems == kBN * kD, "the KV tile splits evenly over the threads");
+static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0, "whole keys a thread, the tile in whole passes");
+static_assert((kKSplit & (kKSplit - 1)) == 0 && kKSteps * kKSplit == kD / 16, "the d range splits evenly");
 static_assert(kOTiles >= 1 && kOTiles * KT_NW == KT_MT * (kD / 16), "output tiles split evenly over the warps");
-static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads, "a power-of-two thread group a row");
+static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt * kTpr == kBN, "a power-of-two thread group a row");
 
 KT_DEV float kt_neg_inf(void)
 {
     union { unsigned u; float f; } x = {0xff800000u};
     return x.f;
+}
+
+KT_DEV unsigned kt_float_bits(float f)
+{
+    union { float f; unsigned u; } x;
+    x.f = f;
+    return x.u;
 }
 
 /* tanh from 2^x (no libm on every target): 1 - 2 / (e^{2x} + 1), odd; |error| ~1e-7. */
@@ -87,44 +114,17 @@ KT_DEV float kt_tanh(float x)
     return x < 0.0f ? -t : t;
 }
 
-/* One e4m3 byte as a float (exact): OCP e4m3fn (bias 7), or e4m3fnuz (bias 8) with KT_FP8_FNUZ.
- * No prelude defines it yet: gfx942's fnuz caches need their own dtype, whose verification sets
- * and reference decode fnuz too (today every target's e4m3 dtypes are OCP, as the reference is).
- * NaN codes are not expected in a cache. */
-KT_DEV float kt_e4m3_to_float(unsigned b)
+/* Two e4m3 cache bytes (the low 16 bits of x) as two elements of the element type in one word;
+ * f16 -> bf16 is exact here (3 mantissa bits), so the top half of the float is the bf16. */
+KT_DEV unsigned kt_kv8_pair(unsigned x)
 {
-#ifdef KT_FP8_FNUZ
-    constexpr unsigned kBias = 8;
+    const unsigned h = kt_e4m3x2_to_f16x2(x);
+#if KT_ELEM_IS_BF16
+    const unsigned lo = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h & 0xffffu)})) >> 16;
+    const unsigned hi = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h >> 16)})) & 0xffff0000u;
+    return lo | hi;
 #else
-    constexpr unsigned kBias = 7;
-#endif
-    const unsigned e = (b >> 3) & 15u, m = b & 7u;
-    union { unsigned u; float f; } x;
-    float f;
-    if (e) {
-        x.u = ((e + 127u - kBias) << 23) | (m << 20);
-        f = x.f;
-    } else {
-        f = (float)m * (1.0f / (float)(1u << (kBias + 2)));   /* subnormal: m * 2^(1 - bias - 3) */
-    }
-    return (b & 0x80u) ? -f : f;
-}
-
-/* Two consecutive 16-bit elements of a cache chunk (16-bit caches: word i of the 16 bytes; fp8:
- * bytes 2i, 2i+1 converted). */
-KT_DEV unsigned short kt_elem_bits(kt_elem e) { return e.bits; }
-
-struct kt_kv_regs { kt_v16 k[kChunks], v[kChunks]; };
-
-/* The cache element j of a 16-byte chunk as the element type. */
-KT_DEV unsigned short kt_chunk_elem(const kt_v16 &c, int j)
-{
-#if KT_KV8
-    const unsigned w = kt_v16_word(c, j / 4);
-    return kt_elem_bits(kt_from_float<kt_elem>(kt_e4m3_to_float((w >> (8 * (j % 4))) & 0xffu)));
-#else
-    const unsigned w = kt_v16_word(c, j / 2);
-    return (unsigned short)(w >> (16 * (j % 2)));
+    return h;
 #endif
 }
 
@@ -136,72 +136,63 @@ struct kt_seq {
     int row0;                    /* the block's first row of the kv head's g * qlen rows */
 };
 
-/* Issue the 16-byte global loads of K and V for the tile of keys [j0, j0 + kBN) (keys at or past
- * kv_hi read as zeros and are masked later). K chunk c: key c / (kD / kChunkElems), elements
- * (c % (kD / kChunkElems)) * kChunkElems on (a key's row read by adjacent threads, stored as rows);
- * V chunk c: key c % kBN, elements (c / kBN) * kChunkElems on (adjacent threads on adjacent keys,
- * so the transposed LDS stores of a wave land on adjacent 16-bit words). */
-KT_DEV long long kt_kv_offset(const kt_attn_args &a, const int *bt, int j, int kvh, long long sb, int ss, int sh)
-{
-    const int blk = bt[j / a.block_size], slot = j % a.block_size;
-    return (long long)blk * sb + (long long)slot * ss + (long long)kvh * sh;
-}
+/* Where a thread's keys of a tile live: key kr + i * kKeysPass of the tile sits in physical block
+ * page[i], slot slot[i]. A key past the segment's end reads the segment's last key instead: its
+ * score is masked and its P is 0, and a real key's values are finite, so it adds nothing, and the
+ * loads stay unconditional (on AMD a branch around a load makes the compiler wait for every load
+ * in flight). key / block_size is a multiply-high by ceil(2^32 / block_size): exact while key *
+ * block_size < 2^32, which op_attn.c's argument check holds (max_seq_len * block_size). */
+struct kt_pages { int page[kChunks], slot[kChunks]; };
 
-KT_DEV void kt_load_kv(kt_kv_regs &r, const kt_attn_args &a, const kt_seq &s, const int *bt, int j0, int tid)
+KT_DEV void kt_find_pages(kt_pages &p, const int *bt, int bs, unsigned magic, int j0, int kr, int kv_hi)
 {
-    constexpr int kPerKey = kD / kChunkElems;
-    constexpr int kEsz = KT_KV8 ? 1 : 2;
-    const unsigned char *kc = (const unsigned char *)a.k_cache;
-    const unsigned char *vc = (const unsigned char *)a.v_cache;
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
-        const int c = tid + i * kThreads;
-        const int jk = j0 + c / kPerKey, ck = (c % kPerKey) * kChunkElems;
-        const int jv = j0 + c % kBN, cv = (c / kBN) * kChunkElems;
-        r.k[i] = jk < s.kv_hi ? kt_ldg16(kc + (kt_kv_offset(a, bt, jk, s.kvh, a.k_stride_block, a.k_stride_slot, a.k_stride_head) + ck) * kEsz)
-                              : kt_v16_make(0u, 0u, 0u, 0u);
-        r.v[i] = jv < s.kv_hi ? kt_ldg16(vc + (kt_kv_offset(a, bt, jv, s.kvh, a.v_stride_block, a.v_stride_slot, a.v_stride_head) + cv) * kEsz)
-                              : kt_v16_make(0u, 0u, 0u, 0u);
+        const int want = j0 + kr + i * kKeysPass;
+        const int key = want < kv_hi ? want : kv_hi - 1;
+        const int blk = (int)(((unsigned long long)(unsigned)key * magic) >> 32);
+        p.page[i] = bt[blk];
+        p.slot[i] = key - blk * bs;
     }
 }
 
-/* K tile rows [key][d] (pitch kLdQ): the B operand of S = Q K^T as W[n = key][k = d]. */
-KT_DEV void kt_store_k(unsigned short *kv, const kt_kv_regs &r, int tid)
+/* The 16-byte loads of one cache (K or V) for a thread's keys; base already points at the
+ * thread's kv head and column. */
+KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_pages &p, long long stride_block, int stride_slot)
 {
-    constexpr int kPerKey = kD / kChunkElems;
+    constexpr long long kEsz = KT_KV8 ? 1 : 2;
+#pragma unroll
+    for (int i = 0; i < kChunks; i++)
+        r[i] = kt_ldg16(base + ((long long)p.page[i] * stride_block + (long long)p.slot[i] * stride_slot) * kEsz);
+}
+
+/* A thread's chunks into the [key][d] tile (pitch kLdQ), as the element type. */
+KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr, int col)
+{
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
-        const int c = tid + i * kThreads;
-        unsigned short *dst = kv + (c / kPerKey) * kLdQ + (c % kPerKey) * kChunkElems;
+        unsigned short *dst = kv + (kr + i * kKeysPass) * kLdQ + col;
 #if KT_KV8
         unsigned w[8];
 #pragma unroll
-        for (int j = 0; j < 8; j++) w[j] = kt_chunk_elem(r.k[i], 2 * j) | ((unsigned)kt_chunk_elem(r.k[i], 2 * j + 1) << 16);
+        for (int j = 0; j < 4; j++) {
+            const unsigned x = kt_v16_word(r[i], j);
+            w[2 * j] = kt_kv8_pair(x & 0xffffu);
+            w[2 * j + 1] = kt_kv8_pair(x >> 16);
+        }
         kt_sts16(dst, kt_v16_make(w[0], w[1], w[2], w[3]));
         kt_sts16(dst + 8, kt_v16_make(w[4], w[5], w[6], w[7]));
 #else
-        kt_sts16(dst, r.k[i]);
+        kt_sts16(dst, r[i]);
 #endif
-    }
-}
-
-/* V tile transposed, [d][key] (pitch kLdV): the B operand of O = P V as W[n = d][k = key]. */
-KT_DEV void kt_store_vt(unsigned short *kv, const kt_kv_regs &r, int tid)
-{
-#pragma unroll
-    for (int i = 0; i < kChunks; i++) {
-        const int c = tid + i * kThreads;
-        const int key = c % kBN, col = (c / kBN) * kChunkElems;
-#pragma unroll
-        for (int j = 0; j < kChunkElems; j++) kv[(col + j) * kLdV + key] = kt_chunk_elem(r.v[i], j);
     }
 }
 
 struct alignas(16) kt_smem {
     unsigned short q[kM * kLdQ];
-    unsigned short kv[kKvElems];
-    float s[kM * kLdS];
-    unsigned short p[kM * kLdV];
+    unsigned short kv[kBN * kLdQ];     /* K, then V, of the current tile */
+    float s[kKSplit * kM * kLdS];      /* the score tiles' partial sums, one slab a d range */
+    unsigned short p[kM * kLdP];
     float m[kM], l[kM], alpha[kM];
 };
 
@@ -266,48 +257,81 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
     for (int i = 0; i < kOTiles; i++) kt_acc_zero(o[i]);
 
-    kt_kv_regs regs;
-    if (s.kv_lo < s.kv_hi) kt_load_kv(regs, a, s, bt, s.kv_lo, tid);
+    /* the thread's keys and column of every tile */
+    const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
+    constexpr long long kEsz = KT_KV8 ? 1 : 2;
+    const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
+    const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
+    const unsigned magic = (unsigned)((0x100000000ull + (unsigned)a.block_size - 1) / (unsigned)a.block_size);
+
+    kt_v16 kr_[kChunks], vr_[kChunks];
+    kt_pages pages;   /* of the tile whose loads are issued next */
+    if (s.kv_lo < s.kv_hi) {
+        kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+        kt_issue(kr_, kbase, pages, a.k_stride_block, a.k_stride_slot);
+        kt_issue(vr_, vbase, pages, a.v_stride_block, a.v_stride_slot);
+        kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
+    }
     for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
-        kt_barrier();                 /* the previous tile's P V is done with the buffer */
-        kt_store_k(sm.kv, regs, tid);
+        /* The next tile's loads are issued even after the last tile (they reread the segment's
+         * last key): no branch around them, which on AMD would wait for every load in flight. */
+        kt_barrier();                 /* the previous tile's P V is done with the buffer and P */
+        kt_store_rows(sm.kv, kr_, kr, col);
+        kt_issue(kr_, kbase, pages, a.k_stride_block, a.k_stride_slot);
         kt_barrier();
 
-        /* 1. scores */
-        for (int t = warp; t < kSTiles; t += KT_NW) {
-            const int mt = t / (kBN / 16), nt = t % (kBN / 16);
+        /* 1. partial scores: tile t % kSTiles over d range t / kSTiles */
+        for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
+            const int st = t % kSTiles, part = t / kSTiles;
+            const int mt = st / (kBN / 16), nt = st % (kBN / 16);
             kt_acc acc;
             kt_acc_zero(acc);
 #pragma unroll
-            for (int kk = 0; kk < kD / 16; kk++) {
+            for (int kk = part * kKSteps; kk < (part + 1) * kKSteps; kk++) {
                 kt_frag_a fa;
                 kt_frag_b fb;
                 kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
                 kt_load_b(fb, sm.kv + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
                 kt_mma<kt_elem>(acc, fa, fb);
             }
+            float *slab = sm.s + part * kM * kLdS;
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) {
-                const int r = mt * 16 + kt_acc_row(lane, i), c = nt * 16 + kt_acc_col(lane, i);
-                const int rg = s.row0 + r, j = j0 + c, pos = s.ctx + rg / g;
-                float v = kt_acc_get(acc, i) * score_scale;
-                if (a.softcap > 0.0f) v = a.softcap * kt_tanh(v / a.softcap);
-                const bool seen = rg < g * s.qlen && j < s.kv_hi && j <= pos && (a.window <= 0 || pos - j < a.window);
-                sm.s[r * kLdS + c] = seen ? v * kLog2e : neg_inf;
-            }
+            for (int i = 0; i < kt_acc_elems; i++)
+                slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc, i);
         }
         kt_barrier();
 
-        /* 2. V to LDS (the K tile is consumed) and the online softmax */
-        kt_store_vt(sm.kv, regs, tid);
-        if (j0 + kBN < s.kv_hi) kt_load_kv(regs, a, s, bt, j0 + kBN, tid);   /* in flight over 2 and 3 */
+        /* 2. V to LDS (the K tile is consumed), the next V in flight; the pages of the tile after
+         * next are looked up first (AMD counts loads in order: waiting for them must not wait
+         * for V) */
+        kt_store_rows(sm.kv, vr_, kr, col);
+        {
+            kt_pages after;
+            kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
+            kt_issue(vr_, vbase, pages, a.v_stride_block, a.v_stride_slot);
+            pages = after;
+        }
+        /* the online softmax; threads past the last row (kTpr clipped to the tile or the wave)
+         * mirror it and write nothing: every lane takes part in the shuffles */
         for (int r0 = 0; r0 < kM; r0 += kRowsPass) {
-            /* threads past the last row (kTpr clipped to the tile or the wave) mirror it and
-             * write nothing: every lane takes part in the shuffles */
             const bool live = r0 + tid / kTpr < kM;
             const int r = live ? r0 + tid / kTpr : kM - 1, sub = tid % kTpr;
+            const int rg = s.row0 + r, pos = s.ctx + rg / g;
+            const bool row_ok = rg < g * s.qlen;
+            float v[kCpt];
             float mx = neg_inf;
-            for (int c = sub; c < kBN; c += kTpr) mx = mx > sm.s[r * kLdS + c] ? mx : sm.s[r * kLdS + c];
+#pragma unroll
+            for (int u = 0; u < kCpt; u++) {
+                const int c = sub + u * kTpr, j = j0 + c;
+                float x = 0.0f;
+#pragma unroll
+                for (int part = 0; part < kKSplit; part++) x += sm.s[(part * kM + r) * kLdS + c];
+                x *= score_scale;
+                if (a.softcap > 0.0f) x = a.softcap * kt_tanh(x / a.softcap);
+                const bool seen = row_ok && j < s.kv_hi && j <= pos && (a.window <= 0 || pos - j < a.window);
+                v[u] = seen ? x * kLog2e : neg_inf;
+                mx = mx > v[u] ? mx : v[u];
+            }
 #pragma unroll
             for (int w = kTpr / 2; w >= 1; w /= 2) {
                 const float o2 = kt_shfl_xor(mx, w);
@@ -317,10 +341,11 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             const float m_new = m_old > mx ? m_old : mx;
             const float base = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
             float sum = 0.0f;
-            for (int c = sub; c < kBN; c += kTpr) {
-                const float pv = kt_exp2(sm.s[r * kLdS + c] - base);
+#pragma unroll
+            for (int u = 0; u < kCpt; u++) {
+                const float pv = kt_exp2(v[u] - base);
                 sum += pv;
-                if (live) sm.p[r * kLdV + c] = kt_elem_bits(kt_from_float<kt_elem>(pv));
+                if (live) sm.p[r * kLdP + sub + u * kTpr] = kt_from_float<kt_elem>(pv).bits;
             }
 #pragma unroll
             for (int w = kTpr / 2; w >= 1; w /= 2) sum += kt_shfl_xor(sum, w);
@@ -348,8 +373,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             for (int kk = 0; kk < kBN / 16; kk++) {
                 kt_frag_a fa;
                 kt_frag_b fb;
-                kt_load_a(fa, sm.p + mt * 16 * kLdV + kk * 16, kLdV, lane);
-                kt_load_b(fb, sm.kv + dt * 16 * kLdV + kk * 16, kLdV, lane);
+                kt_load_a(fa, sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
+                kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
                 kt_mma<kt_elem>(acc, fa, fb);
             }
         }

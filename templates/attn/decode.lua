@@ -7,12 +7,18 @@
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
+local REGS_BASE = 64
 
--- what decode.hip's kt_smem holds: Q, the shared K / V^T tile, fp32 scores, P, row statistics
+-- what decode.hip's kt_smem holds: Q, the K / V tile ([key][d]), the score slabs (one a d range
+-- the score tiles split over), P, row statistics
+local function ksplit(p)
+  local want = div(p.NW, p.MT * div(p.BN, 16))
+  return math.max(1, math.min(want, div(p.D, 16)))
+end
 local function smem_bytes(p)
   local m = 16 * p.MT
-  local kv = math.max(p.BN * (p.D + PAD), p.D * (p.BN + PAD))
-  return m * (p.D + PAD) * 2 + kv * 2 + m * (p.BN + 1) * 4 + m * (p.BN + PAD) * 2 + 3 * m * 4
+  return m * (p.D + PAD) * 2 + p.BN * (p.D + PAD) * 2 + ksplit(p) * m * (p.BN + 1) * 4
+       + m * (p.BN + PAD) * 2 + 3 * m * 4
 end
 
 return {
@@ -36,21 +42,22 @@ return {
   constraint = function(p, t)
     local threads = p.NW * t.wave_size
     local chunk = p.dtype:find("e4m3") and 16 or 8        -- cache elements a 16-byte load brings
-    local chunks = p.BN * p.D / chunk
-    if chunks % threads ~= 0 then return false, "the KV tile does not split over the threads" end
+    local per_key = div(p.D, chunk)
+    if threads % per_key ~= 0 or p.BN % div(threads, per_key) ~= 0 then
+      return false, "the KV tile does not split into whole keys a thread"
+    end
+    local keys = div(p.BN, div(threads, per_key))           -- keys (K and V chunks) a thread loads
     local otiles = p.MT * div(p.D, 16)
     if otiles % p.NW ~= 0 then return false, "output tiles do not split over the warps" end
     if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
     -- the seed's measured ceiling per head size: 256 segments below d256, 128 from d256 on (s256
     -- never won at d256, and was the argmin at d128 batch 1 deep)
     if p.SEGMAX ~= (p.D >= 256 and 128 or 256) then return false, "not this head size's segment ceiling" end
-    -- 64 keys a tile only pays at short heads (the tile's bytes already hide latency at 128+)
-    if p.BN == 64 and p.D > 128 then return false, "BN 64 only below head size 256" end
-    -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave) and the prefetched K
-    -- and V chunks (4 words each), about doubled by the unrolled fragment loads and addresses in
-    -- flight, plus ~60 (fitted on gfx1201's VGPR counts: the variants this rejects spilled there)
+    -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave), the K and V chunks in
+    -- flight (4 words each) and their pages and slots (two sets around the V issue), plus the
+    -- fragments, softmax columns and addresses (REGS_BASE, read off the ELF counts)
     local acc = div(otiles, p.NW) * div(256, t.wave_size)
-    local regs = 2 * (acc + 8 * div(chunks, threads)) + 60
+    local regs = acc + 8 * keys + 4 * keys + REGS_BASE
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's" end

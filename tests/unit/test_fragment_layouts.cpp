@@ -14,6 +14,7 @@
 #include "arch/common_amd.h"   /* once, globally: the AMD preludes below then skip it */
 namespace gfx12 {
 #include "arch/gfx12.h"
+#include "arch/attn_ops.h"     /* its AMD branch: the e4m3 bit placement */
 }
 namespace gfx11 {
 #include "arch/gfx11.h"
@@ -23,6 +24,7 @@ namespace cdna {
 }
 namespace sm90 {
 #include "arch/sm90.h"
+#include "arch/attn_ops.h"     /* its NVIDIA branch: ldmatrix .trans addresses */
 }
 
 #include "kt_test.h"
@@ -250,6 +252,58 @@ static void test_sm90(const problem &p0)
     KT_CHECK_INT(kt_acc_elems, 8);
 }
 
+/* ---- attn_ops.h: the B fragment of a [k][n] tile (O = P V over V as the cache stores it) ----
+ * ldmatrix .trans: register j of lane l gets, of matrix j (its rows addressed by lanes 8j..8j+7),
+ * the elements at row 2*(l%4) + h, column l/4: the transpose of what the plain form delivers. The
+ * tile holds W^T ([k][n]); the fragment must equal kt_load_b's from W ([n][k]), register for
+ * register. On AMD kt_load_b_kn reads each element at the prelude's (kt_frag_b_k, kt_frag_b_n), so
+ * it is the layout the tests above already hold. */
+static void test_sm90_kn(const problem &p0)
+{
+    problem p = p0;
+    using namespace sm90;
+    float lds_t[ROWS][LD];
+    memcpy(lds_t, p.lds_w, sizeof lds_t);
+    for (int k = 0; k < 16; k++)
+        for (int n = 0; n < 16; n++) lds_t[R0 + k][K0 + n] = p.w[n][k];
+    float want[32][8], got[32][8];
+    ldmatrix_x4(p.lds_w, want, kt_ldsm_b_n, kt_ldsm_b_k);
+    for (int l = 0; l < 32; l++)
+        for (int j = 0; j < 4; j++)
+            for (int h = 0; h < 2; h++) {
+                int src = 8 * j + 2 * (l % 4) + h;   /* the lane that addressed that matrix row */
+                got[l][2 * j + h] = lds_t[R0 + kt_ldsm_kn_k(src)][K0 + kt_ldsm_kn_n(src) + l / 4];
+            }
+    int bad = 0;
+    for (int l = 0; l < 32; l++)
+        for (int e = 0; e < 8; e++)
+            if (got[l][e] != want[l][e]) bad++;
+    if (bad) fprintf(stderr, "sm90 kt_load_b_kn: %d fragment elements differ from kt_load_b's\n", bad);
+    KT_CHECK_INT(bad, 0);
+}
+
+/* The AMD e4m3 -> f16 path: the bit placement times 256 is the OCP e4m3fn value of every byte,
+ * in both halves (checked independently: (-1)^s 2^(e-7) (1 + m/8), subnormal 2^-6 m/8). */
+static void test_e4m3_f16(void)
+{
+#ifdef HAVE_HOST_REFERENCE
+    int bad = 0;
+    for (unsigned b = 0; b < 256; b++) {
+        if ((b & 0x7f) == 0x7f) continue;   /* NaN codes (not in a cache) */
+        const unsigned e = (b >> 3) & 15, m = b & 7;
+        const double mag = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
+        const double want = (b & 0x80) ? -mag : mag;
+        for (int half = 0; half < 2; half++) {
+            const unsigned bits = gfx12::kt_e4m3x2_f16_bits(half ? (b << 8) | 0x3a : 0x4100 | b);
+            const double got = 256.0 * kt_f16_to_f32((uint16_t)(half ? bits >> 16 : bits & 0xffff));
+            if (got != want) bad++;
+        }
+    }
+    if (bad) fprintf(stderr, "e4m3 -> f16 bits: %d codes wrong\n", bad);
+    KT_CHECK_INT(bad, 0);
+#endif
+}
+
 /* ---- direct fragments: a 16-row operand read from memory straight into registers ----
  * Each prelude relabels k so that a lane's share of a span is whole 16-byte chunks (the MMA sums
  * over k, so one relabelling applied to both operands leaves the product unchanged). The law:
@@ -379,9 +433,11 @@ int main(void)
         test_gfx11(p);
         test_cdna(p);
         test_sm90(p);
+        test_sm90_kn(p);
         test_direct(seed);
     }
     test_bf16_rounding();
+    test_e4m3_f16();
 #ifndef HAVE_HOST_REFERENCE
     printf("note: tuner/half_convert.h not found; bf16 checked against the oracle only\n");
 #endif

@@ -1,0 +1,70 @@
+/* attn_ops.h: the per-target operations the attention templates need beyond the prelude API
+ * (docs/templates.md), included after the target's prelude. They live here, not in the preludes,
+ * because every template's cache key hashes the headers it includes (build/closure.h): a prelude
+ * edit recompiles every GEMM variant, and these serve only attention.
+ *
+ *   kt_load_b_kn(f, t, ld, lane)  the B fragment of a 16x16 tile stored [k][n] (pitch ld), where
+ *                                 kt_load_b reads one stored [n][k]: O = P V takes V as the cache
+ *                                 lays it out, keys (k) by head dims (n), with no transposed store;
+ *   kt_e4m3x2_to_f16x2(x)         two OCP e4m3 bytes (the low 16 bits of x, byte 0 first) as two
+ *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
+ *                                 value, subnormals included, is an f16).
+ * The index math is KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp (which
+ * includes this file once per prelude: each branch has its own guard). */
+
+#if defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_NV_H)
+#define KT_ARCH_ATTN_OPS_NV_H
+
+/* ldmatrix .trans: lane l addresses row k = l % 8 + 8 * ((l / 8) % 2), column n = 8 * (l / 16) of
+ * the [k][n] tile, so the four 8x8 matrices land in r[0..3] as kt_load_b leaves them from [n][k]. */
+KT_LAYOUT_FN int kt_ldsm_kn_k(int lane) { return lane % 8 + 8 * ((lane / 8) % 2); }
+KT_LAYOUT_FN int kt_ldsm_kn_n(int lane) { return 8 * (lane / 16); }
+
+#ifndef KT_LAYOUT_ONLY
+KT_DEV void kt_load_b_kn(kt_frag_b &f, const unsigned short *t, int ld, int lane)
+{
+    const unsigned a = (unsigned)__cvta_generic_to_shared(t + kt_ldsm_kn_k(lane) * ld + kt_ldsm_kn_n(lane));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(f.r[0]), "=r"(f.r[1]), "=r"(f.r[2]), "=r"(f.r[3])
+                 : "r"(a) : "memory");
+}
+
+/* sm_89 and later convert e4m3 pairs in one instruction (the upper byte to the upper half). */
+KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
+{
+    unsigned r;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"((unsigned short)x));
+    return r;
+}
+#endif
+
+#elif !defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_AMD_H)
+#define KT_ARCH_ATTN_OPS_AMD_H
+
+/* The seven magnitude bits of each byte placed at f16's exponent-low and mantissa-high bits, the
+ * sign at f16's: the value times 2^-8 (e4m3's bias 7 against f16's 15; an e4m3 subnormal becomes
+ * an f16 subnormal with the same factor), so one packed multiply by 256 finishes both halves.
+ * gfx12's v_cvt_pk_f32_fp8 is OCP too, but gfx942's is fnuz and gfx11 has none: one exact path. */
+KT_LAYOUT_FN unsigned kt_e4m3x2_f16_bits(unsigned x)
+{
+    return ((x & 0x7fu) << 7) | ((x & 0x80u) << 8) | ((x & 0x7f00u) << 15) | ((x & 0x8000u) << 16);
+}
+
+#ifndef KT_LAYOUT_ONLY
+/* fragment element e of lane sits at (kt_frag_b_k, kt_frag_b_n) of the [k][n] tile */
+KT_DEV void kt_load_b_kn(kt_frag_b &f, const unsigned short *t, int ld, int lane)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = (short)t[kt_frag_b_k(lane, e) * ld + kt_frag_b_n(lane, e)];
+}
+
+/* f16 denormals are preserved in HIP kernels, so the multiply is exact for every code. */
+typedef _Float16 kt_h16x2 __attribute__((ext_vector_type(2)));
+KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
+{
+    const kt_h16x2 two_pow8 = {(_Float16)256.0f, (_Float16)256.0f};
+    return __builtin_bit_cast(unsigned, __builtin_bit_cast(kt_h16x2, kt_e4m3x2_f16_bits(x)) * two_pow8);
+}
+#endif
+
+#endif
