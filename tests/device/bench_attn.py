@@ -41,10 +41,10 @@ the time a launch. Cache-cold: the sets use distinct physical blocks of one larg
 contiguous KV for the peers), enough of them that their KV exceeds twice the 50 MB L2, as decode
 reads KV from HBM when serving. "ours again" is a second graph of our launches: its ratio to ours
 is the noise floor. Bytes moved: K and V keys some row can see (window-limited) + q + out + block
-table + seq_lens + query_start_loc, over the median time, as GB/s and as a percentage of a copy
-ceiling (read + write of a 1 GiB copy) measured in the same run.
+table + seq_lens + query_start_loc, over the median time, as GB/s and as a percentage of a read
+ceiling (a full reduction reading 1 GiB; the copy ceiling is printed beside it) measured in the same run.
 
-Prints a table; with $OUT set, writes $OUT/bench_attn.tsv too. Exit status 1 on any of our outputs
+Prints a table; with $OUT set, writes $OUT/<--tsv> (default bench_attn.tsv) too. Exit status 1 on any of our outputs
 outside the bound, a refused problem, or a failed launch.
 """
 import argparse
@@ -59,7 +59,7 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import KtrtChoice, KtrtOptions, copy_ceiling_gbs  # noqa: E402
+from bench_common import KtrtChoice, KtrtOptions, copy_ceiling_gbs, read_ceiling_gbs  # noqa: E402
 
 KT_OK = 0
 L2_BYTES = 50 * 1024 * 1024
@@ -627,8 +627,9 @@ def main_gpu(a):
     check_header()
     torch.manual_seed(0)
     dev = torch.cuda.get_device_name()
-    ceiling = copy_ceiling_gbs()
-    print("device %s, torch %s; copy ceiling (read + write) %.0f GB/s" % (dev, torch.__version__, ceiling))
+    ceiling = read_ceiling_gbs()
+    print("device %s, torch %s; read ceiling %.0f GB/s (%%ceil below), copy ceiling (read + write) %.0f GB/s" % (
+        dev, torch.__version__, ceiling, copy_ceiling_gbs()))
     print("peers: SDPA on contiguous unpaged KV padded to the batch's longest sequence (window: its last "
           "window+q-1 keys), no mask, non-causal, no softcap/sinks, fp8 rows read 16-bit KV; timed only.%s" % (
               " Lengths are equal (--lens equal): same keys as ours." if a.lens == "equal" else
@@ -687,8 +688,8 @@ def finish(a, all_rows, summaries, failed, dev, ceiling):
         cols = ["dtype", "d", "g", "hkv", "q", "batch", "ctx", "bs", "window", "softcap", "sinks", "lens", "method",
                 "median_us", "min_us", "max_us", "x_ours", "bytes", "gbs", "pct_ceiling", "rel_err", "path", "split",
                 "sets", "launches", "kernel", "note"]
-        with open(os.path.join(out, "bench_attn.tsv"), "w") as f:
-            f.write("# device %s; copy ceiling %.1f GB/s; peers: contiguous KV padded to the batch's longest "
+        with open(os.path.join(out, a.tsv), "w") as f:
+            f.write("# device %s; read ceiling %.1f GB/s; peers: contiguous KV padded to the batch's longest "
                     "(lens %s), non-causal, no softcap/sinks\n" % (dev, ceiling, a.lens))
             f.write("\t".join(cols) + "\n")
             for row in all_rows:
@@ -885,6 +886,7 @@ def main():
     ap.add_argument("--mem-gb", type=float, default=100.0, help="skip rows whose buffers would exceed this")
     ap.add_argument("--workspace-mb", type=float, default=0.0, help="ktrt_options.workspace_bytes (0: the runtime's)")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--tsv", default="bench_attn.tsv", help="the table's file name under $OUT")
     ap.add_argument("--check-only", action="store_true", help="correctness only, no timing, no peers")
     ap.add_argument("--self-test", action="store_true", help="CPU only: the reference against a naive loop")
     a = ap.parse_args()

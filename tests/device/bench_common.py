@@ -16,6 +16,26 @@ class KtrtChoice(ctypes.Structure):
                 ("splitk", ctypes.c_int)]
 
 
+def read_ceiling_gbs(reps=10):
+    """The read ceiling in GB/s: the best of reps full reductions (torch.sum) of a 1 GiB fp32 tensor,
+    bytes read over the time (the one-element result is noise). What a kernel that only streams its
+    inputs, as decode attention does, can reach on this card."""
+    import torch
+    a = torch.empty((1 << 30) // 4, dtype=torch.float32, device="cuda").fill_(1)
+    torch.sum(a)
+    best = float("inf")
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        torch.sum(a)
+        e1.record()
+        e1.synchronize()
+        best = min(best, e0.elapsed_time(e1) * 1e-3)
+    del a
+    torch.cuda.empty_cache()
+    return float(1 << 30) / best / 1e9
+
+
 def copy_ceiling_gbs(reps=10):
     """The copy ceiling in GB/s: the best of reps copies of a 1 GiB tensor, read + write bytes."""
     import torch

@@ -14,10 +14,11 @@
 #   bench  bench_gemm on DB against cuBLAS (table in bench.log, every number in bench_gemm.tsv)
 #   rms    tests/device/bench_rmsnorm.py on DB: rmsnorm_add through ktrt_run against torch eager and
 #          torch.compile (table in rms.log, numbers in bench_rmsnorm.tsv)
-#   attn   attn_decode: ./tune over tests/device/attn_shapes.json into DB (attn-sweep.log), then
+#   attn   attnsweep, attncheck and attnbench (each can be named alone): attn_decode: ./tune over tests/device/attn_shapes.json into DB (attn-sweep.log), then
 #          tests/device/bench_attn.py: a correctness grid through ktrt_run (tuned and law paths, every
-#          dtype, windows, soft-cap, sinks, q > 1; attn-check.log) and the timing run against torch
-#          SDPA's cuDNN and flash backends (attn.log, numbers in bench_attn.tsv)
+#          dtype, windows, soft-cap, sinks, q > 1, block sizes 16 and 64; attn-check.log) and the
+#          issue's timing grid against torch SDPA's cuDNN and flash backends (attn.log, numbers in
+#          bench_attn-<geometry>.tsv)
 # DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
@@ -33,6 +34,10 @@ RES=${OUT:-out/device/results}
 mkdir -p "$RES" || exit 1
 DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
 STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn}
+# pack.sh's database may travel compressed (the device tool carries 64 MiB)
+if [ ! -f "$DB" ] && [ -f "$DB.gz" ]; then
+    gunzip -k "$DB.gz" || exit 1
+fi
 export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$ROOT/out/device/bin:$PATH"
 SUMMARY=$(mktemp)
@@ -123,15 +128,37 @@ run_attn_check() {
     PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --dtype bf16,fp16,bf16_e4m3 \
         --d 128 --g 4 --hkv 2 --q 1,3 --batch 1,5 --ctx 100,1500 --window 0,64 --softcap 0,30 --sinks 0,1 &&
     PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --dtype bf16,fp16_e4m3 \
-        --d 64,256,512 --g 8 --hkv 2 --q 1,4 --batch 3 --ctx 777,5000
+        --d 64,256,512 --g 8 --hkv 2 --q 1,4 --batch 3 --ctx 777,5000 &&
+    PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --bs 64 --dtype bf16,fp16_e4m3 \
+        --d 128,256 --g 8 --hkv 2 --q 1,8 --batch 4,9 --ctx 3000,40000
 }
+# The timing grid (geometries q heads / kv heads / head size), each run its own table; with
+# KT_ATTN_ARGS one run of those arguments instead.
 run_attn_bench() {
-    PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_attn.py --db "$DB" --lens equal \
-        ${KT_ATTN_ARGS:---dtype bf16,bf16_e4m3 --d 256 --g 8 --hkv 2 --q 1,4 --batch 1,4,32 --ctx 4096,16384}
+    if [ -n "${KT_ATTN_ARGS:-}" ]; then
+        # shellcheck disable=SC2086
+        PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_attn.py --db "$DB" --lens equal $KT_ATTN_ARGS
+        return
+    fi
+    rc=0
+    for run in "16-2-256:--dtype bf16,bf16_e4m3 --d 256 --g 8 --hkv 2 --q 1,4,8 --batch 1,8,32 --ctx 4096,32768" \
+               "6-1-256:--dtype bf16 --d 256 --g 6 --hkv 1 --q 1 --batch 1,8 --ctx 32768,131072" \
+               "32-8-128:--dtype bf16,bf16_e4m3 --d 128 --g 4 --hkv 8 --q 1 --batch 8,32 --ctx 32768" \
+               "8-4-256:--dtype bf16 --d 256 --g 2 --hkv 4 --q 1 --batch 8 --ctx 32768" \
+               "window:--dtype bf16 --d 256 --g 8 --hkv 2 --q 1 --batch 8 --ctx 131072 --window 4096"; do
+        tag=${run%%:*}
+        echo "== bench_attn $tag: ${run#*:}"
+        # shellcheck disable=SC2086
+        PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_attn.py --db "$DB" --lens equal \
+            --tsv "bench_attn-$tag.tsv" ${run#*:} || rc=1
+    done
+    return $rc
 }
-step attn attn-sweep.log run_attn_sweep
-step attn attn-check.log run_attn_check
-step attn attn.log run_attn_bench
+# "attn" is the three in turn; each can be asked for alone
+case ",$STEPS," in *",attn,"*) STEPS="$STEPS,attnsweep,attncheck,attnbench" ;; esac
+step attnsweep attn-sweep.log run_attn_sweep
+step attncheck attn-check.log run_attn_check
+step attnbench attn.log run_attn_bench
 
 # The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
 case ",$STEPS," in
