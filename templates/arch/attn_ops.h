@@ -6,6 +6,8 @@
  *   kt_load_b_kn(f, t, ld, lane)  the B fragment of a 16x16 tile stored [k][n] (pitch ld), where
  *                                 kt_load_b reads one stored [n][k]: O = P V takes V as the cache
  *                                 lays it out, keys (k) by head dims (n), with no transposed store;
+ *   kt_ldg16_stream(p)            a 16-byte global load of data read once (the KV stream): not
+ *                                 kept in L1 (NVIDIA), non-temporal (AMD);
  *   kt_e4m3x2_to_f16x2(x)         two OCP e4m3 bytes (the low 16 bits of x, byte 0 first) as two
  *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
  *                                 value, subnormals included, is an f16).
@@ -21,6 +23,14 @@ KT_LAYOUT_FN int kt_ldsm_kn_k(int lane) { return lane % 8 + 8 * ((lane / 8) % 2)
 KT_LAYOUT_FN int kt_ldsm_kn_n(int lane) { return 8 * (lane / 16); }
 
 #ifndef KT_LAYOUT_ONLY
+KT_DEV kt_v16 kt_ldg16_stream(const void *p)
+{
+    kt_v16 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
 KT_DEV void kt_load_b_kn(kt_frag_b &f, const unsigned short *t, int ld, int lane)
 {
     const unsigned a = (unsigned)__cvta_generic_to_shared(t + kt_ldsm_kn_k(lane) * ld + kt_ldsm_kn_n(lane));
@@ -51,6 +61,8 @@ KT_LAYOUT_FN unsigned kt_e4m3x2_f16_bits(unsigned x)
 }
 
 #ifndef KT_LAYOUT_ONLY
+KT_DEV kt_v16 kt_ldg16_stream(const void *p) { return __builtin_nontemporal_load((const kt_v16 *)p); }
+
 /* fragment element e of lane sits at (kt_frag_b_k, kt_frag_b_n) of the [k][n] tile */
 KT_DEV void kt_load_b_kn(kt_frag_b &f, const unsigned short *t, int ld, int lane)
 {

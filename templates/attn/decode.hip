@@ -80,6 +80,16 @@ constexpr int kSTiles = KT_MT * (kBN / 16);          /* 16x16 score tiles */
 constexpr int kKSplit = KT_NW / kSTiles < 1 ? 1 : (KT_NW / kSTiles > kD / 16 ? kD / 16 : KT_NW / kSTiles);
 constexpr int kKSteps = kD / 16 / kKSplit;
 constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns */
+/* LDS bandwidth is what the first rebuilt kernel ran out of (ncu, d256 BN32 8 warps: L1/shared
+ * pipe 78% busy, short scoreboard the main stall), so operands a warp reuses can stay in
+ * registers: its Q fragments when it owns one score tile's d range throughout (kQRegs), and P's
+ * fragments across its output tiles of one M tile (kOPerMt of them in a row: warp + i * NW stays
+ * in an M tile for that many i). Only at 128 threads or fewer: at 256 the extra 16-24 registers
+ * cross 128 a thread and cost the second resident block (sm_90a: 125 -> 138), which the loads in
+ * flight need more; the sweep weighs the two through the NW axis. */
+constexpr bool kReuse = kThreads <= 128;
+constexpr bool kQRegs = kReuse && kSTiles * kKSplit <= KT_NW && kKSteps <= 8;
+constexpr int kOPerMt = kReuse && (kD / 16) % KT_NW == 0 ? (kD / 16) / KT_NW : 1;
 /* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */
 constexpr int kTprWant = kThreads / kM < 1 ? 1 : kThreads / kM;
 constexpr int kTpr = kTprWant > KT_WAVE ? KT_WAVE : (kTprWant > kBN ? kBN : kTprWant);
@@ -163,7 +173,7 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
 #pragma unroll
     for (int i = 0; i < kChunks; i++)
-        r[i] = kt_ldg16(base + ((long long)p.page[i] * stride_block + (long long)p.slot[i] * stride_slot) * kEsz);
+        r[i] = kt_ldg16_stream(base + ((long long)p.page[i] * stride_block + (long long)p.slot[i] * stride_slot) * kEsz);
 }
 
 /* A thread's chunks into the [key][d] tile (pitch kLdQ), as the element type. */
@@ -257,6 +267,18 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
     for (int i = 0; i < kOTiles; i++) kt_acc_zero(o[i]);
 
+    /* the warp's score tile and d range, fixed when kQRegs, and its Q fragments */
+    const int st0 = warp % kSTiles, part0 = warp / kSTiles;
+    kt_frag_a qf[kQRegs ? kKSteps : 1];
+    if constexpr (kQRegs) {
+        kt_barrier();   /* Q in LDS */
+        if (warp < kSTiles * kKSplit) {
+#pragma unroll
+            for (int k = 0; k < kKSteps; k++)
+                kt_load_a(qf[k], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
+        }
+    }
+
     /* the thread's keys and column of every tile */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
@@ -282,17 +304,22 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
         /* 1. partial scores: tile t % kSTiles over d range t / kSTiles */
         for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
-            const int st = t % kSTiles, part = t / kSTiles;
+            const int st = kQRegs ? st0 : t % kSTiles, part = kQRegs ? part0 : t / kSTiles;
             const int mt = st / (kBN / 16), nt = st % (kBN / 16);
             kt_acc acc;
             kt_acc_zero(acc);
 #pragma unroll
-            for (int kk = part * kKSteps; kk < (part + 1) * kKSteps; kk++) {
-                kt_frag_a fa;
+            for (int k = 0; k < kKSteps; k++) {
+                const int kk = part * kKSteps + k;
                 kt_frag_b fb;
-                kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
                 kt_load_b(fb, sm.kv + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                kt_mma<kt_elem>(acc, fa, fb);
+                if constexpr (kQRegs) {
+                    kt_mma<kt_elem>(acc, qf[k], fb);
+                } else {
+                    kt_frag_a fa;
+                    kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
+                    kt_mma<kt_elem>(acc, fa, fb);
+                }
             }
             float *slab = sm.s + part * kM * kLdS;
 #pragma unroll
@@ -359,6 +386,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_barrier();
 
         /* 3. O = O * alpha + P V */
+        kt_frag_a pf[kBN / 16];   /* reloaded every tile when kOPerMt is 1 */
 #pragma unroll
         for (int i = 0; i < kOTiles; i++) {
             const int t = warp + i * KT_NW;
@@ -369,13 +397,15 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 const float al = sm.alpha[mt * 16 + kt_acc_row(lane, e)];
                 kt_acc_set(acc, e, kt_acc_get(acc, e) * al);
             }
+            if (i % kOPerMt == 0) {
+#pragma unroll
+                for (int kk = 0; kk < kBN / 16; kk++) kt_load_a(pf[kk], sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
+            }
 #pragma unroll
             for (int kk = 0; kk < kBN / 16; kk++) {
-                kt_frag_a fa;
                 kt_frag_b fb;
-                kt_load_a(fa, sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
                 kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
-                kt_mma<kt_elem>(acc, fa, fb);
+                kt_mma<kt_elem>(acc, pf[kk], fb);
             }
         }
     }
