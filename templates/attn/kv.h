@@ -1,12 +1,16 @@
-/* kv.h: paged-attention template helpers: -inf, tanh, the e4m3 conversion, and the KV tile's
- * 16-byte chunks (global -> registers -> LDS, K as rows, V transposed). Included inside the
- * template's anonymous namespace after it defines kt_elem, KT_KV8 and the constants kD (head
- * size), kBN (keys a tile), kThreads, kChunkElems (cache elements a 16-byte chunk: 8, or 16 for
- * fp8), kChunks (chunks a thread of one K or V tile), kLdK (pitch of the K tile) and kLdV (pitch
- * of V^T). The arithmetic is decode.hip's; decode.hip keeps its own copy for now because moving
- * it here changed its compiled code (register allocation on gfx1201 and sm_90a, same arithmetic),
- * which would orphan the H200 decode sweep keyed on code hashes: fold it in with the next decode
- * sweep. */
+/* kv.h: paged-attention template helpers: -inf, tanh, the exact e4m3 pair conversion, and the KV
+ * tile's loads (global -> registers -> LDS, K and V alike as the cache stores them, [key][d]).
+ * Included inside the template's anonymous namespace after it defines kt_elem, KT_KV8,
+ * KT_ELEM_IS_BF16 (attn/dtype.h) and the constants kD (head size), kBN (keys a tile), kChunkElems
+ * (cache elements a 16-byte load: 8, or 16 for fp8), kKeysPass (keys the block loads in one pass:
+ * kThreads / (kD / kChunkElems)), kChunks (keys a thread loads a tile) and kLdK (pitch of the
+ * [key][d] tile); the template includes arch/attn_ops.h (kt_e4m3x2_to_f16x2) at file scope. The
+ * arithmetic and the load scheme are decode.hip's, but for one register: a key's page is held
+ * from its lookup to its loads, its slot recomputed at each load (prefill holds Q, S and O across
+ * the loop, so registers are its tighter budget; on gfx1201 this kept one more variant free of
+ * spills). decode.hip keeps its own copy, since moving it here changes decode's source closure
+ * and so its compiled kernels, which its next H200 sweep should do deliberately, not a prefill
+ * commit. */
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -14,6 +18,13 @@ KT_DEV float kt_neg_inf(void)
 {
     union { unsigned u; float f; } x = {0xff800000u};
     return x.f;
+}
+
+KT_DEV unsigned kt_float_bits(float f)
+{
+    union { float f; unsigned u; } x;
+    x.f = f;
+    return x.u;
 }
 
 /* tanh from 2^x (no libm on every target): 1 - 2 / (e^{2x} + 1), odd; |error| ~1e-7. */
@@ -24,100 +35,82 @@ KT_DEV float kt_tanh(float x)
     return x < 0.0f ? -t : t;
 }
 
-/* One e4m3 byte as a float (exact): OCP e4m3fn (bias 7), or e4m3fnuz (bias 8) where the target's
- * fp8 is that one (KT_FP8_FNUZ, gfx942). NaN codes are not expected in a cache. */
-KT_DEV float kt_e4m3_to_float(unsigned b)
+/* Two e4m3 cache bytes (the low 16 bits of x) as two elements of the element type in one word,
+ * exact; f16 -> bf16 is exact here (3 mantissa bits), so the top half of the float is the bf16. */
+KT_DEV unsigned kt_kv8_pair(unsigned x)
 {
-#ifdef KT_FP8_FNUZ
-    constexpr unsigned kBias = 8;
+    const unsigned h = kt_e4m3x2_to_f16x2(x);
+#if KT_ELEM_IS_BF16
+    const unsigned lo = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h & 0xffffu)})) >> 16;
+    const unsigned hi = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h >> 16)})) & 0xffff0000u;
+    return lo | hi;
 #else
-    constexpr unsigned kBias = 7;
-#endif
-    const unsigned e = (b >> 3) & 15u, m = b & 7u;
-    union { unsigned u; float f; } x;
-    float f;
-    if (e) {
-        x.u = ((e + 127u - kBias) << 23) | (m << 20);
-        f = x.f;
-    } else {
-        f = (float)m * (1.0f / (float)(1u << (kBias + 2)));   /* subnormal: m * 2^(1 - bias - 3) */
-    }
-    return (b & 0x80u) ? -f : f;
-}
-
-KT_DEV unsigned short kt_elem_bits(kt_elem e) { return e.bits; }
-
-/* The cache element j of a 16-byte chunk as the element type (16-bit caches: half j of the 16
- * bytes; fp8: byte j converted, exactly). */
-KT_DEV unsigned short kt_chunk_elem(const kt_v16 &c, int j)
-{
-#if KT_KV8
-    const unsigned w = kt_v16_word(c, j / 4);
-    return kt_elem_bits(kt_from_float<kt_elem>(kt_e4m3_to_float((w >> (8 * (j % 4))) & 0xffu)));
-#else
-    const unsigned w = kt_v16_word(c, j / 2);
-    return (unsigned short)(w >> (16 * (j % 2)));
+    return h;
 #endif
 }
 
-KT_DEV long long kt_kv_offset(const kt_attn_args &a, const int *bt, int j, int kvh, long long sb, int ss, int sh)
+/* Where a thread's keys of a tile live: key kr + i * kKeysPass of the tile (kt_key_of) sits in
+ * physical block page[i], for K and V alike (one block-table read a key a tile), at slot key -
+ * (key / block_size) * block_size. A key at or past kv_hi reads the last visible key (kv_hi - 1)
+ * instead: its score is masked and its P is 0, and a real key's values are finite, so it adds
+ * nothing, and the loads stay unconditional (on AMD a branch around a load makes the compiler
+ * wait for every load in flight). key / block_size is a multiply-high by ceil(2^32 / block_size)
+ * (kt_block_magic): exact while key * block_size < 2^32, which attn_common.c's argument check
+ * holds (max_seq_len * block_size). */
+struct kt_pages { int page[kChunks]; };
+
+KT_DEV unsigned kt_block_magic(int block_size)
 {
-    const int blk = bt[j / a.block_size], slot = j % a.block_size;
-    return (long long)blk * sb + (long long)slot * ss + (long long)kvh * sh;
+    return (unsigned)((0x100000000ull + (unsigned)block_size - 1) / (unsigned)block_size);
 }
 
-/* Chunk c of the tile of keys [j0, j0 + kBN) (keys at or past kv_hi read as zeros and are masked
- * later). K chunk c: key c / (kD / kChunkElems), elements (c % (kD / kChunkElems)) * kChunkElems on
- * (a key's row read by adjacent threads, stored as rows); V chunk c: key c % kBN, elements
- * (c / kBN) * kChunkElems on (adjacent threads on adjacent keys, so the transposed LDS stores of a
- * wave land on adjacent 16-bit words). */
-KT_DEV kt_v16 kt_k_chunk(const kt_attn_args &a, const int *bt, int j0, int kv_hi, int kvh, int c)
+KT_DEV int kt_key_of(int j0, int kr, int i, int kv_hi)
 {
-    constexpr int kPerKey = kD / kChunkElems;
-    constexpr int kEsz = KT_KV8 ? 1 : 2;
-    const int jk = j0 + c / kPerKey, ck = (c % kPerKey) * kChunkElems;
-    return jk < kv_hi ? kt_ldg16((const unsigned char *)a.k_cache +
-                                 (kt_kv_offset(a, bt, jk, kvh, a.k_stride_block, a.k_stride_slot, a.k_stride_head) + ck) * kEsz)
-                      : kt_v16_make(0u, 0u, 0u, 0u);
+    const int want = j0 + kr + i * kKeysPass;
+    return want < kv_hi ? want : kv_hi - 1;
+}
+KT_DEV int kt_blk_of(int key, unsigned magic) { return (int)(((unsigned long long)(unsigned)key * magic) >> 32); }
+
+/* the pages of the tile at j0 (the block-table reads) */
+KT_DEV void kt_find_pages(kt_pages &p, const int *bt, int bs, unsigned magic, int j0, int kr, int kv_hi)
+{
+#pragma unroll
+    for (int i = 0; i < kChunks; i++) p.page[i] = bt[kt_blk_of(kt_key_of(j0, kr, i, kv_hi), magic)];
 }
 
-KT_DEV kt_v16 kt_v_chunk(const kt_attn_args &a, const int *bt, int j0, int kv_hi, int kvh, int c)
+/* The 16-byte loads of one cache (K or V) for a thread's keys of the tile at j0, whose pages p
+ * holds; base already points at the thread's kv head and column. */
+KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_pages &p, int bs, unsigned magic, int j0, int kr, int kv_hi,
+                     long long stride_block, int stride_slot)
 {
-    constexpr int kEsz = KT_KV8 ? 1 : 2;
-    const int jv = j0 + c % kBN, cv = (c / kBN) * kChunkElems;
-    return jv < kv_hi ? kt_ldg16((const unsigned char *)a.v_cache +
-                                 (kt_kv_offset(a, bt, jv, kvh, a.v_stride_block, a.v_stride_slot, a.v_stride_head) + cv) * kEsz)
-                      : kt_v16_make(0u, 0u, 0u, 0u);
-}
-
-/* K tile rows [key][d] (pitch kLdK): the B operand of S = Q K^T as W[n = key][k = d]. */
-KT_DEV void kt_store_k(unsigned short *kv, const kt_v16 (&r)[kChunks], int tid)
-{
-    constexpr int kPerKey = kD / kChunkElems;
+    constexpr long long kEsz = KT_KV8 ? 1 : 2;
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
-        const int c = tid + i * kThreads;
-        unsigned short *dst = kv + (c / kPerKey) * kLdK + (c % kPerKey) * kChunkElems;
+        const int key = kt_key_of(j0, kr, i, kv_hi), slot = key - kt_blk_of(key, magic) * bs;
+        r[i] = kt_ldg16(base + ((long long)p.page[i] * stride_block + (long long)slot * stride_slot) * kEsz);
+    }
+}
+
+/* A thread's chunks into the [key][d] tile (pitch kLdK), as the element type, 16-byte stores:
+ * S = Q K^T takes K as B = W[n = key][k = d] (kt_load_b), O = P V takes V as a [k][n] tile
+ * (kt_load_b_kn). */
+KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr, int col)
+{
+#pragma unroll
+    for (int i = 0; i < kChunks; i++) {
+        unsigned short *dst = kv + (kr + i * kKeysPass) * kLdK + col;
 #if KT_KV8
         unsigned w[8];
 #pragma unroll
-        for (int j = 0; j < 8; j++) w[j] = kt_chunk_elem(r[i], 2 * j) | ((unsigned)kt_chunk_elem(r[i], 2 * j + 1) << 16);
+        for (int j = 0; j < 4; j++) {
+            const unsigned x = kt_v16_word(r[i], j);
+            w[2 * j] = kt_kv8_pair(x & 0xffffu);
+            w[2 * j + 1] = kt_kv8_pair(x >> 16);
+        }
         kt_sts16(dst, kt_v16_make(w[0], w[1], w[2], w[3]));
         kt_sts16(dst + 8, kt_v16_make(w[4], w[5], w[6], w[7]));
 #else
         kt_sts16(dst, r[i]);
 #endif
-    }
-}
-
-/* V tile transposed, [d][key] (pitch kLdV): the B operand of O = P V as W[n = d][k = key]. */
-KT_DEV void kt_store_vt(unsigned short *kv, const kt_v16 (&r)[kChunks], int tid)
-{
-#pragma unroll
-    for (int i = 0; i < kChunks; i++) {
-        const int c = tid + i * kThreads;
-        const int key = c % kBN, col = (c / kBN) * kChunkElems;
-#pragma unroll
-        for (int j = 0; j < kChunkElems; j++) kv[(col + j) * kLdV + key] = kt_chunk_elem(r[i], j);
     }
 }

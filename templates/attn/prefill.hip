@@ -19,16 +19,26 @@
  * Per block: Q is staged once through LDS and held in registers as A fragments for the whole KV
  * loop (the LDS it took is then the K/V and P buffers'). The KV loop runs from the window's start
  * for the block's first row to the causal limit of its last row (keys outside are never loaded
- * nor masked); a tile that every row of the block sees whole skips the mask arithmetic. Per tile:
- *   1. K tile to LDS (the V tile's loads are then issued into the same registers);
- *   2. S = Q K^T into registers (16x16 accumulators, the warp's rows x BN keys), scaled, capped,
- *      masked, in log2 units; the online softmax per row in registers (rows.h: the row's
- *      elements in a lane, then a butterfly over the lanes that share it); O rescaled; P rounded
- *      to the element type to LDS, since the accumulator layout is not the A layout everywhere;
- *   3. V^T to LDS over the consumed K tile (the next K tile's loads then in flight);
- *   4. O += P V, P's A fragments from LDS.
+ * nor masked); a tile that every row of the block sees whole skips the mask arithmetic. K and V
+ * are loaded as decode.hip does (attn/kv.h): a thread loads whole 16-byte pieces of a few keys'
+ * rows, K and V the same keys, so a key's block-table entry is read once a tile, a tile ahead,
+ * the division by block_size a multiply-high; a key past the visible range rereads the last
+ * visible one, so every load is unconditional (the next K tile's after the last tile too). Both
+ * go to LDS as the cache stores them, [key][d], with 16-byte stores; fp8 e4m3 pairs are converted
+ * to the element type exactly as they are stored. Per tile:
+ *   1. K tile to LDS; the next tile's pages looked up, then the V tile's loads issued into the
+ *      registers K left;
+ *   2. S = Q K^T into registers (16x16 accumulators, the warp's rows x BN keys; K as B = W[n =
+ *      key][k = d], kt_load_b), scaled, capped, masked, in log2 units; the online softmax per
+ *      row in registers (rows.h: the row's elements in a lane, then a butterfly over the lanes
+ *      that share it); O rescaled; P rounded to the element type to LDS, since the accumulator
+ *      layout is not the A layout everywhere;
+ *   3. V to LDS over the consumed K tile, [key][d] as K (the next K tile's loads then in flight);
+ *   4. O += P V, P's A fragments from LDS, V as a [k = key][n = d] tile (kt_load_b_kn:
+ *      arch/attn_ops.h).
  * The block writes out = O * v_scale / l, rounded once. */
 #include "abi/attn.h"
+#include "arch/attn_ops.h"
 
 #include "attn/dtype.h"
 
@@ -41,17 +51,19 @@ constexpr int kThreads = KT_NW * KT_WAVE;
 constexpr int kMW = kBM / (16 * KT_NW);              /* 16-row tiles a warp owns */
 constexpr int kDT = kD / 16, kNT = kBN / 16;
 constexpr int kPad = 8;                              /* 16 bytes: aligned rows, staggered banks */
-constexpr int kLdQ = kD + kPad;                      /* pitch of the Q stage and the K tile */
+constexpr int kLdQ = kD + kPad;                      /* pitch of the Q stage and the K / V tile */
 constexpr int kLdK = kLdQ;
-constexpr int kLdV = kBN + kPad;                     /* pitch of V^T and P */
-constexpr int kKvElems = kBN * kLdK > kD * kLdV ? kBN * kLdK : kD * kLdV;
+constexpr int kLdP = kBN + kPad;                     /* pitch of P */
 constexpr int kChunkElems = KT_KV8 ? 16 : 8;         /* cache elements one 16-byte load brings */
-constexpr int kChunks = kBN * kD / kChunkElems / kThreads;          /* per thread, K or V */
+constexpr int kPerKey = kD / kChunkElems;            /* loads a key's row takes */
+constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in one pass */
+constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
 constexpr int kQChunks = (kBM * kD / 8 + kThreads - 1) / kThreads;
 
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
 static_assert(kMW >= 1 && kMW * 16 * KT_NW == kBM, "whole 16-row tiles a warp");
-static_assert(kChunks >= 1 && kChunks * kThreads * kChunkElems == kBN * kD, "the KV tile splits evenly over the threads");
+static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0 && kChunks >= 1,
+              "whole keys a thread, the tile in whole passes");
 
 #include "attn/kv.h"
 #include "attn/rows.h"
@@ -100,8 +112,8 @@ struct alignas(16) kt_smem {
     union {
         unsigned short q[kBM * kLdQ];                    /* Q, staged once */
         struct {
-            unsigned short kv[kKvElems];                 /* the K tile, then V^T */
-            unsigned short p[kBM * kLdV];                /* P, each warp its own rows */
+            unsigned short kv[kBN * kLdK];               /* the K tile, then the V tile, [key][d] */
+            unsigned short p[kBM * kLdP];                /* P, each warp its own rows */
         } t;
     };
 };
@@ -135,10 +147,16 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     /* scores in log2 units; with a cap, the cap applies to the natural-log score first */
     const float score_scale = a.scale * a.k_scale * (capped ? 1.0f : kLog2e);
 
-    /* the first K tile's loads fly while Q is staged */
+    /* the thread's keys and column of every tile; the first K tile's loads fly while Q is staged */
+    const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
+    constexpr long long kEsz = KT_KV8 ? 1 : 2;
+    const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEsz;
+    const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEsz;
+    const unsigned magic = kt_block_magic(a.block_size);
     kt_v16 kvr[kChunks];
-#pragma unroll
-    for (int i = 0; i < kChunks; i++) kvr[i] = kt_k_chunk(a, bt, kv_lo, kv_hi, kvh, tid + i * kThreads);
+    kt_pages pages;   /* of the tile being loaded: its K issued, its V next */
+    kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
+    kt_issue(kvr, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
 
     {
         const unsigned short *q = (const unsigned short *)a.q;
@@ -182,9 +200,15 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
         kt_barrier();                 /* the Q fragments, or the previous tile's P V, are read */
-        kt_store_k(sm.t.kv, kvr, tid);
-#pragma unroll
-        for (int i = 0; i < kChunks; i++) kvr[i] = kt_v_chunk(a, bt, j0, kv_hi, kvh, tid + i * kThreads);
+        kt_store_rows(sm.t.kv, kvr, kr, col);
+        {
+            /* the next tile's pages first (AMD counts loads in order: waiting for them must not
+             * wait for V), then this tile's V into the registers K left */
+            kt_pages next;
+            kt_find_pages(next, bt, a.block_size, magic, j0 + kBN, kr, kv_hi);
+            kt_issue(kvr, vbase, pages, a.block_size, magic, j0, kr, kv_hi, a.v_stride_block, a.v_stride_slot);
+            pages = next;
+        }
         kt_barrier();
 
         /* 2. scores: every warp its rows against the whole tile */
@@ -246,7 +270,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                     const float pv = kt_exp2(kt_acc_get(s[mt][nt], e) - base[kt_rep(e)]);
                     sum[kt_rep(e)] += pv;
                     const int r = wrow + mt * 16 + kt_acc_row(lane, e), c = nt * 16 + kt_acc_col(lane, e);
-                    sm.t.p[r * kLdV + c] = kt_elem_bits(kt_from_float<kt_elem>(pv));
+                    sm.t.p[r * kLdP + c] = kt_from_float<kt_elem>(pv).bits;
                 }
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
@@ -258,12 +282,10 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
         kt_barrier();                 /* every warp is done with K; P is in LDS */
 
-        /* 3. V^T over the K tile; the next K tile's loads in flight over P V */
-        kt_store_vt(sm.t.kv, kvr, tid);
-        if (j0 + kBN < kv_hi) {
-#pragma unroll
-            for (int i = 0; i < kChunks; i++) kvr[i] = kt_k_chunk(a, bt, j0 + kBN, kv_hi, kvh, tid + i * kThreads);
-        }
+        /* 3. V over the K tile; the next K tile's loads in flight over P V (after the last tile
+         * too: they reread the last visible key, and no branch waits on them) */
+        kt_store_rows(sm.t.kv, kvr, kr, col);
+        kt_issue(kvr, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
         kt_barrier();
 
         /* 4. O += P V */
@@ -271,11 +293,11 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         for (int kk = 0; kk < kNT; kk++) {
             kt_frag_a pa[kMW];
 #pragma unroll
-            for (int mt = 0; mt < kMW; mt++) kt_load_a(pa[mt], sm.t.p + (wrow + mt * 16) * kLdV + kk * 16, kLdV, lane);
+            for (int mt = 0; mt < kMW; mt++) kt_load_a(pa[mt], sm.t.p + (wrow + mt * 16) * kLdP + kk * 16, kLdP, lane);
 #pragma unroll
             for (int dt = 0; dt < kDT; dt++) {
                 kt_frag_b fb;
-                kt_load_b(fb, sm.t.kv + dt * 16 * kLdV + kk * 16, kLdV, lane);
+                kt_load_b_kn(fb, sm.t.kv + kk * 16 * kLdK + dt * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_mma<kt_elem>(o[mt][dt], pa[mt], fb);
             }

@@ -7,10 +7,11 @@
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 
--- what prefill.hip's kt_smem holds: the Q stage, then (over it) the K / V^T tile and P
+-- what prefill.hip's kt_smem holds: the Q stage, then (over it) the K / V tile ([key][d], one
+-- buffer K then V) and P
 local function smem_bytes(p)
   local q = p.BM * (p.D + PAD) * 2
-  local kv = math.max(p.BN * (p.D + PAD), p.D * (p.BN + PAD)) * 2
+  local kv = p.BN * (p.D + PAD) * 2
   return math.max(q, kv + p.BM * (p.BN + PAD) * 2)
 end
 
@@ -34,17 +35,21 @@ return {
   constraint = function(p, t)
     local threads = p.NW * t.wave_size
     local chunk = p.dtype:find("e4m3") and 16 or 8        -- cache elements a 16-byte load brings
-    local chunks = p.BN * p.D / chunk
-    if chunks % threads ~= 0 then return false, "the KV tile does not split over the threads" end
+    local per_key = div(p.D, chunk)
+    if threads % per_key ~= 0 or p.BN % div(threads, per_key) ~= 0 then
+      return false, "the KV tile does not split into whole keys a thread"
+    end
+    local keys = div(p.BN, div(threads, per_key))           -- keys (K or V chunks) a thread loads
     if p.BM % (16 * p.NW) ~= 0 then return false, "rows do not split into whole 16-row tiles a warp" end
     if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
     -- registers a lane, all held across the KV loop: Q's A fragments (8 halves a lane on wave32,
     -- 4 on wave64), the O and S accumulators (16x16 fp32 over the wave), one K or V tile's chunks
-    -- (4 words each), plus ~40 for row statistics, P fragments and addresses. A filter, not the
-    -- truth: the compile's spill count decides (gfx11's replicated operands need twice Q's)
+    -- (4 words each) and their keys' pages (a word each), plus ~40 for row statistics, P
+    -- fragments and addresses. A filter, not the truth: the compile's spill count decides
+    -- (gfx11's replicated operands need twice Q's)
     local mw = div(p.BM, 16 * p.NW)
     local afrag, acc = div(128, t.wave_size), div(256, t.wave_size)
-    local regs = mw * div(p.D, 16) * (afrag + acc) + mw * div(p.BN, 16) * acc + 4 * div(chunks, threads) + 40
+    local regs = mw * div(p.D, 16) * (afrag + acc) + mw * div(p.BN, 16) * acc + (4 + 1) * keys + 40
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's (Q, O and S held across the KV loop)" end

@@ -6,9 +6,9 @@
  *  - the verification sets: ragged query lengths (not multiples of a tile), a sequence with no
  *    cached prefix, cached prefixes elsewhere, query_start_loc their prefix sums;
  *  - a host emulation of prefill.hip's arithmetic (its row blocks over the GQA-folded rows, the KV
- *    loop from the first row's window start to the last row's causal limit, tiles every row sees
- *    whole left unmasked, online softmax in log2 units, P rounded to the element type, one
- *    division at the end) over the descriptor's own sets, against its float64 reference within its
+ *    loop from the first row's window start to the last row's causal limit, keys past it
+ *    rereading the last one, tiles every row sees whole left unmasked, online softmax in log2
+ *    units, P rounded to the element type, one division at the end) over the descriptor's own sets, against its float64 reference within its
  *    bound: GQA, chunked prefill, windows, soft-cap, sinks, fp8 caches, BM 64 / 128, BN 32 / 64;
  *    and emulations with a planted bug (no rescale, the loop one key short of the diagonal, a
  *    straddling tile taken as whole, a window one key short, the sink dropped, heads of a row
@@ -194,12 +194,9 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
             float mx = -INFINITY;
             for (int c = 0; c < bn; c++) {
                 const int j = j0 + c;
+                const int jl = j < kv_hi ? j : kv_hi - 1;   /* the kernel's loads reread the last key past kv_hi */
                 float v = 0.0f;
-                if (j < kv_hi) {   /* the kernel's loads read zeros past kv_hi */
-                    float dot = 0.0f;
-                    for (int x = 0; x < d; x++) dot += to_f(fp16, qr[x]) * kv_at(e, a->k_cache, seq, j, kvh, x);
-                    v = dot;
-                }
+                for (int x = 0; x < d; x++) v += to_f(fp16, qr[x]) * kv_at(e, a->k_cache, seq, jl, kvh, x);
                 v *= score_scale;
                 if (capped) v = a->softcap * tanhf(v / a->softcap) * log2e;
                 if (!whole && !(j <= pos && (win <= 0 || pos - j < win))) v = -INFINITY;
@@ -214,8 +211,8 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
                 const float pv = exp2f(s[c] - base);
                 sum += pv;
                 const float p16 = to_f(fp16, from_f(fp16, pv));
-                if (p16 != 0.0f && j0 + c < kv_hi)
-                    for (int x = 0; x < d; x++) o[x] += p16 * kv_at(e, a->v_cache, seq, j0 + c, kvh, x);
+                const int jl = j0 + c < kv_hi ? j0 + c : kv_hi - 1;
+                for (int x = 0; x < d; x++) o[x] += p16 * kv_at(e, a->v_cache, seq, jl, kvh, x);
             }
             l = l * al + sum;
             m = m_new;
