@@ -215,6 +215,62 @@ int kt_attn_problem_of_args(const kt_op *op, const void *args, kt_problem *p, ch
     return KT_OK;
 }
 
+int kt_attn_set_buffers(const kt_problem *p, int tokens, long long q_stride_tok, int num_blocks, int bt_stride,
+                        kt_op_buffer out[KT_OP_MAX_BUFFERS])
+{
+    const long long *x = p->dim;
+    const size_t d = (size_t)x[KT_ATTN_DIM_D], heads = (size_t)(x[KT_ATTN_DIM_G] * x[KT_ATTN_DIM_HKV]);
+    const size_t batch = (size_t)x[KT_ATTN_DIM_BATCH];
+    const size_t cache = (size_t)num_blocks * (size_t)x[KT_ATTN_DIM_BS] * (size_t)x[KT_ATTN_DIM_HKV] * d *
+                         (kt_attn_kv8(p->dtype) ? 1 : 2);
+    out[KT_ATTN_B_Q] = (kt_op_buffer){"q", KT_BUF_IN, (size_t)tokens * (size_t)q_stride_tok * 2};
+    out[KT_ATTN_B_OUT] = (kt_op_buffer){"out", KT_BUF_OUT, (size_t)tokens * heads * d * 2};
+    out[KT_ATTN_B_K] = (kt_op_buffer){"k_cache", KT_BUF_IN, cache};
+    out[KT_ATTN_B_V] = (kt_op_buffer){"v_cache", KT_BUF_IN, cache};
+    out[KT_ATTN_B_BT] = (kt_op_buffer){"block_table", KT_BUF_IN, batch * (size_t)bt_stride * 4};
+    out[KT_ATTN_B_LENS] = (kt_op_buffer){"seq_lens", KT_BUF_IN, batch * 4};
+    out[KT_ATTN_B_QSL] = (kt_op_buffer){"query_start_loc", KT_BUF_IN, (batch + 1) * 4};
+    out[KT_ATTN_B_SINKS] = (kt_op_buffer){"sinks", KT_BUF_IN, heads * 4};
+    return KT_ATTN_B_COUNT;
+}
+
+void kt_attn_set_args(kt_attn_args *a, const kt_problem *p, void *const *buffers, int tokens, int bt_stride,
+                      int max_seq_len, long long q_stride_tok)
+{
+    const long long *x = p->dim;
+    const int d = (int)x[KT_ATTN_DIM_D], hkv = (int)x[KT_ATTN_DIM_HKV], heads = (int)(x[KT_ATTN_DIM_G] * hkv);
+    const int bs = (int)x[KT_ATTN_DIM_BS], kv8 = kt_attn_kv8(p->dtype);
+    memset(a, 0, sizeof *a);
+    a->q = buffers[KT_ATTN_B_Q];
+    a->out = buffers[KT_ATTN_B_OUT];
+    a->k_cache = buffers[KT_ATTN_B_K];
+    a->v_cache = buffers[KT_ATTN_B_V];
+    a->block_table = buffers[KT_ATTN_B_BT];
+    a->seq_lens = buffers[KT_ATTN_B_LENS];
+    a->query_start_loc = buffers[KT_ATTN_B_QSL];
+    a->sinks = x[KT_ATTN_DIM_SINK] ? buffers[KT_ATTN_B_SINKS] : NULL;
+    a->q_stride_tok = q_stride_tok;
+    a->o_stride_tok = (long long)heads * d;
+    a->q_stride_head = a->o_stride_head = d;
+    a->k_stride_block = a->v_stride_block = (long long)bs * hkv * d;
+    a->k_stride_slot = a->v_stride_slot = hkv * d;
+    a->k_stride_head = a->v_stride_head = d;
+    a->bt_stride = bt_stride;
+    a->num_seqs = (int)x[KT_ATTN_DIM_BATCH];
+    a->num_tokens = tokens;
+    a->num_heads = heads;
+    a->num_kv_heads = hkv;
+    a->head_size = d;
+    a->block_size = bs;
+    a->max_query_len = (int)x[KT_ATTN_DIM_ROWS];
+    a->max_seq_len = max_seq_len;
+    a->window = (int)x[KT_ATTN_DIM_WIN];
+    a->scale = (float)(1.0 / sqrt((double)d));
+    a->softcap = (float)x[KT_ATTN_DIM_CAP];
+    a->k_scale = kv8 ? KT_ATTN_VERIFY_K_SCALE : 1.0f;
+    a->v_scale = kv8 ? KT_ATTN_VERIFY_V_SCALE : 1.0f;
+}
+
 void kt_attn_ref_cpu(const kt_problem *p, int bt_stride, long long q_stride_tok, void *const *host, double *ref)
 {
     const int kv8 = kt_attn_kv8(p->dtype);

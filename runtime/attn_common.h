@@ -66,6 +66,19 @@ enum { KT_ATTN_B_Q, KT_ATTN_B_OUT, KT_ATTN_B_K, KT_ATTN_B_V, KT_ATTN_B_BT, KT_AT
 /* kt_attn_check_args (messages prefixed by op's name), then p = the problem the struct describes. */
 int kt_attn_problem_of_args(const kt_op *op, const void *args, kt_problem *p, char *err, size_t errlen);
 
+/* The buffers of a verification set of p, in the order above, for the shape kt_attn_set_args
+ * describes (num_blocks cache blocks); KT_ATTN_B_COUNT. */
+int kt_attn_set_buffers(const kt_problem *p, int tokens, long long q_stride_tok, int num_blocks, int bt_stride,
+                        kt_op_buffer out[KT_OP_MAX_BUFFERS]);
+
+/* The struct of a verification set of p (buffers in the order above): caches of bs-slot blocks
+ * [blocks][bs][hkv][d] (K and V alike), bt bt_stride ints a row, q's tokens q_stride_tok elements
+ * apart (heads x d contiguous at each), out contiguous, tokens query rows in all, max_seq_len the
+ * longest sequence's keys; scale 1/sqrt(d), the verification k/v scales; num_segments 0 and no
+ * partials (bind's to set). */
+void kt_attn_set_args(kt_attn_args *a, const kt_problem *p, void *const *buffers, int tokens, int bt_stride,
+                      int max_seq_len, long long q_stride_tok);
+
 /* The float64 reference over a verification set's host buffers (the order above), the cache's
  * block table bt_stride ints a row, q's tokens q_stride_tok elements apart: what both ops'
  * ref_cpu are. */

@@ -273,13 +273,8 @@ static void attn_block_table(const kt_problem *p, const attn_meta *m, int32_t *b
     free(lens);
 }
 
-static size_t attn_cache_elems(const kt_problem *p, const attn_meta *m)
-{
-    return (size_t)m->num_blocks * (size_t)m->bs * (size_t)DIM(p, HKV) * (size_t)DIM(p, D);
-}
-
 enum { B_Q, B_OUT, B_K, B_V, B_BT, B_LENS, B_QSL, B_SINKS, B_COUNT };
-/* the order attn_common.c's reference and problem_of_args read */
+/* the order attn_common.c's verification sets, reference and problem_of_args use */
 _Static_assert((int)B_SINKS == (int)KT_ATTN_B_SINKS && (int)B_QSL == (int)KT_ATTN_B_QSL && (int)B_BT == (int)KT_ATTN_B_BT, "attn_common.h's buffer order");
 _Static_assert((int)KT_ATTN_D_D == (int)KT_ATTN_DIM_D && (int)KT_ATTN_D_SINK == (int)KT_ATTN_DIM_SINK && (int)KT_ATTN_D_Q == (int)KT_ATTN_DIM_ROWS && (int)KT_ATTN_D_CTX == (int)KT_ATTN_DIM_CTX,
                "attn_common.h's dimension order");
@@ -290,17 +285,7 @@ static long long attn_q_stride(const kt_problem *p) { return (attn_heads(p) + 2 
 static int attn_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
 {
     const attn_meta m = attn_meta_of(p);
-    const size_t qe = (size_t)m.tokens * (size_t)attn_heads(p) * (size_t)DIM(p, D);
-    const size_t esz = kt_attn_kv8(p->dtype) ? 1 : 2;
-    out[B_Q] = (kt_op_buffer){"q", KT_BUF_IN, (size_t)m.tokens * (size_t)attn_q_stride(p) * 2};
-    out[B_OUT] = (kt_op_buffer){"out", KT_BUF_OUT, qe * 2};
-    out[B_K] = (kt_op_buffer){"k_cache", KT_BUF_IN, attn_cache_elems(p, &m) * esz};
-    out[B_V] = (kt_op_buffer){"v_cache", KT_BUF_IN, attn_cache_elems(p, &m) * esz};
-    out[B_BT] = (kt_op_buffer){"block_table", KT_BUF_IN, (size_t)m.batch * m.max_blocks * 4};
-    out[B_LENS] = (kt_op_buffer){"seq_lens", KT_BUF_IN, (size_t)m.batch * 4};
-    out[B_QSL] = (kt_op_buffer){"query_start_loc", KT_BUF_IN, ((size_t)m.batch + 1) * 4};
-    out[B_SINKS] = (kt_op_buffer){"sinks", KT_BUF_IN, (size_t)attn_heads(p) * 4};
-    return B_COUNT;
+    return kt_attn_set_buffers(p, (int)m.tokens, attn_q_stride(p), m.num_blocks, m.max_blocks, out);
 }
 
 static void attn_fill(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng)
@@ -334,40 +319,11 @@ static void attn_fill(const kt_problem *p, int i, void *host, size_t bytes, uint
     }
 }
 
+/* the set's struct: q a fused qkv row a token, the longest sequence the ctx bucket's keys */
 static void attn_args_for(void *args, const kt_problem *p, void *const *buffers)
 {
     const attn_meta m = attn_meta_of(p);
-    kt_attn_args *a = args;
-    memset(a, 0, sizeof *a);
-    const int d = (int)DIM(p, D), hkv = (int)DIM(p, HKV), heads = (int)attn_heads(p);
-    a->q = buffers[B_Q];
-    a->out = buffers[B_OUT];
-    a->k_cache = buffers[B_K];
-    a->v_cache = buffers[B_V];
-    a->block_table = buffers[B_BT];
-    a->seq_lens = buffers[B_LENS];
-    a->query_start_loc = buffers[B_QSL];
-    a->sinks = DIM(p, SINK) ? buffers[B_SINKS] : NULL;
-    a->q_stride_tok = attn_q_stride(p);
-    a->o_stride_tok = (long long)heads * d;
-    a->q_stride_head = a->o_stride_head = d;
-    a->k_stride_block = a->v_stride_block = (long long)m.bs * hkv * d;
-    a->k_stride_slot = a->v_stride_slot = hkv * d;
-    a->k_stride_head = a->v_stride_head = d;
-    a->bt_stride = m.max_blocks;
-    a->num_seqs = m.batch;
-    a->num_tokens = (int)m.tokens;
-    a->num_heads = heads;
-    a->num_kv_heads = hkv;
-    a->head_size = d;
-    a->block_size = m.bs;
-    a->max_query_len = m.q;
-    a->max_seq_len = (int)DIM(p, CTX);
-    a->window = (int)DIM(p, WIN);
-    a->scale = (float)(1.0 / sqrt((double)d));
-    a->softcap = (float)DIM(p, CAP);
-    a->k_scale = kt_attn_kv8(p->dtype) ? KT_ATTN_VERIFY_K_SCALE : 1.0f;
-    a->v_scale = kt_attn_kv8(p->dtype) ? KT_ATTN_VERIFY_V_SCALE : 1.0f;
+    kt_attn_set_args(args, p, buffers, (int)m.tokens, m.max_blocks, (int)DIM(p, CTX), attn_q_stride(p));
 }
 
 static size_t attn_ref_count(const kt_problem *p)

@@ -186,7 +186,7 @@ static prefill_meta prefill_meta_of(const kt_problem *p)
 }
 
 enum { B_Q, B_OUT, B_K, B_V, B_BT, B_LENS, B_QSL, B_SINKS, B_COUNT };
-/* the order attn_common.c's reference and problem_of_args read */
+/* the order attn_common.c's verification sets, reference and problem_of_args use */
 _Static_assert((int)B_SINKS == (int)KT_ATTN_B_SINKS && (int)B_QSL == (int)KT_ATTN_B_QSL && (int)B_BT == (int)KT_ATTN_B_BT, "attn_common.h's buffer order");
 _Static_assert((int)KT_PREFILL_D_D == (int)KT_ATTN_DIM_D && (int)KT_PREFILL_D_SINK == (int)KT_ATTN_DIM_SINK && (int)KT_PREFILL_D_QLEN == (int)KT_ATTN_DIM_ROWS && (int)KT_PREFILL_D_CTX == (int)KT_ATTN_DIM_CTX,
                "attn_common.h's dimension order");
@@ -194,18 +194,7 @@ _Static_assert((int)KT_PREFILL_D_D == (int)KT_ATTN_DIM_D && (int)KT_PREFILL_D_SI
 static int prefill_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
 {
     const prefill_meta m = prefill_meta_of(p);
-    const size_t qe = (size_t)m.tokens * (size_t)prefill_heads(p) * (size_t)DIM(p, D);
-    const size_t ce = (size_t)m.num_blocks * (size_t)m.bs * (size_t)DIM(p, HKV) * (size_t)DIM(p, D);
-    const size_t esz = kt_attn_kv8(p->dtype) ? 1 : 2;
-    out[B_Q] = (kt_op_buffer){"q", KT_BUF_IN, qe * 2};
-    out[B_OUT] = (kt_op_buffer){"out", KT_BUF_OUT, qe * 2};
-    out[B_K] = (kt_op_buffer){"k_cache", KT_BUF_IN, ce * esz};
-    out[B_V] = (kt_op_buffer){"v_cache", KT_BUF_IN, ce * esz};
-    out[B_BT] = (kt_op_buffer){"block_table", KT_BUF_IN, (size_t)m.batch * m.max_blocks * 4};
-    out[B_LENS] = (kt_op_buffer){"seq_lens", KT_BUF_IN, (size_t)m.batch * 4};
-    out[B_QSL] = (kt_op_buffer){"query_start_loc", KT_BUF_IN, ((size_t)m.batch + 1) * 4};
-    out[B_SINKS] = (kt_op_buffer){"sinks", KT_BUF_IN, (size_t)prefill_heads(p) * 4};
-    return B_COUNT;
+    return kt_attn_set_buffers(p, (int)m.tokens, prefill_heads(p) * DIM(p, D), m.num_blocks, m.max_blocks, out);
 }
 
 static void prefill_fill(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng)
@@ -236,40 +225,12 @@ static void prefill_fill(const kt_problem *p, int i, void *host, size_t bytes, u
     }
 }
 
+/* the set's struct: q contiguous, one segment */
 static void prefill_args_for(void *args, const kt_problem *p, void *const *buffers)
 {
     const prefill_meta m = prefill_meta_of(p);
     kt_attn_args *a = args;
-    memset(a, 0, sizeof *a);
-    const int d = (int)DIM(p, D), hkv = (int)DIM(p, HKV), heads = (int)prefill_heads(p);
-    const int kv8 = kt_attn_kv8(p->dtype);
-    a->q = buffers[B_Q];
-    a->out = buffers[B_OUT];
-    a->k_cache = buffers[B_K];
-    a->v_cache = buffers[B_V];
-    a->block_table = buffers[B_BT];
-    a->seq_lens = buffers[B_LENS];
-    a->query_start_loc = buffers[B_QSL];
-    a->sinks = DIM(p, SINK) ? buffers[B_SINKS] : NULL;
-    a->q_stride_tok = a->o_stride_tok = (long long)heads * d;
-    a->q_stride_head = a->o_stride_head = d;
-    a->k_stride_block = a->v_stride_block = (long long)m.bs * hkv * d;
-    a->k_stride_slot = a->v_stride_slot = hkv * d;
-    a->k_stride_head = a->v_stride_head = d;
-    a->bt_stride = m.max_blocks;
-    a->num_seqs = m.batch;
-    a->num_tokens = (int)m.tokens;
-    a->num_heads = heads;
-    a->num_kv_heads = hkv;
-    a->head_size = d;
-    a->block_size = m.bs;
-    a->max_query_len = (int)DIM(p, QLEN);
-    a->max_seq_len = m.max_len;
-    a->window = (int)DIM(p, WIN);
-    a->scale = (float)(1.0 / sqrt((double)d));
-    a->softcap = (float)DIM(p, CAP);
-    a->k_scale = kv8 ? KT_ATTN_VERIFY_K_SCALE : 1.0f;
-    a->v_scale = kv8 ? KT_ATTN_VERIFY_V_SCALE : 1.0f;
+    kt_attn_set_args(a, p, buffers, (int)m.tokens, m.max_blocks, m.max_len, prefill_heads(p) * DIM(p, D));
     a->num_segments = 1;
 }
 
