@@ -5,11 +5,13 @@
 #include "op_gemm.h"
 #include "op_rmsnorm.h"
 #include "op_attn.h"
+#include "op_attn_prefill.h"
 
 static const kt_op *const kt_ops[] = {
     &kt_op_gemm,
     &kt_op_rmsnorm_add,
     &kt_op_attn_decode,
+    &kt_op_attn_prefill,
 };
 #define KT_NOPS ((int)(sizeof kt_ops / sizeof kt_ops[0]))
 

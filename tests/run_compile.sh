@@ -11,6 +11,8 @@
 #    read, the tile counters bumped, the slabs read coherently)
 #  - the fused add + RMSNorm recipe builds every variant on every target, no spills, 16-byte moves
 #  - attn_decode's float64 GPU reference builds for every dtype on every target, no spills
+#  - the paged prefill attention recipe builds on every target (gfx1201 whole, a sample elsewhere),
+#    nothing failed, no ok kernel spilling
 #  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
 #    warp-specialized one has mbarriers, no spills) and nothing, without error, on an AMD target
 # Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
@@ -255,6 +257,21 @@ for t in $TARGETS; do
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0 AND ops = 'reference:attn_decode'
             AND name IN ('kt_attn_ref_bf16', 'kt_attn_ref_fp16', 'kt_attn_ref_bf16_e4m3', 'kt_attn_ref_fp16_e4m3')\")
         echo \"\$n of 4 ok\"; [ \$n = 4 ] || { cat $DIR/attnref-$t.txt; exit 1; }"
+done
+
+# paged prefill attention (op attn_prefill, templates/attn/prefill.lua): the whole recipe on
+# gfx1201, a sample of 16 elsewhere; nothing fails to compile, ok kernels spill nothing (the
+# recipe's register estimate is a filter: variants that spill are excluded by the build, with the
+# reason), and each target has some ok kernels (gfx1201: 11 of 38, sm_90a: 36 of 38 at the
+# [key][d] V staging)
+PRE=templates/attn/prefill.lua
+for t in $TARGETS; do
+    if [ "$t" = gfx1201 ]; then sample=""; want=10; else sample="--sample 16"; want=1; fi
+    check "attn_prefill on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
+        $KT gen --recipe $PRE --target $t --db $DB --quiet $sample > $DIR/pre-$t.txt 2>&1 || { cat $DIR/pre-$t.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_prefill%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
+        f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_prefill%' AND target='$t' AND (status = 'failed' OR (status = 'ok' AND (spills > 0 OR scratch_bytes > 0)))\")
+        echo \"\$n ok, \$f failed or spilling\"; [ \$n -ge $want ] && [ \$f = 0 ]"
 done
 
 echo "compile: $checks checks, $failed failed"

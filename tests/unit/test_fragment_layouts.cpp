@@ -15,16 +15,20 @@
 namespace gfx12 {
 #include "arch/gfx12.h"
 #include "arch/attn_ops.h"     /* its AMD branch: the e4m3 bit placement */
+#include "attn/rows.h"
 }
 namespace gfx11 {
 #include "arch/gfx11.h"
+#include "attn/rows.h"
 }
 namespace cdna {
 #include "arch/cdna.h"
+#include "attn/rows.h"
 }
 namespace sm90 {
 #include "arch/sm90.h"
 #include "arch/attn_ops.h"     /* its NVIDIA branch: ldmatrix .trans addresses */
+#include "attn/rows.h"
 }
 
 #include "kt_test.h"
@@ -424,6 +428,45 @@ static void test_bf16_rounding(void)
     KT_CHECK(bad == 0);
 }
 
+/* attn/rows.h (prefill.hip's in-register row reductions): an element's row class in its lane
+ * (kt_rows_rep) and the butterfly over kt_rows_lane_bit's lanes reach exactly the 16 columns of
+ * its row, each once, and nothing of another row. */
+template <class RowFn, class ColFn, class RepFn, class BitFn>
+static void check_rows(const char *target, int lanes, int elems, RowFn row, ColFn col, RepFn rep, BitFn bit)
+{
+    int mask = 0, bad = 0;
+    for (int b = 1; b < lanes; b *= 2)
+        if (bit(b)) mask |= b;
+    for (int l = 0; l < lanes; l++)
+        for (int i = 0; i < elems; i++) {
+            if (rep(i) > i || row(l, rep(i)) != row(l, i)) bad++;
+            int seen[16] = {}, n = 0;
+            for (int x = 0; x < lanes; x++) {
+                if ((x & ~mask) != 0) continue;          /* lanes l ^ x, x in the span of the bits */
+                for (int e = 0; e < elems; e++) {
+                    if (rep(e) != rep(i)) continue;
+                    if (row(l ^ x, e) != row(l, i)) { bad++; continue; }
+                    seen[col(l ^ x, e)]++;
+                    n++;
+                }
+            }
+            for (int c = 0; c < 16; c++) bad += seen[c] != 1;
+            if (n != 16) bad++;
+        }
+    if (bad) fprintf(stderr, "%s: %d row-class errors (attn/rows.h)\n", target, bad);
+    KT_CHECK(bad == 0);
+}
+
+static void test_rows(void)
+{
+#define ROWS_OF(ns) check_rows(#ns, ns::kt_frag_lanes, ns::kt_acc_elems, ns::kt_acc_row, ns::kt_acc_col, ns::kt_rows_rep, ns::kt_rows_lane_bit)
+    ROWS_OF(gfx12);
+    ROWS_OF(gfx11);
+    ROWS_OF(cdna);
+    ROWS_OF(sm90);
+#undef ROWS_OF
+}
+
 int main(void)
 {
     for (unsigned seed = 1; seed <= 8; seed++) {
@@ -438,6 +481,7 @@ int main(void)
     }
     test_bf16_rounding();
     test_e4m3_f16();
+    test_rows();
 #ifndef HAVE_HOST_REFERENCE
     printf("note: tuner/half_convert.h not found; bf16 checked against the oracle only\n");
 #endif

@@ -1,0 +1,319 @@
+/* op_attn_prefill.c: the paged prefill attention descriptor (op "attn_prefill",
+ * runtime/op_attn_prefill.h): key `attn_prefill <dt> d= g= hkv= bs= win= cap= sink= qlen<= batch<=
+ * ctx<=`, recipe templates/attn/prefill.lua, template templates/attn/prefill.hip, ABI
+ * templates/abi/attn.h. One launch, no workspace (no split-KV in this version). What it shares
+ * with attn_decode (checks, value generators, the float64 reference, the error bound) is in
+ * attn_common.c. No model problems yet (from_model NULL): tune derives none until the serving
+ * path asks for prefill keys. Pure functions: no I/O, no state, no GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "op_attn_prefill.h"
+#include "attn_common.h"
+#include "ktrt.h"                    /* KT_OK, KT_EINVAL */
+#include "../tuner/random_inputs.h"
+
+static const int prefill_qlen_edges[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+static const int prefill_batch_edges[] = {1, 2, 4, 8, 16, 32, 64};
+static const int prefill_ctx_edges[] = {1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+#define NE(a) ((int)(sizeof a / sizeof a[0]))
+
+static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
+    {"d", 0, NULL, 0, 0},
+    {"g", 0, NULL, 0, 0},
+    {"hkv", 0, NULL, 0, 0},
+    {"bs", 0, NULL, 0, 0},
+    {"win", 0, NULL, 0, 1},
+    {"cap", 0, NULL, 0, 1},
+    {"sink", 0, NULL, 0, 1},
+    {"qlen", 1, prefill_qlen_edges, NE(prefill_qlen_edges), 0},
+    {"batch", 1, prefill_batch_edges, NE(prefill_batch_edges), 0},
+    {"ctx", 1, prefill_ctx_edges, NE(prefill_ctx_edges), 0},
+};
+
+static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
+    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1},
+};
+
+#define GRID_Y_MAX 65535LL
+#define GRID_X_MAX 2147483647LL
+#define DIM(p, n) ((p)->dim[KT_PREFILL_D_##n])
+#define PAR(v, n) ((v)->p[KT_PREFILL_P_##n])
+
+static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+static long long prefill_heads(const kt_problem *p) { return DIM(p, G) * DIM(p, HKV); }
+
+/* Blocks a kv head's rows take in the longest sequence (g * qlen rows, BM a block). */
+static long long prefill_row_blocks(const kt_variant *v, const kt_problem *p)
+{
+    return ceil_div(DIM(p, G) * DIM(p, QLEN), PAR(v, BM));
+}
+
+/* ---- geometry ---- */
+
+static const char *prefill_misfit(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len)
+{
+    if (PAR(v, D) != DIM(p, D)) {
+        snprintf(buf, len, "compiled for head size %d, the problem's is d=%lld", PAR(v, D), DIM(p, D));
+        return buf;
+    }
+    if (PAR(v, BM) < 16 || PAR(v, BM) % 16 || PAR(v, BN) < 16 || PAR(v, NW) < 1) {
+        snprintf(buf, len, "bad variant: BM=%d BN=%d NW=%d", PAR(v, BM), PAR(v, BN), PAR(v, NW));
+        return buf;
+    }
+    if (DIM(p, HKV) * prefill_row_blocks(v, p) > GRID_X_MAX || DIM(p, BATCH) > GRID_Y_MAX) {
+        snprintf(buf, len, "hkv=%lld qlen=%lld batch=%lld over the grid limits", DIM(p, HKV), DIM(p, QLEN), DIM(p, BATCH));
+        return buf;
+    }
+    return NULL;
+}
+
+/* grid (kv heads x row blocks of the longest sequence, sequences): see prefill.hip's header */
+static int prefill_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
+                            kt_op_launch out[KT_OP_MAX_LAUNCHES])
+{
+    char buf[160];
+    if (!v || !p || !out || prefill_misfit(v, p, units, buf, sizeof buf)) return 0;
+    memset(out, 0, sizeof *out);
+    out[0].suffix = "";
+    out[0].dims = (kt_launch_dims){{(unsigned)(DIM(p, HKV) * prefill_row_blocks(v, p)), (unsigned)DIM(p, BATCH), 1},
+                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, 0};
+    return 1;
+}
+
+static long long prefill_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i) { return 0; }
+static long long prefill_workspace_poison_bytes(int i, long long bytes) { return 0; }
+static int prefill_needs_workspace(const kt_variant *v) { return 0; }
+static int prefill_split_of(const kt_variant *v) { return -1; }
+
+/* ---- arguments ---- */
+
+static int prefill_problem_of_args(const void *args, kt_problem *p, char *err, size_t errlen)
+{
+    return kt_attn_problem_of_args(&kt_op_attn_prefill, args, p, err, errlen);
+}
+
+/* one segment always: the struct's split fields say so */
+static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
+                         const long long *workspace_bytes)
+{
+    kt_attn_args *a = args;
+    a->num_segments = 1;
+    a->partials = NULL;
+}
+
+/* ---- the law ----
+ * A footprint rule, lexicographically among the candidates compiled for the head size: not most
+ * of a block's rows idle in the longest sequence (g * qlen rows against BM: a 64-row block serves
+ * a short prompt that a 128-row one would half waste); the share of the device's resident block
+ * slots (compute units x occupancy) the blocks fill (kv heads x row blocks x sequences: short
+ * batches want smaller tiles), all of them equal; then the larger BM (each K/V tile read from L2 serves more rows); the most keys
+ * in flight a compute unit (occupancy x BN, decode's rule); more warps; the first candidate. */
+#define PREFILL_LAW_KEYS 5
+
+static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
+{
+    const kt_variant *v = &c->v;
+    const long long rb = prefill_row_blocks(v, p);
+    const long long idle = rb * PAR(v, BM) - DIM(p, G) * DIM(p, QLEN);
+    const long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
+    const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH);
+    int i = 0;
+    key[i++] = -(2 * idle > rb * PAR(v, BM));
+    key[i++] = blocks >= units * occ ? 1000 : blocks * 1000 / (units * occ);   /* resident slots filled, per mille */
+    key[i++] = PAR(v, BM);
+    key[i++] = occ * PAR(v, BN);
+    key[i++] = PAR(v, NW);
+}
+
+static int prefill_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
+{
+    return kt_attn_lex_pick(d, c, n, p, prefill_misfit, prefill_law_key, PREFILL_LAW_KEYS);
+}
+
+/* ---- verification sets ----
+ * batch sequences of mixed lengths (kt_prefill_qlen_of / kt_prefill_seq_len_of: each a cached
+ * prefix and its new tokens, the query lengths varying, rarely a multiple of any tile), blocks
+ * scattered over a cache with spare blocks. The metadata is a function of the problem alone (a
+ * fixed seed); the data (q, K, V, sinks) comes from the caller's rng. */
+#define PREFILL_META_SEED 0x5eedf111ULL
+
+static uint64_t prefill_draw(int i, int salt, long long lo, long long hi)
+{
+    uint64_t s = PREFILL_META_SEED + (uint64_t)i * 0x9E3779B97F4A7C15ull + (uint64_t)salt;
+    return (uint64_t)lo + kt_rand_splitmix64(&s) % (uint64_t)(hi - lo + 1);
+}
+
+int kt_prefill_qlen_of(const kt_problem *p, int i)
+{
+    const long long q = DIM(p, QLEN);
+    if (i == 0) return (int)q;
+    return (int)prefill_draw(i, 1, q / 2 > 1 ? q / 2 : 1, q);
+}
+
+int kt_prefill_seq_len_of(const kt_problem *p, int i)
+{
+    const long long qlen = kt_prefill_qlen_of(p, i), ctx = DIM(p, CTX);
+    const long long top = ctx > qlen ? ctx : qlen;
+    if (i == 0) return (int)top;
+    if (i == 1) return (int)qlen;                        /* a fresh prompt: nothing cached */
+    const long long lo = ctx / 2 > qlen ? ctx / 2 : qlen;
+    return (int)prefill_draw(i, 2, lo, top);
+}
+
+typedef struct prefill_meta {
+    int batch, bs, max_len, max_blocks, num_blocks;
+    long long tokens;
+} prefill_meta;
+
+static prefill_meta prefill_meta_of(const kt_problem *p)
+{
+    prefill_meta m;
+    m.batch = (int)DIM(p, BATCH);
+    m.bs = (int)DIM(p, BS);
+    m.max_len = kt_prefill_seq_len_of(p, 0);
+    m.max_blocks = (int)ceil_div(m.max_len, m.bs);
+    long long blocks = 0;
+    m.tokens = 0;
+    for (int i = 0; i < m.batch; i++) {
+        blocks += ceil_div(kt_prefill_seq_len_of(p, i), m.bs);
+        m.tokens += kt_prefill_qlen_of(p, i);
+    }
+    m.num_blocks = (int)(blocks + blocks / 8 + 1);   /* spare blocks: a table is not the identity */
+    return m;
+}
+
+enum { B_Q, B_OUT, B_K, B_V, B_BT, B_LENS, B_QSL, B_SINKS, B_COUNT };
+/* the order attn_common.c's verification sets, reference and problem_of_args use */
+_Static_assert((int)B_SINKS == (int)KT_ATTN_B_SINKS && (int)B_QSL == (int)KT_ATTN_B_QSL && (int)B_BT == (int)KT_ATTN_B_BT, "attn_common.h's buffer order");
+_Static_assert((int)KT_PREFILL_D_D == (int)KT_ATTN_DIM_D && (int)KT_PREFILL_D_SINK == (int)KT_ATTN_DIM_SINK && (int)KT_PREFILL_D_QLEN == (int)KT_ATTN_DIM_ROWS && (int)KT_PREFILL_D_CTX == (int)KT_ATTN_DIM_CTX,
+               "attn_common.h's dimension order");
+
+static int prefill_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
+{
+    const prefill_meta m = prefill_meta_of(p);
+    return kt_attn_set_buffers(p, (int)m.tokens, prefill_heads(p) * DIM(p, D), m.num_blocks, m.max_blocks, out);
+}
+
+static void prefill_fill(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng)
+{
+    const prefill_meta m = prefill_meta_of(p);
+    int32_t *w = host;
+    switch (i) {
+    case B_Q: kt_attn_fill_values(p->dtype, 0, host, bytes, rng); break;
+    case B_K:
+    case B_V: kt_attn_fill_values(p->dtype, 1, host, bytes, rng); break;
+    case B_LENS:
+        for (int s = 0; s < m.batch; s++) w[s] = kt_prefill_seq_len_of(p, s);
+        break;
+    case B_QSL:
+        w[0] = 0;
+        for (int s = 0; s < m.batch; s++) w[s + 1] = w[s] + kt_prefill_qlen_of(p, s);
+        break;
+    case B_BT: {
+        int32_t *lens = malloc((size_t)m.batch * sizeof *lens);
+        if (!lens) { memset(host, 0xff, bytes); break; }
+        for (int s = 0; s < m.batch; s++) lens[s] = kt_prefill_seq_len_of(p, s);
+        kt_attn_deal_blocks(lens, m.batch, m.bs, m.max_blocks, m.num_blocks, PREFILL_META_SEED ^ 0xb10cULL, host);
+        free(lens);
+        break;
+    }
+    case B_SINKS: kt_attn_fill_sinks(host, bytes / 4, rng); break;
+    default: memset(host, 0, bytes);
+    }
+}
+
+/* the set's struct: q contiguous, one segment */
+static void prefill_args_for(void *args, const kt_problem *p, void *const *buffers)
+{
+    const prefill_meta m = prefill_meta_of(p);
+    kt_attn_args *a = args;
+    kt_attn_set_args(a, p, buffers, (int)m.tokens, m.max_blocks, m.max_len, prefill_heads(p) * DIM(p, D));
+    a->num_segments = 1;
+}
+
+static size_t prefill_ref_count(const kt_problem *p)
+{
+    return (size_t)prefill_meta_of(p).tokens * (size_t)prefill_heads(p) * (size_t)DIM(p, D);
+}
+
+static void prefill_ref_cpu(const kt_problem *p, void *const *host, double *ref)
+{
+    kt_attn_ref_cpu(p, prefill_meta_of(p).max_blocks, (long long)prefill_heads(p) * DIM(p, D), host, ref);
+}
+
+static double prefill_rel_error(const kt_problem *p, void *const *host, const double *ref)
+{
+    return kt_attn_rel_error(p->dtype, host[B_OUT], prefill_ref_count(p), ref);
+}
+
+/* Keys a query token at position pos sees: pos + 1, or the window. */
+static double prefill_seen(long long pos, long long win) { return (double)(win > 0 && win < pos + 1 ? win : pos + 1); }
+
+/* compulsory: every key some row sees, K and V once per kv head, and q and out */
+static double prefill_bytes_moved(const kt_problem *p)
+{
+    const prefill_meta m = prefill_meta_of(p);
+    const long long win = DIM(p, WIN);
+    double keys = 0.0;
+    for (int s = 0; s < m.batch; s++) {
+        const long long len = kt_prefill_seq_len_of(p, s), qlen = kt_prefill_qlen_of(p, s);
+        keys += (double)(win > 0 && win + qlen - 1 < len ? win + qlen - 1 : len);
+    }
+    const double esz = kt_attn_kv8(p->dtype) ? 1.0 : 2.0;
+    return 2.0 * keys * (double)DIM(p, HKV) * (double)DIM(p, D) * esz +
+           2.0 * 2.0 * (double)m.tokens * (double)prefill_heads(p) * (double)DIM(p, D);
+}
+
+/* 4 d flops a (row, visible key): Q K^T and P V, the causal triangle counted exactly */
+static double prefill_flops(const kt_problem *p)
+{
+    const prefill_meta m = prefill_meta_of(p);
+    double pairs = 0.0;
+    for (int s = 0; s < m.batch; s++) {
+        const long long len = kt_prefill_seq_len_of(p, s), qlen = kt_prefill_qlen_of(p, s);
+        for (long long t = 0; t < qlen; t++) pairs += prefill_seen(len - qlen + t, DIM(p, WIN));
+    }
+    return 4.0 * pairs * (double)prefill_heads(p) * (double)DIM(p, D);
+}
+
+const kt_op kt_op_attn_prefill = {
+    .name = "attn_prefill",
+    .summary = "paged causal varlen prefill attention, chunked prefill included (vLLM's NHD cache)",
+    .dtypes = kt_attn_dtypes,
+    .ndtypes = KT_ATTN_NDTYPES,
+    .dims = prefill_dims,
+    .ndims = KT_PREFILL_NDIMS,
+    .decode_edge = 0,   /* every qlen bucket is prefill */
+    .params = prefill_params,
+    .nparams = KT_PREFILL_NPARAMS,
+    .args_size = sizeof(kt_attn_args),
+    .launches = prefill_launches,
+    .misfit = prefill_misfit,
+    .nworkspaces = 0,
+    .workspace_names = NULL,
+    .workspace_bytes = prefill_workspace_bytes,
+    .workspace_poison_bytes = prefill_workspace_poison_bytes,
+    .needs_workspace = prefill_needs_workspace,
+    .split_of = prefill_split_of,
+    .problem_of_args = prefill_problem_of_args,
+    .bind = prefill_bind,
+    .law_pick = prefill_law_pick,
+    .prune = NULL,
+    .buffers = prefill_buffers,
+    .fill = prefill_fill,
+    .args_for = prefill_args_for,
+    .ref_count = prefill_ref_count,
+    .ref_cpu = prefill_ref_cpu,
+    .ref_gpu_name = NULL,
+    .ref_gpu_launch = NULL,
+    .rel_error = prefill_rel_error,
+    .error_bound = kt_attn_error_bound,
+    .bytes_moved = prefill_bytes_moved,
+    .flops = prefill_flops,
+    /* prefill is compute-bound and its q was just written: timed warm */
+    .cold_decode = 0,
+    .from_model = NULL,
+};
