@@ -19,6 +19,8 @@
 #          dtype, windows, soft-cap, sinks, q > 1, block sizes 16 and 64; attn-check.log) and the
 #          issue's timing grid against torch SDPA's cuDNN and flash backends (attn.log, numbers in
 #          bench_attn-<geometry>.tsv)
+#   prefill attn_prefill: ./tune over tests/device/attn_prefill_shapes.json (verified against the
+#          float64 CPU reference, then timed; prefill-sweep.log, budget KT_PREFILL_MIN)
 # DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
@@ -33,7 +35,7 @@ ROOT=$(pwd)
 RES=${OUT:-out/device/results}
 mkdir -p "$RES" || exit 1
 DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
-STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn}
+STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn,prefill}
 # pack.sh's database may travel compressed (the device tool carries 64 MiB)
 if [ ! -f "$DB" ] && [ -f "$DB.gz" ]; then
     gunzip -k "$DB.gz" || exit 1
@@ -161,15 +163,23 @@ run_attn_bench() {
     done
     return $rc
 }
+# attn_prefill: a sweep over tests/device/attn_prefill_shapes.json, which verifies every candidate
+# against the float64 CPU reference at those shapes before it times them
+run_attn_prefill() {
+    need "$DB" "no database to tune into" || return 1
+    ./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db "$DB" --no-build --resume --only attn_prefill \
+        --shapes tests/device/attn_prefill_shapes.json --budget-min "${KT_PREFILL_MIN:-2}"
+}
 # "attn" is the three in turn; each can be asked for alone
 case ",$STEPS," in *",attn,"*) STEPS="$STEPS,attnsweep,attncheck,attnbench" ;; esac
 step attnsweep attn-sweep.log run_attn_sweep
 step attncheck attn-check.log run_attn_check
 step attnbench attn.log run_attn_bench
+step prefill prefill-sweep.log run_attn_prefill
 
 # The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
 case ",$STEPS," in
-    *",sweep,"*)
+    *",sweep,"*|*",attnsweep,"*|*",prefill,"*)
         if [ -n "${OUT:-}" ] && [ "${KT_RETURN_DB:-1}" != 0 ] && [ -f "$DB" ]; then
             sh tests/device/return_db.sh "$DB" "$RES" || echo "run_all: the database was not returned"
         fi ;;
