@@ -183,13 +183,19 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 /* ---- the law ----
  * The kernel is a stream of K and V whose latency the next tile's loads, in registers, hide: what
  * fills the memory pipe is the KV bytes in flight a compute unit, resident blocks (its ELF
- * resources: kt_variant.occupancy) x keys a tile. Among the candidates compiled for the head
- * size, lexicographically: the most keys in flight a compute unit (occupancy x BN); the fewest
- * row blocks (a kv head's rows in one block: K and V read once), then the fewest idle rows; more
- * warps; a segment ceiling the law's count does not hit, then the smaller (less scratch); the
- * first candidate. (The first run's rule, 4 warps and the KV tile nearest 32 at d256, had a
- * median regret of +12.8% over 59 swept keys on the H200: bench/NOTES.md.) */
+ * resources: kt_variant.occupancy) x keys a tile. What else matters depends on how long a block
+ * streams: a segment of at least ATTN_LAW_STREAM_TILES KV tiles (at the candidate's own segment
+ * count) is bandwidth-bound, so K and V are best read once (the fewest row blocks) by the 4-warp
+ * form that keeps Q and P in registers (fewer warps); a shorter one is bound by the block's fixed
+ * costs (Q, the first loads, the partials), which smaller M tiles (more blocks) and more warps
+ * finish sooner. Among the candidates compiled for the head size, lexicographically: the most
+ * keys in flight a compute unit (occupancy x BN); then, streaming, the fewest row blocks, else the
+ * smallest M tile; the fewest idle rows; fewer warps streaming, more otherwise; a segment ceiling
+ * the law's count does not hit, then the smaller (less scratch); the first candidate.
+ * Fitted on the H200's sweep of the rebuilt kernel (145 keys, every fitting candidate timed):
+ * pooled regret +0.9%, the first rule's +12.3% (bench/NOTES.md). */
 #define ATTN_LAW_KEYS 6
+#define ATTN_LAW_STREAM_TILES 8
 
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
 {
@@ -201,11 +207,12 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const int units = d && d->compute_units > 0 ? d->compute_units : 1;
     const int hits = attn_segments(&unclamped, p, units) > PAR(v, SEGMAX);
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    const int streams = attn_visible(p) >= attn_segments(v, p, units) * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     int i = 0;
     key[i++] = occ * PAR(v, BN);
-    key[i++] = -rb;
+    key[i++] = streams ? -rb : -PAR(v, MT);
     key[i++] = -idle;
-    key[i++] = PAR(v, NW);
+    key[i++] = streams ? -PAR(v, NW) : PAR(v, NW);
     key[i++] = -hits;
     key[i++] = -PAR(v, SEGMAX);
 }

@@ -418,7 +418,8 @@ static void test_law_pick(void)
     p.dim[KT_ATTN_D_D] = 96;
     KT_CHECK(op->law_pick(&d, c, 6, &p) == -1);
     /* keys in flight a compute unit first: BN 64 at 2 blocks (128) over BN 16 at 4 (64), even with
-     * two row blocks; equal in flight, one row block wins */
+     * two row blocks; equal in flight, the smaller M tile while segments are short (4K keys over
+     * 16-64 segments: under 8 tiles each), one row block once they stream (128K keys) */
     kt_candidate e[3];
     memset(e, 0, sizeof e);
     e[0].v = var(128, 2, 16, 8, 256, 4);
@@ -426,7 +427,19 @@ static void test_law_pick(void)
     e[2].v = var(128, 2, 32, 8, 256, 4);
     kt_problem r = prob(DT_BF16, 128, 4, 2, 16, 0, 0, 0, 8, 4, 4096);   /* 32 rows */
     KT_CHECK(op->law_pick(&d, e, 2, &r) == 1);
+    KT_CHECK(op->law_pick(&d, e, 3, &r) == 1);
+    r.dim[KT_ATTN_D_CTX] = 131072;
     KT_CHECK(op->law_pick(&d, e, 3, &r) == 2);
+    /* warps: more while short, fewer once streaming (the 4-warp form keeps Q and P in registers) */
+    kt_candidate w[2];
+    memset(w, 0, sizeof w);
+    w[0].v = var(256, 1, 32, 8, 128, 2);
+    w[1].v = var(256, 1, 32, 4, 128, 2);
+    kt_problem s = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 1, 4096);
+    KT_CHECK(op->law_pick(&d, w, 2, &s) == 0);
+    s.dim[KT_ATTN_D_BATCH] = 32;
+    s.dim[KT_ATTN_D_CTX] = 32768;
+    KT_CHECK(op->law_pick(&d, w, 2, &s) == 1);
 }
 
 /* ---- the GPU reference, emulated ---- */
