@@ -43,7 +43,9 @@ static const char *const attn_workspaces[] = {"split-KV partials"};
 /* The segment law's one empirical constant (the seed's MIN_TPS): a segment covers at least this
  * many KV tiles, below which its partials and the reduce cost more than the parallelism buys. */
 #define ATTN_LAW_MIN_TILES 2
-#define ATTN_REDUCE_THREADS 64
+/* decode.hip's reduce: block (row, 32-column slice) of 8 segment lanes x 32 columns */
+#define ATTN_REDUCE_THREADS 256
+#define ATTN_REDUCE_COLS 32
 #define GRID_YZ_MAX 65535LL
 #define GRID_X_MAX 2147483647LL
 
@@ -141,7 +143,8 @@ static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size
                                    {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, 0};
     if (segs <= 1) return 1;
     out[1].suffix = "_reduce";
-    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p)), 1, 1}, {ATTN_REDUCE_THREADS, 1, 1}, 0};
+    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p)), (unsigned)ceil_div(DIM(p, D), ATTN_REDUCE_COLS), 1},
+                                   {ATTN_REDUCE_THREADS, 1, 1}, 0};
     return 2;
 }
 

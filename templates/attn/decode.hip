@@ -445,15 +445,18 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     }
 }
 
-/* The split-KV merge: one block per (token, query head), cooperative. The seed's lesson: a reduce
- * whose every thread walks the whole segment list, a dependent L2 round trip a segment, cost more
- * than the attention itself at batch 1 (the first H200 run: ~30 us of 34 at 64 segments). Here
- * the threads share the segments: each reads its segments' (m, l) at once, the block takes the
- * maximum and the weights w_s = 2^(m_s - M) once (into LDS) and L = sum l_s w_s, then every thread
- * sums its columns over the segments in four independent chains. The order of every sum is fixed
- * by the segment count, so the result is deterministic. m is in log2 units (the main kernel's). */
-constexpr int kReduceThreads = 64;
-constexpr int kReduceCols = (kD + kReduceThreads - 1) / kReduceThreads;
+/* The split-KV merge. The seed's lesson, twice over: the reduce is what batch 1 pays for. A reduce
+ * whose every thread walks the whole segment list cost ~30 us of 34 at 64 segments (first H200
+ * run); one block a (token, head) row whose threads share the segments still left 6 blocks on
+ * the device at 6/1/256 batch 1, each walking 128-256 segments of 256 columns (ncu: 113 us of
+ * the 134, the main kernel 21). Now block (x, y) = (row, 32-column slice): every block takes the
+ * segments' maximum and weights w_s = 2^(m_s - M) into LDS and L = sum l_s w_s (each block the
+ * same, in the same order), then its 8 segment lanes x 32 columns sum their segments' columns in
+ * four independent chains, and the lanes' sums meet in LDS in a fixed order. Deterministic for a
+ * given segment count. m is in log2 units (the main kernel's). */
+constexpr int kReduceCols = 32;
+constexpr int kReduceLanes = 8;
+constexpr int kReduceThreads = kReduceCols * kReduceLanes;
 constexpr int kReduceWaves = kReduceThreads / KT_WAVE > 0 ? kReduceThreads / KT_WAVE : 1;
 
 /* max (op 0) or sum (op 1) over the block; every thread gets the result */
@@ -479,6 +482,7 @@ KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
 {
     KT_SHARED float w[KT_SEGMAX];
     KT_SHARED float scratch[kReduceWaves];
+    KT_SHARED float lanes[kReduceLanes][kReduceCols];
     const int tid = kt_thread_id();
     const long long row = kt_block_id_x();            /* token * num_heads + head */
     /* uniform over the block: one segment wrote out itself; bind never gives more than SEGMAX */
@@ -504,18 +508,19 @@ KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
     }
     l = kt_block_reduce<1>(l, scratch, tid) + (a.sinks ? kt_exp2(sink - mx) : 0.0f);
     kt_barrier();   /* the weights */
+    const int c = tid % kReduceCols, lane_s = tid / kReduceCols;
+    const int d = kt_block_id_y() * kReduceCols + c;
+    float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (d < kD) {
+        int sg = lane_s, u = 0;
+        for (; sg < nseg; sg += kReduceLanes, u = (u + 1) & 3) part[u] += acc[(long long)sg * kD + d] * w[sg];
+    }
+    lanes[lane_s][c] = (part[0] + part[1]) + (part[2] + part[3]);
+    kt_barrier();
+    if (lane_s == 0 && d < kD) {
+        float sum = 0.0f;
 #pragma unroll
-    for (int c = 0; c < kReduceCols; c++) {
-        const int d = tid + c * kReduceThreads;
-        if (d >= kD) continue;
-        float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        int sg = 0;
-        for (; sg + 4 <= nseg; sg += 4) {
-#pragma unroll
-            for (int u = 0; u < 4; u++) part[u] += acc[(long long)(sg + u) * kD + d] * w[sg + u];
-        }
-        for (; sg < nseg; sg++) part[0] += acc[(long long)sg * kD + d] * w[sg];
-        const float sum = (part[0] + part[1]) + (part[2] + part[3]);
+        for (int i = 0; i < kReduceLanes; i++) sum += lanes[i][c];
         const kt_elem out = kt_from_float<kt_elem>(l > 0.0f ? sum / l : 0.0f);
         ((unsigned short *)a.out)[tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
     }

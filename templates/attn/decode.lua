@@ -50,10 +50,10 @@ return {
     local otiles = p.MT * div(p.D, 16)
     if otiles % p.NW ~= 0 then return false, "output tiles do not split over the warps" end
     if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
-    -- segment ceilings: 256 below d256 (the seed's argmin at d128 batch 1 deep); from d256 on the
-    -- seed's 128 (s256 never won there on RDNA) and 256, since on the H200 batch 1 at 6/1/256 ran
-    -- at the 128 ceiling with 128 blocks on 132 SMs, each streaming one or two tiles
-    if p.D < 256 and p.SEGMAX ~= 256 then return false, "not this head size's segment ceiling" end
+    -- the seed's measured ceiling per head size: 256 segments below d256, 128 from d256 on (s256
+    -- never won at d256 on RDNA; on the H200, 6/1/256 batch 1 32K took 68 us at 256 segments
+    -- against 47 at 128, the reduce's cost)
+    if p.SEGMAX ~= (p.D >= 256 and 128 or 256) then return false, "not this head size's segment ceiling" end
     -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave), the K and V chunks in
     -- flight (4 words each) and their pages and slots (two sets around the V issue), plus the
     -- fragments, softmax columns and addresses (REGS_BASE, read off the ELF counts)
