@@ -34,9 +34,10 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
     {"ctx", 1, attn_ctx_edges, NE(attn_ctx_edges), 0},
 };
 
-/* Every axis is required but SEGMAX (no axis: no split). */
+/* Every axis is required but SEGMAX (no axis: no split) and RE (no axis: Q and P fragments are
+ * read from LDS every tile). */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
-    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1},
+    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -193,11 +194,12 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * costs (Q, the first loads, the partials), which smaller M tiles (more blocks) and more warps
  * finish sooner. Among the candidates compiled for the head size, lexicographically: the most
  * keys in flight a compute unit (occupancy x BN); then, streaming, the fewest row blocks, else the
- * smallest M tile; the fewest idle rows; fewer warps streaming, more otherwise; a segment ceiling
+ * smallest M tile; the fewest idle rows; fewer warps streaming, more otherwise; Q and P kept in
+ * registers (RE) where that costs no residency (occupancy decided first); a segment ceiling
  * the law's count does not hit, then the smaller (less scratch); the first candidate.
  * Fitted on the H200's sweep of the rebuilt kernel (145 keys, every fitting candidate timed):
  * pooled regret +0.9%, the first rule's +12.3% (bench/NOTES.md). */
-#define ATTN_LAW_KEYS 6
+#define ATTN_LAW_KEYS 7
 #define ATTN_LAW_STREAM_TILES 8
 
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
@@ -216,6 +218,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = streams ? -rb : -PAR(v, MT);
     key[i++] = -idle;
     key[i++] = streams ? -PAR(v, NW) : PAR(v, NW);
+    key[i++] = PAR(v, RE);   /* at equal residency, fewer LDS reads */
     key[i++] = -hits;
     key[i++] = -PAR(v, SEGMAX);
 }

@@ -7,7 +7,8 @@
  *   BN      keys a KV tile holds,
  *   NW      warps (waves) of the block,
  *   SEGMAX  the most split-KV segments a launch may be given (the runtime's scratch ceiling;
- *           the code does not depend on it).
+ *           the code does not depend on it),
+ *   RE      1: Q's and P's fragments kept in registers across a tile's steps (kReuse below).
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): a kv head's g * q rows take
  * ceil(g * q / (16 * MT)) blocks (one when they fit; each block then reads the head's K and V,
@@ -82,12 +83,12 @@ constexpr int kKSteps = kD / 16 / kKSplit;
 constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns */
 /* LDS bandwidth is what the first rebuilt kernel ran out of (ncu, d256 BN32 8 warps: L1/shared
  * pipe 78% busy, short scoreboard the main stall), so operands a warp reuses can stay in
- * registers: its Q fragments when it owns one score tile's d range throughout (kQRegs), and P's
- * fragments across its output tiles of one M tile (kOPerMt of them in a row: warp + i * NW stays
- * in an M tile for that many i). Only at 128 threads or fewer: at 256 the extra 16-24 registers
- * cross 128 a thread and cost the second resident block (sm_90a: 125 -> 138), which the loads in
- * flight need more; the sweep weighs the two through the NW axis. */
-constexpr bool kReuse = kThreads <= 128;
+ * registers (RE 1): its Q fragments when it owns one score tile's d range throughout (kQRegs),
+ * and P's fragments across its output tiles of one M tile (kOPerMt of them in a row: warp + i *
+ * NW stays in an M tile for that many i). It is an axis because the registers can cost a
+ * resident block (sm_90a, d256 MT1 BN32 8 warps: 125 -> 138, one block an SM instead of two),
+ * which the loads in flight need more, or nothing (MT2 at 8 warps is at one block either way). */
+constexpr bool kReuse = KT_RE != 0;
 constexpr bool kQRegs = kReuse && kSTiles * kKSplit <= KT_NW && kKSteps <= 8;
 constexpr int kOPerMt = kReuse && (kD / 16) % KT_NW == 0 ? (kD / 16) / KT_NW : 1;
 /* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */

@@ -2,7 +2,8 @@
 -- verify with split-KV (op attn_decode, ABI templates/abi/attn.h, descriptor runtime/op_attn.c).
 -- Axes as the template reads them: D head size, MT 16-row M tiles a block (the GQA group's heads
 -- times the query rows; more rows take more blocks), BN keys a KV tile, NW warps, SEGMAX the most
--- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count). Two
+-- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count), RE 1
+-- to keep Q's and P's fragments in registers (offered at 8 warps, always at 128 threads). Two
 -- warps a block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes).
 
 local function div(a, b) return math.floor(a / b) end
@@ -33,6 +34,7 @@ return {
     { "BN", { 16, 32, 64 } },
     { "NW", { 4, 8 } },
     { "SEGMAX", { 128, 256 } },
+    { "RE", { 0, 1 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
@@ -54,11 +56,13 @@ return {
     -- never won at d256 on RDNA; on the H200, 6/1/256 batch 1 32K took 68 us at 256 segments
     -- against 47 at 128, the reduce's cost)
     if p.SEGMAX ~= (p.D >= 256 and 128 or 256) then return false, "not this head size's segment ceiling" end
+    -- at 128 threads or fewer the registers are there (the H200's 4-warp winners all kept them)
+    if p.RE == 0 and threads <= 128 then return false, "128 threads keep Q and P in registers" end
     -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave), the K and V chunks in
     -- flight (4 words each) and their pages and slots (two sets around the V issue), plus the
     -- fragments, softmax columns and addresses (REGS_BASE, read off the ELF counts)
     local acc = div(otiles, p.NW) * div(256, t.wave_size)
-    local regs = acc + 8 * keys + 4 * keys + REGS_BASE
+    local regs = acc + 8 * keys + 4 * keys + REGS_BASE + (p.RE == 1 and 16 or 0)
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's" end
