@@ -57,6 +57,7 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_ATTN_MODEL",        "models/qwen3-next-80b-a3b", "device run_all.sh: the model whose attention problems are swept"},
     {"KT_ATTN_SHAPES_MIN",   "3",                    "device run_all.sh: minutes of the sweep of tests/device/attn_shapes.json"},
     {"KT_ATTN_TP",           "4",                    "device run_all.sh: the tensor-parallel size of that sweep"},
+    {"KT_PREFILL_ARGS",      "(the issue's grid)",   "device run_all.sh: bench_prefill.py's arguments"},
     {"KT_PREFILL_MIN",       "2",                    "device run_all.sh: minutes of the attn_prefill sweep"},
     {"KT_RETURN_DB",         "1",                    "device run_all.sh: `0` does not copy the database back"},
     {"KT_RETURN_LIMIT",      "16777216",             "device return_db.sh: largest database copied back (bytes)"},

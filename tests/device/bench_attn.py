@@ -168,15 +168,15 @@ class Ktrt:
         if rc != KT_OK:
             raise RuntimeError("ktrt_open: rc %d: %s" % (rc, self.err.value.decode(errors="replace")))
 
-    def choose(self, dtype, args):
+    def choose(self, dtype, args, op="attn_decode"):
         ch = KtrtChoice()
-        rc = self.lib.ktrt_choose(self.rt, b"attn_decode", dtype.encode(), ctypes.byref(args), ctypes.sizeof(args),
+        rc = self.lib.ktrt_choose(self.rt, op.encode(), dtype.encode(), ctypes.byref(args), ctypes.sizeof(args),
                                   ctypes.byref(ch), self.err, len(self.err))
         return rc, ch, self.err.value.decode(errors="replace")
 
-    def run(self, dtype, args, choice=None):
+    def run(self, dtype, args, choice=None, op="attn_decode"):
         stream = torch.cuda.current_stream().cuda_stream
-        rc = self.lib.ktrt_run(self.rt, b"attn_decode", dtype.encode(), ctypes.byref(args), ctypes.sizeof(args),
+        rc = self.lib.ktrt_run(self.rt, op.encode(), dtype.encode(), ctypes.byref(args), ctypes.sizeof(args),
                                ctypes.c_void_p(stream), ctypes.byref(choice) if choice is not None else None,
                                self.err, len(self.err))
         if rc != KT_OK:

@@ -21,6 +21,9 @@
 #          bench_attn-<geometry>.tsv)
 #   prefill attn_prefill: ./tune over tests/device/attn_prefill_shapes.json (verified against the
 #          float64 CPU reference, then timed; prefill-sweep.log, budget KT_PREFILL_MIN)
+#   prefillbench tests/device/bench_prefill.py: the prefill grid (4 geometries, 4K and 32K
+#          tokens) against SDPA's cuDNN and flash in TFLOP/s (prefill.log, bench_prefill.tsv;
+#          KT_PREFILL_ARGS replaces its arguments)
 # DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
@@ -35,7 +38,7 @@ ROOT=$(pwd)
 RES=${OUT:-out/device/results}
 mkdir -p "$RES" || exit 1
 DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
-STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn,prefill}
+STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn,prefill,prefillbench}
 # pack.sh's database may travel compressed (the device tool carries 64 MiB)
 if [ ! -f "$DB" ] && [ -f "$DB.gz" ]; then
     gunzip -k "$DB.gz" || exit 1
@@ -176,6 +179,11 @@ step attnsweep attn-sweep.log run_attn_sweep
 step attncheck attn-check.log run_attn_check
 step attnbench attn.log run_attn_bench
 step prefill prefill-sweep.log run_attn_prefill
+run_prefill_bench() {
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_prefill.py --db "$DB" ${KT_PREFILL_ARGS:-}
+}
+step prefillbench prefill.log run_prefill_bench
 
 # The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
 case ",$STEPS," in
