@@ -39,26 +39,7 @@
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
 
-#define KT_CAT_(a, b) a##b
-#define KT_CAT(a, b) KT_CAT_(a, b)
-#define KT_NAME(suffix) KT_CAT(KT_KERNEL_NAME, suffix)
-
-/* dtype: q/out element type, and the cache's element (the same, or fp8 e4m3) */
-#define KT_ELEM_bf16 kt_bf16
-#define KT_ELEM_fp16 kt_f16
-#define KT_ELEM_bf16_e4m3 kt_bf16
-#define KT_ELEM_fp16_e4m3 kt_f16
-#define KT_KV8_bf16 0
-#define KT_KV8_fp16 0
-#define KT_KV8_bf16_e4m3 1
-#define KT_KV8_fp16_e4m3 1
-typedef KT_CAT(KT_ELEM_, KT_DTYPE) kt_elem;
-#define KT_KV8 KT_CAT(KT_KV8_, KT_DTYPE)
-#define KT_ELEM_IS_BF16_bf16 1
-#define KT_ELEM_IS_BF16_fp16 0
-#define KT_ELEM_IS_BF16_bf16_e4m3 1
-#define KT_ELEM_IS_BF16_fp16_e4m3 0
-#define KT_ELEM_IS_BF16 KT_CAT(KT_ELEM_IS_BF16_, KT_DTYPE)
+#include "attn/dtype.h"
 
 namespace {
 
@@ -68,6 +49,7 @@ constexpr int kBN = KT_BN;
 constexpr int kThreads = KT_NW * KT_WAVE;
 constexpr int kPad = 8;                              /* 16 bytes: aligned rows, staggered banks */
 constexpr int kLdQ = kD + kPad;                      /* pitch of Q, K and V rows in LDS (elements) */
+constexpr int kLdK = kLdQ;                           /* the [key][d] tile's (attn/kv.h) */
 constexpr int kLdP = kBN + kPad;                     /* pitch of P */
 constexpr int kLdS = kBN + 1;                        /* pitch of the fp32 partial scores */
 /* Cache elements one 16-byte load brings: 8 16-bit elements, or 16 fp8 ones. */
@@ -96,48 +78,13 @@ constexpr int kTprWant = kThreads / kM < 1 ? 1 : kThreads / kM;
 constexpr int kTpr = kTprWant > KT_WAVE ? KT_WAVE : (kTprWant > kBN ? kBN : kTprWant);
 constexpr int kRowsPass = kThreads / kTpr;
 constexpr int kCpt = kBN / kTpr;
-constexpr float kLog2e = 1.4426950408889634f;
-
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
 static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0, "whole keys a thread, the tile in whole passes");
 static_assert((kKSplit & (kKSplit - 1)) == 0 && kKSteps * kKSplit == kD / 16, "the d range splits evenly");
 static_assert(kOTiles >= 1 && kOTiles * KT_NW == KT_MT * (kD / 16), "output tiles split evenly over the warps");
 static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt * kTpr == kBN, "a power-of-two thread group a row");
 
-KT_DEV float kt_neg_inf(void)
-{
-    union { unsigned u; float f; } x = {0xff800000u};
-    return x.f;
-}
-
-KT_DEV unsigned kt_float_bits(float f)
-{
-    union { float f; unsigned u; } x;
-    x.f = f;
-    return x.u;
-}
-
-/* tanh from 2^x (no libm on every target): 1 - 2 / (e^{2x} + 1), odd; |error| ~1e-7. */
-KT_DEV float kt_tanh(float x)
-{
-    const float a = x < 0.0f ? -x : x;
-    const float t = 1.0f - 2.0f / (kt_exp2(2.0f * kLog2e * a) + 1.0f);
-    return x < 0.0f ? -t : t;
-}
-
-/* Two e4m3 cache bytes (the low 16 bits of x) as two elements of the element type in one word;
- * f16 -> bf16 is exact here (3 mantissa bits), so the top half of the float is the bf16. */
-KT_DEV unsigned kt_kv8_pair(unsigned x)
-{
-    const unsigned h = kt_e4m3x2_to_f16x2(x);
-#if KT_ELEM_IS_BF16
-    const unsigned lo = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h & 0xffffu)})) >> 16;
-    const unsigned hi = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h >> 16)})) & 0xffff0000u;
-    return lo | hi;
-#else
-    return h;
-#endif
-}
+#include "attn/kv.h"
 
 /* The per-block facts every phase reads. */
 struct kt_seq {
@@ -146,58 +93,6 @@ struct kt_seq {
     int kvh;
     int row0;                    /* the block's first row of the kv head's g * qlen rows */
 };
-
-/* Where a thread's keys of a tile live: key kr + i * kKeysPass of the tile sits in physical block
- * page[i], slot slot[i]. A key past the segment's end reads the segment's last key instead: its
- * score is masked and its P is 0, and a real key's values are finite, so it adds nothing, and the
- * loads stay unconditional (on AMD a branch around a load makes the compiler wait for every load
- * in flight). key / block_size is a multiply-high by ceil(2^32 / block_size): exact while key *
- * block_size < 2^32, which op_attn.c's argument check holds (max_seq_len * block_size). */
-struct kt_pages { int page[kChunks], slot[kChunks]; };
-
-KT_DEV void kt_find_pages(kt_pages &p, const int *bt, int bs, unsigned magic, int j0, int kr, int kv_hi)
-{
-#pragma unroll
-    for (int i = 0; i < kChunks; i++) {
-        const int want = j0 + kr + i * kKeysPass;
-        const int key = want < kv_hi ? want : kv_hi - 1;
-        const int blk = (int)(((unsigned long long)(unsigned)key * magic) >> 32);
-        p.page[i] = bt[blk];
-        p.slot[i] = key - blk * bs;
-    }
-}
-
-/* The 16-byte loads of one cache (K or V) for a thread's keys; base already points at the
- * thread's kv head and column. */
-KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_pages &p, long long stride_block, int stride_slot)
-{
-    constexpr long long kEsz = KT_KV8 ? 1 : 2;
-#pragma unroll
-    for (int i = 0; i < kChunks; i++)
-        r[i] = kt_ldg16_stream(base + ((long long)p.page[i] * stride_block + (long long)p.slot[i] * stride_slot) * kEsz);
-}
-
-/* A thread's chunks into the [key][d] tile (pitch kLdQ), as the element type. */
-KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr, int col)
-{
-#pragma unroll
-    for (int i = 0; i < kChunks; i++) {
-        unsigned short *dst = kv + (kr + i * kKeysPass) * kLdQ + col;
-#if KT_KV8
-        unsigned w[8];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const unsigned x = kt_v16_word(r[i], j);
-            w[2 * j] = kt_kv8_pair(x & 0xffffu);
-            w[2 * j + 1] = kt_kv8_pair(x >> 16);
-        }
-        kt_sts16(dst, kt_v16_make(w[0], w[1], w[2], w[3]));
-        kt_sts16(dst + 8, kt_v16_make(w[4], w[5], w[6], w[7]));
-#else
-        kt_sts16(dst, r[i]);
-#endif
-    }
-}
 
 struct alignas(16) kt_smem {
     unsigned short q[kM * kLdQ];
@@ -285,14 +180,14 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
     const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
-    const unsigned magic = (unsigned)((0x100000000ull + (unsigned)a.block_size - 1) / (unsigned)a.block_size);
+    const unsigned magic = kt_block_magic(a.block_size);
 
     kt_v16 kr_[kChunks], vr_[kChunks];
     kt_pages pages;   /* of the tile whose loads are issued next */
     if (s.kv_lo < s.kv_hi) {
         kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
-        kt_issue(kr_, kbase, pages, a.k_stride_block, a.k_stride_slot);
-        kt_issue(vr_, vbase, pages, a.v_stride_block, a.v_stride_slot);
+        kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+        kt_issue(vr_, vbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
         kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
     }
     for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
@@ -300,7 +195,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
          * last key): no branch around them, which on AMD would wait for every load in flight. */
         kt_barrier();                 /* the previous tile's P V is done with the buffer and P */
         kt_store_rows(sm.kv, kr_, kr, col);
-        kt_issue(kr_, kbase, pages, a.k_stride_block, a.k_stride_slot);
+        kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
         kt_barrier();
 
         /* 1. partial scores: tile t % kSTiles over d range t / kSTiles */
@@ -336,7 +231,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         {
             kt_pages after;
             kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
-            kt_issue(vr_, vbase, pages, a.v_stride_block, a.v_stride_slot);
+            kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
             pages = after;
         }
         /* the online softmax; threads past the last row (kTpr clipped to the tile or the wave)

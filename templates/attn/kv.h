@@ -4,13 +4,10 @@
  * KT_ELEM_IS_BF16 (attn/dtype.h) and the constants kD (head size), kBN (keys a tile), kChunkElems
  * (cache elements a 16-byte load: 8, or 16 for fp8), kKeysPass (keys the block loads in one pass:
  * kThreads / (kD / kChunkElems)), kChunks (keys a thread loads a tile) and kLdK (pitch of the
- * [key][d] tile); the template includes arch/attn_ops.h (kt_e4m3x2_to_f16x2) at file scope. The
- * arithmetic and the load scheme are decode.hip's, but for one register: a key's page is held
- * from its lookup to its loads, its slot recomputed at each load (prefill holds Q, S and O across
- * the loop, so registers are its tighter budget; on gfx1201 this kept one more variant free of
- * spills). decode.hip keeps its own copy, since moving it here changes decode's source closure
- * and so its compiled kernels, which its next H200 sweep should do deliberately, not a prefill
- * commit. */
+ * [key][d] tile); the template includes arch/attn_ops.h (kt_e4m3x2_to_f16x2, kt_ldg16_stream) at
+ * file scope. decode.hip and prefill.hip both stream through these: a key's page is held from its
+ * lookup to its loads, its slot recomputed at each load (a register less a key, which prefill,
+ * holding Q, S and O across the loop, needs more than an integer multiply). */
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -79,7 +76,8 @@ KT_DEV void kt_find_pages(kt_pages &p, const int *bt, int bs, unsigned magic, in
 }
 
 /* The 16-byte loads of one cache (K or V) for a thread's keys of the tile at j0, whose pages p
- * holds; base already points at the thread's kv head and column. */
+ * holds; base already points at the thread's kv head and column. Read once by the kernel (KV
+ * streams): not kept in L1. */
 KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_pages &p, int bs, unsigned magic, int j0, int kr, int kv_hi,
                      long long stride_block, int stride_slot)
 {
@@ -87,7 +85,7 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
         const int key = kt_key_of(j0, kr, i, kv_hi), slot = key - kt_blk_of(key, magic) * bs;
-        r[i] = kt_ldg16(base + ((long long)p.page[i] * stride_block + (long long)slot * stride_slot) * kEsz);
+        r[i] = kt_ldg16_stream(base + ((long long)p.page[i] * stride_block + (long long)slot * stride_slot) * kEsz);
     }
 }
 
