@@ -6,7 +6,7 @@ Runs on the GPU machine (PyTorch with CUDA; no flash-attn or vLLM needed):
     python3 tests/device/bench_attn.py [--lib out/lib/libktrt.so] [--db out/ktune.ktdb]
         [--dtype bf16,fp16,bf16_e4m3,fp16_e4m3] [--d 128] [--g 8] [--hkv 2] [--q 1,4]
         [--batch 1,8,32,128] [--ctx 1024,4096,16384] [--bs 16] [--window 0] [--softcap 0]
-        [--sinks 0] [--lens mixed|equal] [--rounds 15] [--check-only]
+        [--sinks 0] [--lens mixed|equal] [--rounds 15] [--check-only [--replay-lengths]]
     python3 tests/device/bench_attn.py --self-test      # CPU only: the float64 reference, the ABI struct
 
 Every list option is comma-separated; rows are the cross product.
@@ -484,6 +484,40 @@ def fmt(x, spec="%.2f"):
     return spec % x if isinstance(x, float) and math.isfinite(x) else "-"
 
 
+def check_replay(kt, P, dname, stream, cpu_gen, bound):
+    """A graph captured on set 0 and replayed after its seq_lens were rewritten in place, as vLLM
+    replays a decode graph every step with other lengths (the host-side maxima, the bucket and the
+    segment count stay the capture's): each sequence keeps between its query rows and its length,
+    the output must match the reference of the new lengths. Returns the failure count."""
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        kt.run(dname, P.args[0])                # warm-up outside the capture
+    stream.synchronize()
+    with torch.cuda.graph(g, stream=stream, capture_error_mode="thread_local"):
+        kt.run(dname, P.args[0])
+    torch.cuda.synchronize()
+    saved = P.seq_lens.clone()
+    fails = 0
+    for trial in range(2):
+        new = [P.qlen + int(torch.randint(0, max(1, L - P.qlen + 1), (1,), generator=cpu_gen)) for L in P.lens]
+        with torch.cuda.stream(stream):
+            P.seq_lens.copy_(torch.tensor(new, dtype=torch.int32))
+            P.out[0].fill_(float("nan"))
+            g.replay()
+            ref = reference64(P.q[0], P.k_cache, P.v_cache, P.block_table[0], P.seq_lens, P.qsl, P.scale,
+                              P.softcap, P.window, P.sinks, P.k_scale, P.v_scale)
+        stream.synchronize()
+        e = rel_error(P.out[0], ref)
+        ok = e <= bound
+        print("   graph replayed with seq_lens %s%s: err %.2e%s" % (new[:4], "..." if len(new) > 4 else "", e,
+                                                                   "" if ok else "  WRONG"))
+        fails += 0 if ok else 1
+    P.seq_lens.copy_(saved)
+    torch.cuda.synchronize()
+    del g
+    return fails
+
+
 def run_row(a, kt, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     """one problem: check, time, return (rows for the tsv, summary dict, failures)"""
     dname, d, g, hkv, q, batch, ctx, window, softcap, sinks = cfg
@@ -541,6 +575,8 @@ def run_row(a, kt, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     bm = P.bytes_moved()
     if a.check_only:
         print("   err %.2e (bound %.2e)" % (summary["err"], bound))
+        if a.replay_lengths:
+            failures += check_replay(kt, P, dname, stream, cpu_gen, bound)
         return [], summary, failures
 
     # methods: (label, fn(set), nsets, bytes, note)
@@ -888,6 +924,8 @@ def main():
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--tsv", default="bench_attn.tsv", help="the table's file name under $OUT")
     ap.add_argument("--check-only", action="store_true", help="correctness only, no timing, no peers")
+    ap.add_argument("--replay-lengths", action="store_true",
+                    help="with --check-only: also replay a captured graph after rewriting seq_lens in place")
     ap.add_argument("--self-test", action="store_true", help="CPU only: the reference against a naive loop")
     a = ap.parse_args()
     if a.self_test:

@@ -142,7 +142,11 @@ run_attn_check() {
     PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --dtype bf16,fp16_e4m3 \
         --d 64,256,512 --g 8 --hkv 2 --q 1,4 --batch 3 --ctx 777,5000 &&
     PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --bs 64 --dtype bf16,fp16_e4m3 \
-        --d 128,256 --g 8 --hkv 2 --q 1,8 --batch 4,9 --ctx 3000,40000
+        --d 128,256 --g 8 --hkv 2 --q 1,8 --batch 4,9 --ctx 3000,40000 &&
+    # segment counts from the scratch ceiling down (batch 1 and one kv head: the law asks for more
+    # than 128; batch 3 and 24: fewer), and graphs replayed after seq_lens is rewritten in place
+    PYTHONUNBUFFERED=1 python3 tests/device/bench_attn.py --db "$DB" --check-only --replay-lengths --dtype bf16,bf16_e4m3 \
+        --d 256 --g 6 --hkv 1 --q 1,4 --batch 1,3,24 --ctx 40000 --lens mixed
 }
 # The timing grid (geometries q heads / kv heads / head size), each run its own table; with
 # KT_ATTN_ARGS one run of those arguments instead.
