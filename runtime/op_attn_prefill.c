@@ -104,12 +104,18 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
 }
 
 /* ---- the law ----
- * A footprint rule, lexicographically among the candidates compiled for the head size: not most
- * of a block's rows idle in the longest sequence (g * qlen rows against BM: a 64-row block serves
- * a short prompt that a 128-row one would half waste); the share of the device's resident block
- * slots (compute units x occupancy) the blocks fill (kv heads x row blocks x sequences: short
- * batches want smaller tiles), all of them equal; then the larger BM (each K/V tile read from L2 serves more rows); the most keys
- * in flight a compute unit (occupancy x BN, decode's rule); more warps; the first candidate. */
+ * A footprint rule, lexicographically among the candidates compiled for the head size. First,
+ * not most of a block's rows idle in the longest sequence (g * qlen rows against BM: a 64-row
+ * block serves a short prompt that a 128-row one would half waste). Then it depends on whether
+ * the grid (kv heads x row blocks x sequences) reaches one block a compute unit:
+ *   - short of it, every block streams the whole context alone and the time is the block's
+ *     dependent chain a tile, so the smaller BM (more blocks), the smaller BN (shorter steps),
+ *     the more resident blocks, more warps (the H200's first prefill sweep: BM64 BN32 won all 32
+ *     keys, all short grids, where the rule below had a pooled regret of +47%);
+ *   - else the share of the resident block slots (compute units x occupancy) the blocks fill,
+ *     all of them equal; the larger BM (each K/V tile read from L2 serves more rows); the most
+ *     keys in flight a compute unit (occupancy x BN, decode's rule); more warps.
+ * Then the first candidate. */
 #define PREFILL_LAW_KEYS 5
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
@@ -122,9 +128,15 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
     const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH);
     int i = 0;
     key[i++] = -(2 * idle > rb * PAR(v, BM));
-    key[i++] = blocks >= units * occ ? 1000 : blocks * 1000 / (units * occ);   /* resident slots filled, per mille */
-    key[i++] = PAR(v, BM);
-    key[i++] = occ * PAR(v, BN);
+    if (blocks < units) {
+        key[i++] = -PAR(v, BM);
+        key[i++] = -PAR(v, BN);
+        key[i++] = occ;
+    } else {
+        key[i++] = blocks >= units * occ ? 1000 : blocks * 1000 / (units * occ);   /* resident slots filled, per mille */
+        key[i++] = PAR(v, BM);
+        key[i++] = occ * PAR(v, BN);
+    }
     key[i++] = PAR(v, NW);
 }
 

@@ -315,6 +315,18 @@ static void test_launch_law(void)
     KT_CHECK(op->law_pick(&d, c, 4, &p) == 1);
     p.dim[KT_PREFILL_D_D] = 96;
     KT_CHECK(op->law_pick(&d, c, 4, &p) == -1);
+    /* a grid short of one block a compute unit (one sequence of 256 rows, 8 kv heads: 16 or 32
+     * blocks): the smaller BM, then the smaller BN, whatever fills the resident slots */
+    kt_candidate e[3];
+    memset(e, 0, sizeof e);
+    e[0].v = var(128, 128, 32, 8, 1);
+    e[1].v = var(128, 64, 64, 4, 2);
+    e[2].v = var(128, 64, 32, 4, 2);
+    kt_problem s = prob(DT_BF16, 128, 4, 8, 16, 0, 0, 0, 64, 1, 1024);
+    KT_CHECK(op->law_pick(&d, e, 3, &s) == 2);
+    KT_CHECK(op->law_pick(&d, e, 2, &s) == 1);
+    s.dim[KT_PREFILL_D_BATCH] = 64;   /* 1024 blocks or more: the larger BM again */
+    KT_CHECK(op->law_pick(&d, e, 3, &s) == 0);
 }
 
 int main(void)
