@@ -52,10 +52,11 @@ return {
     local otiles = p.MT * div(p.D, 16)
     if otiles % p.NW ~= 0 then return false, "output tiles do not split over the warps" end
     if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
-    -- the seed's measured ceiling per head size: 256 segments below d256, 128 from d256 on (s256
-    -- never won at d256 on RDNA; on the H200, 6/1/256 batch 1 32K took 68 us at 256 segments
-    -- against 47 at 128, the reduce's cost)
-    if p.SEGMAX ~= (p.D >= 256 and 128 or 256) then return false, "not this head size's segment ceiling" end
+    -- segment ceilings: 256 below d256 (the seed's argmin at d128 batch 1 deep); from d256 the
+    -- seed's 128 (s256 never won there on RDNA) and 256 again. On the H200, 256 lost at 6/1/256
+    -- batch 1 32K (68 us against 47) while the reduce was one block a row; the column-sliced
+    -- reduce took that row from 47 to 25 us, and 256 halves each block's tiles
+    if p.D < 256 and p.SEGMAX ~= 256 then return false, "not this head size's segment ceiling" end
     -- at 128 threads or fewer the registers are there (the H200's 4-warp winners all kept them)
     if p.RE == 0 and threads <= 128 then return false, "128 threads keep Q and P in registers" end
     -- registers a lane: the O accumulators (16x16 fp32 tiles over the wave), the K and V chunks in
