@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attn_common.h"
+#include "../templates/abi/attn_ref.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
 #include "../tuner/half_convert.h"
 #include "../tuner/random_inputs.h"
@@ -307,4 +308,23 @@ int kt_attn_lex_pick(const law_device *d, const kt_candidate *c, int n, const kt
         if (better) { best = i; memcpy(bk, key, sizeof bk); }
     }
     return best;
+}
+
+const char *kt_attn_ref_gpu_name(const kt_problem *p, char *buf, size_t len)
+{
+    if (p->dim[KT_ATTN_DIM_D] > KT_ATTN_REF_MAX_D) return NULL;
+    snprintf(buf, len, "kt_attn_ref_%s", kt_attn_dtypes[p->dtype]);
+    return buf;
+}
+
+/* the scale in double, as ref_cpu takes it; one segment (the reference reads no partials) */
+kt_launch_dims kt_attn_ref_gpu_dims(void *ra_args, long long tokens, long long heads, void *ref_out)
+{
+    kt_attn_ref_args *ra = ra_args;
+    ra->a.num_segments = 1;
+    ra->a.partials = NULL;
+    ra->out = ref_out;
+    ra->scale = 1.0 / sqrt((double)ra->a.head_size);
+    kt_launch_dims d = {{(unsigned)(tokens * heads), 1, 1}, {KT_ATTN_REF_THREADS, 1, 1}, 0};
+    return d;
 }

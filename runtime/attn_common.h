@@ -55,6 +55,12 @@ double kt_attn_rel_error(int dtype, const uint16_t *out, size_t n, const double 
 /* P is rounded to the element type before P V (as FlashAttention does) and the output once */
 double kt_attn_error_bound(int dtype);
 
+/* templates/ref/attn_ref.hip serves both ops (it reads only kt_attn_args): its kernel for the
+ * dtype, NULL above KT_ATTN_REF_MAX_D (the worker then takes ref_cpu); and its launch, one block
+ * a (token, head), row = token * heads + head, once the op's args_for filled ra_args->a. */
+const char *kt_attn_ref_gpu_name(const kt_problem *p, char *buf, size_t len);
+kt_launch_dims kt_attn_ref_gpu_dims(void *ra_args, long long tokens, long long heads, void *ref_out);
+
 /* Both attention ops order their dimensions d g hkv bs win cap sink, then the bucketed query rows
  * (decode's q, prefill's qlen: max_query_len), batch, ctx (max_seq_len); and their verification
  * buffers q out k_cache v_cache block_table seq_lens query_start_loc sinks. */

@@ -354,26 +354,12 @@ static void attn_ref_cpu(const kt_problem *p, void *const *host, double *ref)
 /* templates/ref/attn_ref.hip, one per dtype: any head size up to KT_ATTN_REF_MAX_D (its threads
  * hold the head's output in registers); above it the worker takes ref_cpu. The worker runs the
  * GPU reference whenever there is one, as for the GEMM: ref_cpu is its check (ref_checks). */
-static const char *attn_ref_gpu_name(const kt_problem *p, char *buf, size_t len)
-{
-    if (DIM(p, D) > KT_ATTN_REF_MAX_D) return NULL;
-    snprintf(buf, len, "kt_attn_ref_%s", kt_attn_dtypes[p->dtype]);
-    return buf;
-}
-
-/* One block of KT_ATTN_REF_THREADS per (token, head), row = token * heads + head; the set's own
- * arguments (args_for) and the scale in double, as ref_cpu takes it. */
 static kt_launch_dims attn_ref_gpu_launch(const kt_problem *p, void *args, void *const *buffers, void *ref_out)
 {
     kt_attn_ref_args *ra = args;
     memset(ra, 0, sizeof *ra);
     attn_args_for(&ra->a, p, buffers);
-    ra->a.num_segments = 1;
-    ra->out = ref_out;
-    ra->scale = 1.0 / sqrt((double)DIM(p, D));
-    const long long rows = attn_meta_of(p).tokens * attn_heads(p);
-    kt_launch_dims d = {{(unsigned)rows, 1, 1}, {KT_ATTN_REF_THREADS, 1, 1}, 0};
-    return d;
+    return kt_attn_ref_gpu_dims(ra, attn_meta_of(p).tokens, attn_heads(p), ref_out);
 }
 
 static double attn_rel_error(const kt_problem *p, void *const *host, const double *ref)
@@ -451,7 +437,7 @@ const kt_op kt_op_attn_decode = {
     .args_for = attn_args_for,
     .ref_count = attn_ref_count,
     .ref_cpu = attn_ref_cpu,
-    .ref_gpu_name = attn_ref_gpu_name,
+    .ref_gpu_name = kt_attn_ref_gpu_name,
     .ref_gpu_launch = attn_ref_gpu_launch,
     .ref_args_size = sizeof(kt_attn_ref_args),
     .rel_error = attn_rel_error,

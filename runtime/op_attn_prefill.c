@@ -11,6 +11,7 @@
 #include <string.h>
 #include "op_attn_prefill.h"
 #include "attn_common.h"
+#include "../templates/abi/attn_ref.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
 #include "../tuner/random_inputs.h"
 
@@ -256,6 +257,26 @@ static void prefill_ref_cpu(const kt_problem *p, void *const *host, double *ref)
     kt_attn_ref_cpu(p, prefill_meta_of(p).max_blocks, (long long)prefill_heads(p) * DIM(p, D), host, ref);
 }
 
+/* attn_decode's GPU reference serves prefill as it is (attn_common.c): the set's own struct */
+static kt_launch_dims prefill_ref_gpu_launch(const kt_problem *p, void *args, void *const *buffers, void *ref_out)
+{
+    kt_attn_ref_args *ra = args;
+    memset(ra, 0, sizeof *ra);
+    prefill_args_for(&ra->a, p, buffers);
+    return kt_attn_ref_gpu_dims(ra, prefill_meta_of(p).tokens, prefill_heads(p), ref_out);
+}
+
+/* Where `kt worker --check-reference` holds the GPU reference to ref_cpu on prefill's sets,
+ * every dtype: (d, g, hkv, bs, win, cap, sink, qlen, batch, ctx). Plain prefill (ctx = qlen);
+ * chunked prefill over a cached prefix; a window shorter than the prompt with soft-cap and
+ * sinks; head size 256 with qlen not a multiple of anything. */
+static const long long prefill_ref_checks[][KT_OP_MAX_DIMS] = {
+    {128, 4, 2, 16, 0, 0, 0, 100, 2, 100},
+    {64, 8, 1, 16, 0, 0, 0, 64, 3, 900},
+    {128, 2, 2, 16, 48, 30, 1, 200, 2, 600},
+    {256, 2, 1, 16, 0, 0, 0, 37, 2, 300},
+};
+
 static double prefill_rel_error(const kt_problem *p, void *const *host, const double *ref)
 {
     return kt_attn_rel_error(p->dtype, host[B_OUT], prefill_ref_count(p), ref);
@@ -319,10 +340,13 @@ const kt_op kt_op_attn_prefill = {
     .args_for = prefill_args_for,
     .ref_count = prefill_ref_count,
     .ref_cpu = prefill_ref_cpu,
-    .ref_gpu_name = NULL,
-    .ref_gpu_launch = NULL,
+    .ref_gpu_name = kt_attn_ref_gpu_name,
+    .ref_gpu_launch = prefill_ref_gpu_launch,
+    .ref_args_size = sizeof(kt_attn_ref_args),
     .rel_error = prefill_rel_error,
     .error_bound = kt_attn_error_bound,
+    .ref_checks = prefill_ref_checks,
+    .nref_checks = (int)(sizeof prefill_ref_checks / sizeof prefill_ref_checks[0]),
     .bytes_moved = prefill_bytes_moved,
     .flops = prefill_flops,
     /* prefill is compute-bound and its q was just written: timed warm */

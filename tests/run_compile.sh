@@ -248,13 +248,14 @@ check "attn_decode gfx1201: head size 512 and fp8 caches built within 64 KiB of 
     sqlite3 $DB \"SELECT writefile('$DIR/attn.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_d256_%' LIMIT 1\" > /dev/null &&
     llvm-readelf-19 --notes $DIR/attn.co | grep -q '_reduce'"
 
-# attn_decode's float64 GPU reference (templates/ref/attn_ref.lua, op reference:attn_decode): one
-# kernel per dtype on every target, no spill (SGPR ones included: the series' constants live in
-# LDS for that), no scratch; the verifier loads it by the name op_attn.c's ref_gpu_name gives
+# the attention ops' float64 GPU reference (templates/ref/attn_ref.lua, ops reference:attn_decode
+# and reference:attn_prefill): one kernel per dtype on every target, no spill (SGPR ones included:
+# the series' constants live in LDS for that), no scratch; the verifier loads it by the name
+# attn_common.c's kt_attn_ref_gpu_name gives
 for t in $TARGETS; do
     check "attn_ref on $t: the 4 dtypes ok, none spilling or using scratch" sh -c "
         $KT gen --recipe templates/ref/attn_ref.lua --target $t --db $DB --quiet > $DIR/attnref-$t.txt 2>&1 || { cat $DIR/attnref-$t.txt; exit 1; }
-        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0 AND ops = 'reference:attn_decode'
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0 AND ops = 'reference:attn_decode,reference:attn_prefill'
             AND name IN ('kt_attn_ref_bf16', 'kt_attn_ref_fp16', 'kt_attn_ref_bf16_e4m3', 'kt_attn_ref_fp16_e4m3')\")
         echo \"\$n of 4 ok\"; [ \$n = 4 ] || { cat $DIR/attnref-$t.txt; exit 1; }"
 done

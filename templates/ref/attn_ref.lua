@@ -1,12 +1,13 @@
--- attn_ref.lua: the float64 GPU reference of paged decode attention (attn_ref.hip), one per dtype
--- (the q/out element and the cache's: 16-bit, or fp8 e4m3 decoded as the target's kernels decode
--- it). Its op is "reference:attn_decode": the tuner verifies against it; nothing dispatches it.
+-- attn_ref.lua: the float64 GPU reference of paged attention (attn_ref.hip), one per dtype (the
+-- q/out element and the cache's: 16-bit, or fp8 e4m3 decoded as the target's kernels decode it).
+-- It reads only templates/abi/attn.h's struct, so it serves decode and prefill alike (the worker
+-- finds it by name, runtime/attn_common.c): the tuner verifies against it; nothing dispatches it.
 -- One code object serves every head size up to KT_ATTN_REF_MAX_D (templates/abi/attn_ref.h).
 return {
   template = "attn_ref.hip",
   law = "ref",
   kernel = "kt_attn_ref",
-  ops = { "reference:attn_decode" },
+  ops = { "reference:attn_decode", "reference:attn_prefill" },
   axes = {
     { "dtype", { "bf16", "fp16", "bf16_e4m3", "fp16_e4m3" } },
   },
