@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kt_test.h"
+#include "op_attn_prefill.h"
 #include "op_attn.h"
 #include "ktrt.h"
 #include "law.h"
@@ -500,6 +501,62 @@ static void ref_gpu_block(const kt_problem *p, const kt_attn_ref_args *ra, long 
     free(s);
 }
 
+/* The emulated GPU reference against ref_cpu on an op's check-reference shapes: the kernel reads
+ * only kt_attn_args, so decode's and prefill's sets alike. */
+static void ref_gpu_vs_cpu(const kt_op *o, const double *inv)
+{
+    KT_CHECK(o->ref_gpu_name && o->ref_gpu_launch && o->nref_checks >= 4 && o->ref_args_size == sizeof(kt_attn_ref_args));
+    double worst = 0.0;
+    for (int c = 0; c < o->nref_checks; c++)
+        for (int dt = 0; dt < o->ndtypes; dt++) {
+            kt_problem p;
+            memset(&p, 0, sizeof p);
+            p.op = o;
+            p.dtype = dt;
+            for (int i = 0; i < o->ndims; i++) p.dim[i] = o->ref_checks[c][i];
+            char key[160], why[200];
+            KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0 && kt_problem_check(&p, why, sizeof why) == 0);
+            kt_op_buffer b[KT_OP_MAX_BUFFERS];
+            const int nb = o->buffers(&p, b);
+            void *h[KT_OP_MAX_BUFFERS] = {0};
+            uint64_t rng = 0x5eed0000ull + (unsigned)c * 31 + (unsigned)dt;
+            for (int i = 0; i < nb; i++) {
+                h[i] = calloc(1, b[i].bytes ? b[i].bytes : 1);
+                if (b[i].role & KT_BUF_IN) o->fill(&p, i, h[i], b[i].bytes, &rng);
+            }
+            const size_t n = o->ref_count(&p);
+            double *cpu = malloc(n * sizeof *cpu), *gpu = malloc(n * sizeof *gpu);
+            for (size_t i = 0; i < n; i++) gpu[i] = NAN;   /* every element must be written */
+            o->ref_cpu(&p, h, cpu);
+            kt_attn_ref_args ra;
+            const kt_launch_dims L = o->ref_gpu_launch(&p, &ra, h, gpu);
+            const long long rows = (long long)ra.a.num_tokens * ra.a.num_heads;
+            KT_CHECK(L.grid[0] == (unsigned)rows && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == KT_ATTN_REF_THREADS);
+            KT_CHECK((size_t)rows * (size_t)ra.a.head_size == n && ra.out == gpu && ra.a.head_size <= KT_ATTN_REF_MAX_D);
+            for (long long row = 0; row < (long long)L.grid[0]; row++) ref_gpu_block(&p, &ra, row, inv, 0);
+            double num = 0.0, den = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                num += (gpu[i] - cpu[i]) * (gpu[i] - cpu[i]);
+                den += cpu[i] * cpu[i];
+            }
+            const double rel = den > 0.0 ? sqrt(num / den) : sqrt(num);
+            if (c == 0 && dt == 0) {   /* the comparison sees a one-key slip */
+                for (long long row = 0; row < (long long)L.grid[0]; row++) ref_gpu_block(&p, &ra, row, inv, 1);
+                double bn = 0.0;
+                for (size_t i = 0; i < n; i++) bn += (gpu[i] - cpu[i]) * (gpu[i] - cpu[i]);
+                KT_CHECK(sqrt(bn / den) > 1e-4);
+            }
+            if (!(rel <= 1e-12)) fprintf(stderr, "attn_ref %s: rel diff %.3g over 1e-12\n", key, rel);
+            KT_CHECK(rel <= 1e-12);
+            if (!(rel <= worst)) worst = rel;
+            free(cpu);
+            free(gpu);
+            for (int i = 0; i < nb; i++) free(h[i]);
+        }
+    printf("attn_ref on %s: emulated GPU reference vs ref_cpu over %d shapes x %d dtypes: worst rel diff %.3g\n", o->name,
+           o->nref_checks, o->ndtypes, worst);
+}
+
 static void test_ref_gpu(void)
 {
     double inv[KT_ATTN_REF_NINV];
@@ -532,55 +589,8 @@ static void test_ref_gpu(void)
     big.dim[KT_ATTN_D_D] = 1040;   /* over the reference's registers: the worker takes ref_cpu */
     KT_CHECK(op->ref_gpu_name(&big, name, sizeof name) == NULL);
 
-    double worst = 0.0;
-    for (int c = 0; c < op->nref_checks; c++)
-        for (int dt = 0; dt < op->ndtypes; dt++) {
-            kt_problem p;
-            memset(&p, 0, sizeof p);
-            p.op = op;
-            p.dtype = dt;
-            for (int i = 0; i < op->ndims; i++) p.dim[i] = op->ref_checks[c][i];
-            char key[160], why[200];
-            KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0 && kt_problem_check(&p, why, sizeof why) == 0);
-            kt_op_buffer b[KT_OP_MAX_BUFFERS];
-            const int nb = op->buffers(&p, b);
-            void *h[KT_OP_MAX_BUFFERS] = {0};
-            uint64_t rng = 0x5eed0000ull + (unsigned)c * 31 + (unsigned)dt;
-            for (int i = 0; i < nb; i++) {
-                h[i] = calloc(1, b[i].bytes ? b[i].bytes : 1);
-                if (b[i].role & KT_BUF_IN) op->fill(&p, i, h[i], b[i].bytes, &rng);
-            }
-            const size_t n = op->ref_count(&p);
-            double *cpu = malloc(n * sizeof *cpu), *gpu = malloc(n * sizeof *gpu);
-            for (size_t i = 0; i < n; i++) gpu[i] = NAN;   /* every element must be written */
-            op->ref_cpu(&p, h, cpu);
-            kt_attn_ref_args ra;
-            const kt_launch_dims L = op->ref_gpu_launch(&p, &ra, h, gpu);
-            const long long rows = (long long)ra.a.num_tokens * ra.a.num_heads;
-            KT_CHECK(L.grid[0] == (unsigned)rows && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == KT_ATTN_REF_THREADS);
-            KT_CHECK((size_t)rows * (size_t)ra.a.head_size == n && ra.out == gpu && ra.a.head_size <= KT_ATTN_REF_MAX_D);
-            for (long long row = 0; row < (long long)L.grid[0]; row++) ref_gpu_block(&p, &ra, row, inv, 0);
-            double num = 0.0, den = 0.0;
-            for (size_t i = 0; i < n; i++) {
-                num += (gpu[i] - cpu[i]) * (gpu[i] - cpu[i]);
-                den += cpu[i] * cpu[i];
-            }
-            const double rel = den > 0.0 ? sqrt(num / den) : sqrt(num);
-            if (c == 0 && dt == 0) {   /* the comparison sees a one-key slip */
-                for (long long row = 0; row < (long long)L.grid[0]; row++) ref_gpu_block(&p, &ra, row, inv, 1);
-                double bn = 0.0;
-                for (size_t i = 0; i < n; i++) bn += (gpu[i] - cpu[i]) * (gpu[i] - cpu[i]);
-                KT_CHECK(sqrt(bn / den) > 1e-4);
-            }
-            if (!(rel <= 1e-12)) fprintf(stderr, "attn_ref %s: rel diff %.3g over 1e-12\n", key, rel);
-            KT_CHECK(rel <= 1e-12);
-            if (!(rel <= worst)) worst = rel;
-            free(cpu);
-            free(gpu);
-            for (int i = 0; i < nb; i++) free(h[i]);
-        }
-    printf("attn_ref: emulated GPU reference vs ref_cpu over %d shapes x %d dtypes: worst rel diff %.3g\n",
-           op->nref_checks, op->ndtypes, worst);
+    ref_gpu_vs_cpu(op, inv);
+    ref_gpu_vs_cpu(&kt_op_attn_prefill, inv);
 }
 
 int main(void)
