@@ -196,7 +196,7 @@ int kt_cmd_explain(int argc, char **argv)
     printf("path=%s\n", p.choice.path);
     printf("kernel: %s\n", p.choice.kernel[0] ? p.choice.kernel : "-");
     if (rc == KT_OK) {
-        if (p.choice.splitk >= 0) printf("splitk: %d\n", p.choice.splitk);
+        if (p.choice.splitk >= 0) printf("%s: %d\n", op->split_label ? op->split_label : "splitk", p.choice.splitk);
         if (p.choice.tuned_us > 0) printf("tuned_us: %.3f\n", p.choice.tuned_us);
     }
     printf("reason: %s\n", p.choice.reason);

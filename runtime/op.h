@@ -171,8 +171,10 @@ typedef struct kt_op {
     long long (*workspace_poison_bytes)(int i, long long bytes);
     /* Whether the variant can run with no workspace at all (a stream with no slot). */
     int (*needs_workspace)(const kt_variant *v);
-    /* The variant's split count as kt explain and ktrt_choice report it (GEMM: SK), or -1. */
+    /* The variant's split count as kt explain and ktrt_choice report it (GEMM: SK), or -1, and
+     * what that number is, for kt explain (NULL: "splitk"). */
     int (*split_of)(const kt_variant *v);
+    const char *split_label;
 
     /* ---- arguments ---- */
     /* The problem a caller's filled argument struct describes, checked (NULL operands, strides,

@@ -428,6 +428,7 @@ const kt_op kt_op_attn_decode = {
     .workspace_poison_bytes = attn_workspace_poison_bytes,
     .needs_workspace = attn_needs_workspace,
     .split_of = attn_split_of,
+    .split_label = "split-KV segments at most (the law sets the count at bind)",
     .problem_of_args = attn_problem_of_args,
     .bind = attn_bind,
     .law_pick = attn_law_pick,
