@@ -66,6 +66,11 @@ kt_launch_dims kt_attn_ref_gpu_dims(void *ra_args, long long tokens, long long h
  * buffers q out k_cache v_cache block_table seq_lens query_start_loc sinks. */
 enum { KT_ATTN_DIM_D, KT_ATTN_DIM_G, KT_ATTN_DIM_HKV, KT_ATTN_DIM_BS, KT_ATTN_DIM_WIN, KT_ATTN_DIM_CAP,
        KT_ATTN_DIM_SINK, KT_ATTN_DIM_ROWS, KT_ATTN_DIM_BATCH, KT_ATTN_DIM_CTX };
+/* The static dimensions both keys begin with, in that order, as kt_op_dim initialisers (win, cap
+ * and sink may be 0); each op appends its rows, batch and ctx buckets. */
+#define KT_ATTN_STATIC_DIMS                                                                        \
+    {"d", 0, NULL, 0, 0}, {"g", 0, NULL, 0, 0}, {"hkv", 0, NULL, 0, 0}, {"bs", 0, NULL, 0, 0},    \
+    {"win", 0, NULL, 0, 1}, {"cap", 0, NULL, 0, 1}, {"sink", 0, NULL, 0, 1}
 enum { KT_ATTN_B_Q, KT_ATTN_B_OUT, KT_ATTN_B_K, KT_ATTN_B_V, KT_ATTN_B_BT, KT_ATTN_B_LENS, KT_ATTN_B_QSL,
        KT_ATTN_B_SINKS, KT_ATTN_B_COUNT };
 

@@ -22,13 +22,7 @@ static const int attn_ctx_edges[] = {1024, 2048, 4096, 8192, 16384, 32768, 65536
 #define NE(a) ((int)(sizeof a / sizeof a[0]))
 
 static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
-    {"d", 0, NULL, 0, 0},
-    {"g", 0, NULL, 0, 0},
-    {"hkv", 0, NULL, 0, 0},
-    {"bs", 0, NULL, 0, 0},
-    {"win", 0, NULL, 0, 1},
-    {"cap", 0, NULL, 0, 1},
-    {"sink", 0, NULL, 0, 1},
+    KT_ATTN_STATIC_DIMS,
     {"q", 1, attn_q_edges, NE(attn_q_edges), 0},
     {"batch", 1, attn_batch_edges, NE(attn_batch_edges), 0},
     {"ctx", 1, attn_ctx_edges, NE(attn_ctx_edges), 0},

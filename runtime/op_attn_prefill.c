@@ -21,13 +21,7 @@ static const int prefill_ctx_edges[] = {1024, 2048, 4096, 8192, 16384, 32768, 65
 #define NE(a) ((int)(sizeof a / sizeof a[0]))
 
 static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
-    {"d", 0, NULL, 0, 0},
-    {"g", 0, NULL, 0, 0},
-    {"hkv", 0, NULL, 0, 0},
-    {"bs", 0, NULL, 0, 0},
-    {"win", 0, NULL, 0, 1},
-    {"cap", 0, NULL, 0, 1},
-    {"sink", 0, NULL, 0, 1},
+    KT_ATTN_STATIC_DIMS,
     {"qlen", 1, prefill_qlen_edges, NE(prefill_qlen_edges), 0},
     {"batch", 1, prefill_batch_edges, NE(prefill_batch_edges), 0},
     {"ctx", 1, prefill_ctx_edges, NE(prefill_ctx_edges), 0},
