@@ -441,6 +441,15 @@ static void test_law_pick(void)
     s.dim[KT_ATTN_D_BATCH] = 32;
     s.dim[KT_ATTN_D_CTX] = 32768;
     KT_CHECK(op->law_pick(&d, w, 2, &s) == 1);
+    /* RE (Q and P in registers): taken at equal residency, not at the cost of a resident block */
+    kt_candidate r2[2];
+    memset(r2, 0, sizeof r2);
+    r2[0].v = var(256, 1, 32, 8, 128, 2);
+    r2[1].v = var(256, 1, 32, 8, 128, 2);
+    r2[1].v.p[KT_ATTN_P_RE] = 1;
+    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 1);
+    r2[1].v.occupancy = 1;
+    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
 }
 
 /* ---- the GPU reference, emulated ---- */
