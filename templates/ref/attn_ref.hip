@@ -1,7 +1,8 @@
-/* attn_ref.hip: the float64 GPU reference of paged decode attention (op attn_decode). The tuner
+/* attn_ref.hip: the float64 GPU reference of paged attention (ops attn_decode and attn_prefill). The tuner
  * verifies every variant against it at the problem's real shape (ref_cpu, the same arithmetic on
  * the CPU, would take minutes at batch 256 x 128K keys); `kt worker --check-reference` holds it to
- * ref_cpu. ABI and shared arithmetic: templates/abi/attn_ref.h; launch: runtime/op_attn.c.
+ * ref_cpu. ABI and shared arithmetic: templates/abi/attn_ref.h; launch: runtime/attn_common.c
+ * (kt_attn_ref_gpu_dims, for attn_decode's and attn_prefill's sets alike).
  *
  * Block = one (query token, query head), row = token * num_heads + head of the grid's x; 256
  * threads. It follows ref_cpu step for step, so the two differ only by exp/tanh's last bits:
@@ -21,19 +22,7 @@
  * (L2 sharing K/V among a kv head's query heads) to 600 GB (none) of cache reads: 0.1-0.3 s, where
  * ref_cpu takes minutes. */
 #include "abi/attn_ref.h"
-
-#define KT_CAT_(a, b) a##b
-#define KT_CAT(a, b) KT_CAT_(a, b)
-#define KT_ELEM_bf16 kt_bf16
-#define KT_ELEM_fp16 kt_f16
-#define KT_ELEM_bf16_e4m3 kt_bf16
-#define KT_ELEM_fp16_e4m3 kt_f16
-#define KT_KV8_bf16 0
-#define KT_KV8_fp16 0
-#define KT_KV8_bf16_e4m3 1
-#define KT_KV8_fp16_e4m3 1
-typedef KT_CAT(KT_ELEM_, KT_DTYPE) kt_elem;
-#define KT_KV8 KT_CAT(KT_KV8_, KT_DTYPE)
+#include "attn/dtype.h"              /* kt_elem and KT_KV8 from the dtype axis, as the kernels */
 
 namespace {
 

@@ -489,13 +489,7 @@ def check_replay(kt, P, dname, stream, cpu_gen, bound):
     replays a decode graph every step with other lengths (the host-side maxima, the bucket and the
     segment count stay the capture's): each sequence keeps between its query rows and its length,
     the output must match the reference of the new lengths. Returns the failure count."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        kt.run(dname, P.args[0])                # warm-up outside the capture
-    stream.synchronize()
-    with torch.cuda.graph(g, stream=stream, capture_error_mode="thread_local"):
-        kt.run(dname, P.args[0])
-    torch.cuda.synchronize()
+    g = capture(lambda s: kt.run(dname, P.args[0]), 1, 1, stream)
     saved = P.seq_lens.clone()
     fails = 0
     for trial in range(2):
