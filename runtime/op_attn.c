@@ -28,10 +28,10 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
     {"ctx", 1, attn_ctx_edges, NE(attn_ctx_edges), 0},
 };
 
-/* Every axis is required but SEGMAX (no axis: no split) and RE (no axis: Q and P fragments are
- * read from LDS every tile). */
+/* Every axis is required but SEGMAX (no axis: no split), RE (no axis: Q's fragments are read
+ * from LDS every tile) and KD (no axis: K goes through LDS). */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
-    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0},
+    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 

@@ -8,6 +8,8 @@
  *                                 lays it out, keys (k) by head dims (n), with no transposed store;
  *   kt_ldg16_stream(p)            a 16-byte global load of data read once (the KV stream): not
  *                                 kept in L1 (NVIDIA), non-temporal (AMD);
+ *   kt_v8, kt_ldg8_stream(p),     the same for 8 bytes (8 fp8 cache elements: one direct chunk's
+ *   kt_v8_word(v, i)              worth once converted), and its 32-bit words;
  *   kt_e4m3x2_to_f16x2(x)         two OCP e4m3 bytes (the low 16 bits of x, byte 0 first) as two
  *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
  *                                 value, subnormals included, is an f16).
@@ -28,6 +30,15 @@ KT_DEV kt_v16 kt_ldg16_stream(const void *p)
     kt_v16 v;
     asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+typedef uint2 kt_v8;
+KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return i == 0 ? v.x : v.y; }
+KT_DEV kt_v8 kt_ldg8_stream(const void *p)
+{
+    kt_v8 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
     return v;
 }
 
@@ -62,6 +73,9 @@ KT_LAYOUT_FN unsigned kt_e4m3x2_f16_bits(unsigned x)
 
 #ifndef KT_LAYOUT_ONLY
 KT_DEV kt_v16 kt_ldg16_stream(const void *p) { return __builtin_nontemporal_load((const kt_v16 *)p); }
+typedef unsigned kt_v8 __attribute__((ext_vector_type(2)));
+KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return v[i]; }
+KT_DEV kt_v8 kt_ldg8_stream(const void *p) { return __builtin_nontemporal_load((const kt_v8 *)p); }
 
 /* fragment element e of lane sits at (kt_frag_b_k, kt_frag_b_n) of the [k][n] tile */
 KT_DEV void kt_load_b_kn(kt_frag_b &f, const unsigned short *t, int ld, int lane)

@@ -8,7 +8,8 @@
  *   NW      warps (waves) of the block,
  *   SEGMAX  the most split-KV segments a launch may be given (the runtime's scratch ceiling;
  *           the code does not depend on it),
- *   RE      1: Q's and P's fragments kept in registers across a tile's steps (kReuse below).
+ *   RE      1: Q's fragments kept in registers across the KV loop (kQRegs below),
+ *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below).
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): a kv head's g * q rows take
  * ceil(g * q / (16 * MT)) blocks (one when they fit; each block then reads the head's K and V,
@@ -23,6 +24,7 @@
  *     ahead, with the division by block_size done as a multiply;
  *   - K and V go to LDS as the cache stores them, [key][d], with 16-byte stores: S = Q K^T takes K
  *     as B = W[n = key][k = d] (kt_load_b), O = P V takes V as a [k][n] tile (kt_load_b_kn);
+ *     with KD, K skips LDS (below);
  *   - the score tiles split over every warp, along d when there are fewer tiles than warps; the
  *     partial sums meet in LDS in a fixed order in the softmax, which also masks and soft-caps.
  * Per tile: store K, issue the next K; S partials; store V, issue the next V; online softmax (a few
@@ -32,6 +34,16 @@
  * scales are applied to the scores and the output instead). With one segment the block writes
  * out = O / l; with several it writes fp32 partials {m, l, O} and kt_..._reduce merges them in a
  * fixed order.
+ *
+ * KD: a score tile's d range is contracted by one warp, so every K element is used by exactly one
+ * lane pair of one warp: each warp loads its own keys x d range of K from the cache straight into
+ * the prelude's direct-fragment layout (docs/templates.md: a lane reads 16-byte chunks of rows at
+ * relabelled k; Q's A fragments take the same relabelling, so the product is unchanged), and K
+ * never passes through LDS. It halves the tile's LDS traffic (ncu on the LDS form: the L1/shared
+ * pipe the busiest unit) and two of its four barriers; an fp8 warp loads 8 bytes a chunk and
+ * converts in registers. A warp owns one key tile (16 keys) x one d range for every M tile, so
+ * each K fragment serves all of the block's M tiles (speculative rows cost Q fragments, not K
+ * reads). Q's fragments are read from q straight into registers once.
  *
  * The KV loop starts at the sliding window's lower bound (keys before it are never loaded), and
  * the sequence's visible range [lo, seq_len) is cut into num_segments equal spans rounded up to
@@ -65,14 +77,27 @@ constexpr int kKSteps = kD / 16 / kKSplit;
 constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns */
 /* LDS bandwidth is what the first rebuilt kernel ran out of (ncu, d256 BN32 8 warps: L1/shared
  * pipe 78% busy, short scoreboard the main stall), so operands a warp reuses can stay in
- * registers (RE 1): its Q fragments when it owns one score tile's d range throughout (kQRegs),
- * and P's fragments across its output tiles of one M tile (kOPerMt of them in a row: warp + i *
- * NW stays in an M tile for that many i). It is an axis because the registers can cost a
- * resident block (sm_90a, d256 MT1 BN32 8 warps: 125 -> 138, one block an SM instead of two),
- * which the loads in flight need more, or nothing (MT2 at 8 warps is at one block either way). */
-constexpr bool kReuse = KT_RE != 0;
-constexpr bool kQRegs = kReuse && kSTiles * kKSplit <= KT_NW && kKSteps <= 8;
-constexpr int kOPerMt = kReuse && (kD / 16) % KT_NW == 0 ? (kD / 16) / KT_NW : 1;
+ * registers (RE 1): its Q fragments when it owns one score tile's d range throughout (kQRegs;
+ * P's fragments are read once a key step and M tile in kt_pv). It is an axis because the
+ * registers can cost a resident block (sm_90a, d256 MT1 BN32 8 warps: 125 -> 138, one block an
+ * SM instead of two), which the loads in flight need more, or nothing (MT2 at 8 warps is at one
+ * block either way). KD always holds Q in registers (the recipe offers it with RE 1 only). */
+constexpr bool kKD = KT_KD != 0;
+constexpr bool kQRegs = !kKD && KT_RE != 0 && kSTiles * kKSplit <= KT_NW && kKSteps <= 8;
+/* P V: where a warp owns the same d columns of every M tile, each V fragment it reads serves them
+ * all (warp + i * NW is M tile i / kDtW, column tile warp + (i % kDtW) * NW) */
+constexpr bool kVReuse = (kD / 16) % KT_NW == 0;
+constexpr int kDtW = kVReuse ? (kD / 16) / KT_NW : 1;
+/* KD's work split: warp w contracts key tile w % kNT over d range w / kNT (kKdSplit ranges of
+ * kKdSpans direct spans), for every M tile */
+constexpr int kNT = kBN / 16;
+constexpr int kKdWant = KT_NW / kNT < 1 ? 1 : KT_NW / kNT;
+constexpr int kKdSplit = kKdWant > kD / kt_direct_span ? kD / kt_direct_span : kKdWant;
+constexpr int kKdSpans = kD / kKdSplit / kt_direct_span;
+constexpr int kKdChunks = kKdSpans * kt_direct_chunks;   /* K chunks a lane holds a tile */
+constexpr int kParts = kKD ? kKdSplit : kKSplit;          /* partial-score slabs */
+static_assert(!kKD || (kNT * kKdSplit == KT_NW && kKdSpans * kKdSplit * kt_direct_span == kD),
+              "KD: one key tile x d range a warp, every warp");
 /* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */
 constexpr int kTprWant = kThreads / kM < 1 ? 1 : kThreads / kM;
 constexpr int kTpr = kTprWant > KT_WAVE ? KT_WAVE : (kTprWant > kBN ? kBN : kTprWant);
@@ -95,9 +120,9 @@ struct kt_seq {
 };
 
 struct alignas(16) kt_smem {
-    unsigned short q[kM * kLdQ];
-    unsigned short kv[kBN * kLdQ];     /* K, then V, of the current tile */
-    float s[kKSplit * kM * kLdS];      /* the score tiles' partial sums, one slab a d range */
+    unsigned short q[kKD ? 8 : kM * kLdQ];   /* KD reads Q into registers from global */
+    unsigned short kv[kBN * kLdQ];     /* K, then V, of the current tile (V alone with KD) */
+    float s[kParts * kM * kLdS];       /* the score tiles' partial sums, one slab a d range */
     unsigned short p[kM * kLdP];
     float m[kM], l[kM], alpha[kM];
 };
@@ -120,6 +145,175 @@ KT_DEV void kt_load_q(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g
             v = kt_ldg16(q + off);
         }
         kt_sts16(sm.q + r * kLdQ + col, v);
+    }
+}
+
+/* ---- KD: K straight into direct fragments ---- */
+#if KT_KV8
+typedef kt_v8 kt_kd_chunk;                 /* 8 cache bytes, converted at use: half the registers */
+KT_DEV kt_kd_chunk kt_kd_load(const unsigned char *p) { return kt_ldg8_stream(p); }
+KT_DEV kt_v16 kt_kd_elems(kt_kd_chunk c)
+{
+    const unsigned x = kt_v8_word(c, 0), y = kt_v8_word(c, 1);
+    return kt_v16_make(kt_kv8_pair(x & 0xffffu), kt_kv8_pair(x >> 16), kt_kv8_pair(y & 0xffffu), kt_kv8_pair(y >> 16));
+}
+#else
+typedef kt_v16 kt_kd_chunk;
+KT_DEV kt_kd_chunk kt_kd_load(const unsigned char *p) { return kt_ldg16_stream(p); }
+KT_DEV kt_v16 kt_kd_elems(kt_kd_chunk c) { return c; }
+#endif
+
+/* The lane's K rows of its key tile nt: row kt_direct_row(lane, c) of the 16 (clamped as
+ * kt_key_of clamps), their pages held from lookup to load as kt_pages holds V's. */
+struct kt_kpages { int page[kt_direct_chunks]; };
+
+KT_DEV int kt_kd_key(int j0, int nt, int c, int lane, int kv_hi)
+{
+    const int want = j0 + nt * 16 + kt_direct_row(lane, c);
+    return want < kv_hi ? want : kv_hi - 1;
+}
+
+KT_DEV void kt_kd_find(kt_kpages &p, const int *bt, unsigned magic, int j0, int nt, int lane, int kv_hi)
+{
+#pragma unroll
+    for (int c = 0; c < kt_direct_chunks; c++) p.page[c] = bt[kt_blk_of(kt_kd_key(j0, nt, c, lane, kv_hi), magic)];
+}
+
+/* chunk sp * kt_direct_chunks + c: row c's k (relabelled) kt_direct_k(lane, c) of span sp of the
+ * warp's d range, which base already points at */
+KT_DEV void kt_kd_issue(kt_kd_chunk (&r)[kKdChunks], const unsigned char *base, const kt_kpages &p, int bs, unsigned magic,
+                        int j0, int nt, int lane, int kv_hi, long long stride_block, int stride_slot)
+{
+    constexpr long long kEsz = KT_KV8 ? 1 : 2;
+#pragma unroll
+    for (int c = 0; c < kt_direct_chunks; c++) {
+        const int key = kt_kd_key(j0, nt, c, lane, kv_hi), slot = key - kt_blk_of(key, magic) * bs;
+        const unsigned char *row = base + ((long long)p.page[c] * stride_block + (long long)slot * stride_slot) * kEsz;
+#pragma unroll
+        for (int sp = 0; sp < kKdSpans; sp++)
+            r[sp * kt_direct_chunks + c] = kt_kd_load(row + (long long)(sp * kt_direct_span + kt_direct_k(lane, c)) * kEsz);
+    }
+}
+
+/* Q's A fragments of every M tile over the warp's d range (from d0), relabelled as K's: fragment
+ * (mt * kKdSpans + sp) * kt_direct_steps + step. Rows past the sequence's are zeros. */
+KT_DEV void kt_load_q_direct(kt_frag_a (&qf)[KT_MT * kKdSpans * kt_direct_steps], const kt_attn_args &a, const kt_seq &s,
+                             int g, int d0, int lane)
+{
+    const unsigned short *q = (const unsigned short *)a.q;
+#pragma unroll
+    for (int mt = 0; mt < KT_MT; mt++) {
+#pragma unroll
+        for (int sp = 0; sp < kKdSpans; sp++) {
+            kt_v16 ch[kt_direct_chunks];
+#pragma unroll
+            for (int c = 0; c < kt_direct_chunks; c++) {
+                const int rg = s.row0 + mt * 16 + kt_direct_row(lane, c);
+                const int d = d0 + sp * kt_direct_span + kt_direct_k(lane, c);
+                ch[c] = kt_v16_make(0u, 0u, 0u, 0u);
+                if (rg < g * s.qlen)
+                    ch[c] = kt_ldg16(q + (long long)(s.q0 + rg / g) * a.q_stride_tok + (long long)(s.kvh * g + rg % g) * a.q_stride_head + d);
+            }
+#pragma unroll
+            for (int st = 0; st < kt_direct_steps; st++) kt_frag_a_direct(qf[(mt * kKdSpans + sp) * kt_direct_steps + st], ch, st);
+        }
+    }
+}
+
+/* ---- the tile's softmax and P V, shared by both forms ---- */
+
+/* The online softmax of tile j0 from the slabs (summed in a fixed order); threads past the last
+ * row (kTpr clipped to the tile or the wave) mirror it and write nothing: every lane takes part
+ * in the shuffles. */
+KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g, int j0, float score_scale, int tid)
+{
+    const float neg_inf = kt_neg_inf();
+    for (int r0 = 0; r0 < kM; r0 += kRowsPass) {
+        const bool live = r0 + tid / kTpr < kM;
+        const int r = live ? r0 + tid / kTpr : kM - 1, sub = tid % kTpr;
+        const int rg = s.row0 + r, pos = s.ctx + rg / g;
+        const bool row_ok = rg < g * s.qlen;
+        float v[kCpt];
+        float mx = neg_inf;
+#pragma unroll
+        for (int u = 0; u < kCpt; u++) {
+            const int c = sub + u * kTpr, j = j0 + c;
+            float x = 0.0f;
+#pragma unroll
+            for (int part = 0; part < kParts; part++) x += sm.s[(part * kM + r) * kLdS + c];
+            x *= score_scale;
+            if (a.softcap > 0.0f) x = a.softcap * kt_tanh(x / a.softcap);
+            const bool seen = row_ok && j < s.kv_hi && j <= pos && (a.window <= 0 || pos - j < a.window);
+            v[u] = seen ? x * kLog2e : neg_inf;
+            mx = mx > v[u] ? mx : v[u];
+        }
+#pragma unroll
+        for (int w = kTpr / 2; w >= 1; w /= 2) {
+            const float o2 = kt_shfl_xor(mx, w);
+            mx = mx > o2 ? mx : o2;
+        }
+        const float m_old = sm.m[r];
+        const float m_new = m_old > mx ? m_old : mx;
+        const float base = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
+        float sum = 0.0f;
+#pragma unroll
+        for (int u = 0; u < kCpt; u++) {
+            const float pv = kt_exp2(v[u] - base);
+            sum += pv;
+            if (live) sm.p[r * kLdP + sub + u * kTpr] = kt_from_float<kt_elem>(pv).bits;
+        }
+#pragma unroll
+        for (int w = kTpr / 2; w >= 1; w /= 2) sum += kt_shfl_xor(sum, w);
+        if (live && sub == 0) {
+            const float al = kt_exp2(m_old - base);
+            sm.alpha[r] = al;
+            sm.l[r] = sm.l[r] * al + sum;
+            sm.m[r] = m_new;
+        }
+    }
+}
+
+/* O = O * alpha + P V over the warp's output tiles (P and V in LDS). */
+KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < kOTiles; i++) {
+        const int mt = (warp + i * KT_NW) / (kD / 16);
+#pragma unroll
+        for (int e = 0; e < kt_acc_elems; e++) {
+            const float al = sm.alpha[mt * 16 + kt_acc_row(lane, e)];
+            kt_acc_set(o[i], e, kt_acc_get(o[i], e) * al);
+        }
+    }
+    if constexpr (kVReuse) {
+        /* each accumulator still adds its key steps in order: the same sums as one tile at a time */
+#pragma unroll
+        for (int kk = 0; kk < kBN / 16; kk++) {
+            kt_frag_a pf[KT_MT];
+#pragma unroll
+            for (int mt = 0; mt < KT_MT; mt++) kt_load_a(pf[mt], sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
+#pragma unroll
+            for (int j = 0; j < kDtW; j++) {
+                kt_frag_b fb;
+                kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + (warp + j * KT_NW) * 16, kLdQ, lane);
+#pragma unroll
+                for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(o[mt * kDtW + j], pf[mt], fb);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < kOTiles; i++) {
+            const int t = warp + i * KT_NW;
+            const int mt = t / (kD / 16), dt = t % (kD / 16);
+#pragma unroll
+            for (int kk = 0; kk < kBN / 16; kk++) {
+                kt_frag_a pf;
+                kt_load_a(pf, sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
+                kt_frag_b fb;
+                kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
+                kt_mma<kt_elem>(o[i], pf, fb);
+            }
+        }
     }
 }
 
@@ -152,7 +346,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     /* no rows here, or a segment past the bound count (uniform over the block) */
     if (s.qlen <= 0 || s.row0 >= g * s.qlen || seg >= a.num_segments) return;
-    kt_load_q(sm, a, s, g, tid);
+    if constexpr (!kKD) kt_load_q(sm, a, s, g, tid);
     for (int r = tid; r < kM; r += kThreads) {
         const int h = s.kvh * g + (s.row0 + r) % g;
         sm.m[r] = with_sink ? a.sinks[h] * kLog2e : neg_inf;    /* m and s are kept in log2 units */
@@ -163,146 +357,140 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
     for (int i = 0; i < kOTiles; i++) kt_acc_zero(o[i]);
 
-    /* the warp's score tile and d range, fixed when kQRegs, and its Q fragments */
-    const int st0 = warp % kSTiles, part0 = warp / kSTiles;
-    kt_frag_a qf[kQRegs ? kKSteps : 1];
-    if constexpr (kQRegs) {
-        kt_barrier();   /* Q in LDS */
-        if (warp < kSTiles * kKSplit) {
-#pragma unroll
-            for (int k = 0; k < kKSteps; k++)
-                kt_load_a(qf[k], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
-        }
-    }
-
-    /* the thread's keys and column of every tile */
+    /* the thread's V keys (and, without KD, K keys) and column of every tile */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
-    const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
     const unsigned magic = kt_block_magic(a.block_size);
+    kt_v16 vr_[kChunks];
+    kt_pages pages;   /* of the tile whose V loads are issued next */
 
-    kt_v16 kr_[kChunks], vr_[kChunks];
-    kt_pages pages;   /* of the tile whose loads are issued next */
-    if (s.kv_lo < s.kv_hi) {
-        kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
-        kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-        kt_issue(vr_, vbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-        kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
-    }
-    for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
-        /* The next tile's loads are issued even after the last tile (they reread the segment's
-         * last key): no branch around them, which on AMD would wait for every load in flight. */
-        kt_barrier();                 /* the previous tile's P V is done with the buffer and P */
-        kt_store_rows(sm.kv, kr_, kr, col);
-        kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-        kt_barrier();
-
-        /* 1. partial scores: tile t % kSTiles over d range t / kSTiles */
-        for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
-            const int st = kQRegs ? st0 : t % kSTiles, part = kQRegs ? part0 : t / kSTiles;
-            const int mt = st / (kBN / 16), nt = st % (kBN / 16);
-            kt_acc acc;
-            kt_acc_zero(acc);
+    if constexpr (kKD) {
+        /* the warp's key tile and d range, its Q fragments, its K base */
+        const int nt = warp % kNT, d0 = warp / kNT * (kD / kKdSplit);
+        float *slab = sm.s + warp / kNT * kM * kLdS;
+        kt_frag_a qf[KT_MT * kKdSpans * kt_direct_steps];
+        kt_load_q_direct(qf, a, s, g, d0, lane);
+        const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + d0) * kEsz;
+        kt_kd_chunk kd[kKdChunks];
+        kt_kpages kp;   /* of the tile whose K loads are issued next */
+        if (s.kv_lo < s.kv_hi) {
+            kt_kd_find(kp, bt, magic, s.kv_lo, nt, lane, s.kv_hi);
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+            kt_kd_issue(kd, kbase, kp, a.block_size, magic, s.kv_lo, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_issue(vr_, vbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_kd_find(kp, bt, magic, s.kv_lo + kBN, nt, lane, s.kv_hi);
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
+        }
+        /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
+         * the slabs before the previous barrier), so it overlaps other warps' P V; the next K is
+         * issued as soon as S has consumed K's registers, the next V once V is in LDS. */
+        for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
+            kt_acc acc[KT_MT];
 #pragma unroll
-            for (int k = 0; k < kKSteps; k++) {
-                const int kk = part * kKSteps + k;
-                kt_frag_b fb;
-                kt_load_b(fb, sm.kv + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                if constexpr (kQRegs) {
-                    kt_mma<kt_elem>(acc, qf[k], fb);
-                } else {
-                    kt_frag_a fa;
-                    kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                    kt_mma<kt_elem>(acc, fa, fb);
+            for (int mt = 0; mt < KT_MT; mt++) kt_acc_zero(acc[mt]);
+#pragma unroll
+            for (int sp = 0; sp < kKdSpans; sp++) {
+                kt_v16 ch[kt_direct_chunks];
+#pragma unroll
+                for (int c = 0; c < kt_direct_chunks; c++) ch[c] = kt_kd_elems(kd[sp * kt_direct_chunks + c]);
+#pragma unroll
+                for (int st = 0; st < kt_direct_steps; st++) {
+                    kt_frag_b fb;
+                    kt_frag_b_direct(fb, ch, st);
+#pragma unroll
+                    for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
                 }
             }
-            float *slab = sm.s + part * kM * kLdS;
+            kt_kd_issue(kd, kbase, kp, a.block_size, magic, j0 + kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_kd_find(kp, bt, magic, j0 + 2 * kBN, nt, lane, s.kv_hi);
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++)
-                slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc, i);
-        }
-        kt_barrier();
+            for (int mt = 0; mt < KT_MT; mt++)
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc[mt], i);
+            kt_barrier();   /* the slabs are whole; the previous P V is done with V and P */
 
-        /* 2. V to LDS (the K tile is consumed), the next V in flight; the pages of the tile after
-         * next are looked up first (AMD counts loads in order: waiting for them must not wait
-         * for V) */
-        kt_store_rows(sm.kv, vr_, kr, col);
-        {
-            kt_pages after;
-            kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
-            kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-            pages = after;
+            kt_store_rows(sm.kv, vr_, kr, col);
+            {
+                kt_pages after;
+                kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
+                kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+                pages = after;
+            }
+            kt_softmax(sm, a, s, g, j0, score_scale, tid);
+            kt_barrier();   /* V, P and alpha */
+            kt_pv(sm, o, warp, lane);
         }
-        /* the online softmax; threads past the last row (kTpr clipped to the tile or the wave)
-         * mirror it and write nothing: every lane takes part in the shuffles */
-        for (int r0 = 0; r0 < kM; r0 += kRowsPass) {
-            const bool live = r0 + tid / kTpr < kM;
-            const int r = live ? r0 + tid / kTpr : kM - 1, sub = tid % kTpr;
-            const int rg = s.row0 + r, pos = s.ctx + rg / g;
-            const bool row_ok = rg < g * s.qlen;
-            float v[kCpt];
-            float mx = neg_inf;
+    } else {
+        /* the warp's score tile and d range, fixed when kQRegs, and its Q fragments */
+        const int st0 = warp % kSTiles, part0 = warp / kSTiles;
+        kt_frag_a qf[kQRegs ? kKSteps : 1];
+        if constexpr (kQRegs) {
+            kt_barrier();   /* Q in LDS */
+            if (warp < kSTiles * kKSplit) {
 #pragma unroll
-            for (int u = 0; u < kCpt; u++) {
-                const int c = sub + u * kTpr, j = j0 + c;
-                float x = 0.0f;
-#pragma unroll
-                for (int part = 0; part < kKSplit; part++) x += sm.s[(part * kM + r) * kLdS + c];
-                x *= score_scale;
-                if (a.softcap > 0.0f) x = a.softcap * kt_tanh(x / a.softcap);
-                const bool seen = row_ok && j < s.kv_hi && j <= pos && (a.window <= 0 || pos - j < a.window);
-                v[u] = seen ? x * kLog2e : neg_inf;
-                mx = mx > v[u] ? mx : v[u];
-            }
-#pragma unroll
-            for (int w = kTpr / 2; w >= 1; w /= 2) {
-                const float o2 = kt_shfl_xor(mx, w);
-                mx = mx > o2 ? mx : o2;
-            }
-            const float m_old = sm.m[r];
-            const float m_new = m_old > mx ? m_old : mx;
-            const float base = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
-            float sum = 0.0f;
-#pragma unroll
-            for (int u = 0; u < kCpt; u++) {
-                const float pv = kt_exp2(v[u] - base);
-                sum += pv;
-                if (live) sm.p[r * kLdP + sub + u * kTpr] = kt_from_float<kt_elem>(pv).bits;
-            }
-#pragma unroll
-            for (int w = kTpr / 2; w >= 1; w /= 2) sum += kt_shfl_xor(sum, w);
-            if (live && sub == 0) {
-                const float al = kt_exp2(m_old - base);
-                sm.alpha[r] = al;
-                sm.l[r] = sm.l[r] * al + sum;
-                sm.m[r] = m_new;
+                for (int k = 0; k < kKSteps; k++)
+                    kt_load_a(qf[k], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
             }
         }
-        kt_barrier();
+        const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
+        kt_v16 kr_[kChunks];
+        if (s.kv_lo < s.kv_hi) {
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+            kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_issue(vr_, vbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
+        }
+        for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
+            /* The next tile's loads are issued even after the last tile (they reread the segment's
+             * last key): no branch around them, which on AMD would wait for every load in flight. */
+            kt_barrier();                 /* the previous tile's P V is done with the buffer and P */
+            kt_store_rows(sm.kv, kr_, kr, col);
+            kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_barrier();
 
-        /* 3. O = O * alpha + P V */
-        kt_frag_a pf[kBN / 16];   /* reloaded every tile when kOPerMt is 1 */
+            /* 1. partial scores: tile t % kSTiles over d range t / kSTiles */
+            for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
+                const int st = kQRegs ? st0 : t % kSTiles, part = kQRegs ? part0 : t / kSTiles;
+                const int mt = st / (kBN / 16), nt = st % (kBN / 16);
+                kt_acc acc;
+                kt_acc_zero(acc);
 #pragma unroll
-        for (int i = 0; i < kOTiles; i++) {
-            const int t = warp + i * KT_NW;
-            const int mt = t / (kD / 16), dt = t % (kD / 16);
-            kt_acc &acc = o[i];
+                for (int k = 0; k < kKSteps; k++) {
+                    const int kk = part * kKSteps + k;
+                    kt_frag_b fb;
+                    kt_load_b(fb, sm.kv + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
+                    if constexpr (kQRegs) {
+                        kt_mma<kt_elem>(acc, qf[k], fb);
+                    } else {
+                        kt_frag_a fa;
+                        kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
+                        kt_mma<kt_elem>(acc, fa, fb);
+                    }
+                }
+                float *slab = sm.s + part * kM * kLdS;
 #pragma unroll
-            for (int e = 0; e < kt_acc_elems; e++) {
-                const float al = sm.alpha[mt * 16 + kt_acc_row(lane, e)];
-                kt_acc_set(acc, e, kt_acc_get(acc, e) * al);
+                for (int i = 0; i < kt_acc_elems; i++)
+                    slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc, i);
             }
-            if (i % kOPerMt == 0) {
-#pragma unroll
-                for (int kk = 0; kk < kBN / 16; kk++) kt_load_a(pf[kk], sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
+            kt_barrier();
+
+            /* 2. V to LDS (the K tile is consumed), the next V in flight; the pages of the tile
+             * after next are looked up first (AMD counts loads in order: waiting for them must not
+             * wait for V); then the online softmax */
+            kt_store_rows(sm.kv, vr_, kr, col);
+            {
+                kt_pages after;
+                kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
+                kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+                pages = after;
             }
-#pragma unroll
-            for (int kk = 0; kk < kBN / 16; kk++) {
-                kt_frag_b fb;
-                kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
-                kt_mma<kt_elem>(acc, pf[kk], fb);
-            }
+            kt_softmax(sm, a, s, g, j0, score_scale, tid);
+            kt_barrier();
+
+            /* 3. O = O * alpha + P V */
+            kt_pv(sm, o, warp, lane);
         }
     }
     kt_barrier();   /* the last tile's row statistics */

@@ -3,8 +3,10 @@
 -- Axes as the template reads them: D head size, MT 16-row M tiles a block (the GQA group's heads
 -- times the query rows; more rows take more blocks), BN keys a KV tile, NW warps, SEGMAX the most
 -- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count), RE 1
--- to keep Q's and P's fragments in registers (offered at 8 warps, always at 128 threads). Two
--- warps a block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes).
+-- to keep Q's fragments in registers (offered at 8 warps, always at 128 threads), KD 1 to read K
+-- from the cache straight into the score's fragments (no LDS; with RE 1 only, one key tile x d
+-- range a warp, every warp). Two warps a block are not offered: on gfx1201 most of them spilled
+-- (every O tile on half the lanes).
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
@@ -12,13 +14,22 @@ local REGS_BASE = 64
 
 -- what decode.hip's kt_smem holds: Q, the K / V tile ([key][d]), the score slabs (one a d range
 -- the score tiles split over), P, row statistics
-local function ksplit(p)
+-- the prelude's direct-fragment span (k a lane pair's chunks cover): 16 on RDNA's WMMA, else 32
+local function direct_span(t) return t.mma:find("^wmma") and 16 or 32 end
+-- KD: warps over (key tile, d range); the ranges a head splits into
+local function kd_split(p, t)
+  local want = math.max(1, div(p.NW, div(p.BN, 16)))
+  return math.min(want, div(p.D, direct_span(t)))
+end
+local function ksplit(p, t)
+  if p.KD == 1 then return kd_split(p, t) end
   local want = div(p.NW, p.MT * div(p.BN, 16))
   return math.max(1, math.min(want, div(p.D, 16)))
 end
-local function smem_bytes(p)
+local function smem_bytes(p, t)
   local m = 16 * p.MT
-  return m * (p.D + PAD) * 2 + p.BN * (p.D + PAD) * 2 + ksplit(p) * m * (p.BN + 1) * 4
+  local q = p.KD == 1 and 16 or m * (p.D + PAD) * 2
+  return q + p.BN * (p.D + PAD) * 2 + ksplit(p, t) * m * (p.BN + 1) * 4
        + m * (p.BN + PAD) * 2 + 3 * m * 4
 end
 
@@ -35,11 +46,12 @@ return {
     { "NW", { 4, 8 } },
     { "SEGMAX", { 128, 256 } },
     { "RE", { 0, 1 } },
+    { "KD", { 0, 1 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
 
-  lds_bytes = function(p, t) return smem_bytes(p) end,
+  lds_bytes = function(p, t) return smem_bytes(p, t) end,
 
   constraint = function(p, t)
     local threads = p.NW * t.wave_size
@@ -51,7 +63,14 @@ return {
     local keys = div(p.BN, div(threads, per_key))           -- keys (K and V chunks) a thread loads
     local otiles = p.MT * div(p.D, 16)
     if otiles % p.NW ~= 0 then return false, "output tiles do not split over the warps" end
-    if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
+    if p.KD == 1 then
+      if p.RE ~= 1 then return false, "KD holds Q in registers: RE 1 only" end
+      local nt = div(p.BN, 16)
+      if nt > p.NW or nt * kd_split(p, t) ~= p.NW then
+        return false, "KD: not one key tile x d range a warp for every warp"
+      end
+    end
+    if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
     -- segment ceilings: 256 below d256 (the seed's argmin at d128 batch 1 deep); from d256 the
     -- seed's 128 (s256 never won there on RDNA) and 256 again. On the H200, 256 lost at 6/1/256
     -- batch 1 32K (68 us against 47) while the reduce was one block a row; the column-sliced
@@ -64,6 +83,16 @@ return {
     -- fragments, softmax columns and addresses (REGS_BASE, read off the ELF counts)
     local acc = div(otiles, p.NW) * div(256, t.wave_size)
     local regs = acc + 8 * keys + 4 * keys + REGS_BASE + (p.RE == 1 and 16 or 0)
+    if p.KD == 1 then
+      -- V's chunks and pages alone through LDS; K's chunks (half the words for fp8) and every M
+      -- tile's Q fragments over the warp's d range (16 x range halves over the wave) and scores
+      local range = div(p.D, kd_split(p, t))
+      local kwords = div(16 * range * 2, 4 * t.wave_size)
+      if p.dtype:find("e4m3") then kwords = div(kwords, 2) end
+      if t.mma == "wmma-gfx11" then kwords = 2 * kwords end     -- replicated operands
+      local qwords = p.MT * div(16 * range * 2, 4 * t.wave_size) * (t.mma == "wmma-gfx11" and 2 or 1)
+      regs = acc + 4 * keys + 2 * keys + kwords + qwords + p.MT * div(256, t.wave_size) + REGS_BASE
+    end
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's" end
