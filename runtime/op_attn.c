@@ -29,9 +29,9 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
 };
 
 /* Every axis is required but SEGMAX (no axis: no split), RE (no axis: Q's fragments are read
- * from LDS every tile) and KD (no axis: K goes through LDS). */
+ * from LDS every tile), KD (no axis: K goes through LDS) and PF (no axis: one tile in flight). */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
-    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0},
+    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"PF", 1, 1},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -179,42 +179,45 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 }
 
 /* ---- the law ----
- * The kernel is a stream of K and V whose latency the next tile's loads, in registers, hide: what
- * fills the memory pipe is the KV bytes in flight a compute unit, resident blocks (its ELF
- * resources: kt_variant.occupancy) x keys a tile. What else matters depends on how long a block
- * streams: a segment of at least ATTN_LAW_STREAM_TILES KV tiles (at the candidate's own segment
- * count) is bandwidth-bound, so K and V are best read once (the fewest row blocks) by the 4-warp
- * form that keeps Q and P in registers (fewer warps); a shorter one is bound by the block's fixed
- * costs (Q, the first loads, the partials), which smaller M tiles (more blocks) and more warps
- * finish sooner. Among the candidates compiled for the head size, lexicographically: the most
- * keys in flight a compute unit (occupancy x BN); then, streaming, the fewest row blocks, else the
- * smallest M tile; the fewest idle rows; fewer warps streaming, more otherwise; Q and P kept in
- * registers (RE) where that costs no residency (occupancy decided first); a segment ceiling
- * the law's count does not hit, then the smaller (less scratch); the first candidate.
- * Fitted on the H200's sweep of the rebuilt kernel (145 keys, every fitting candidate timed):
- * pooled regret +0.9%, the first rule's +12.3% (bench/NOTES.md). */
+ * The kernel is a stream of K and V whose latency the loads in flight, in registers, hide: a
+ * block keeps PF tiles of BN keys in flight, and a compute unit as many blocks as its ELF
+ * resources allow (kt_variant.occupancy) or as the grid gives it, whichever is fewer. The H200's
+ * sweep of the KD kernels says what fills the memory pipe is those keys in flight a unit, up to
+ * ATTN_LAW_KEYS_SATURATE, past which more of them buy nothing and the other costs decide. Then,
+ * as before, how long a block streams: a segment of at least ATTN_LAW_STREAM_TILES KV tiles (at
+ * the candidate's own segment count) is bandwidth-bound, so K and V are best read once (the
+ * fewest row blocks) by fewer warps; a shorter one is bound by the block's fixed costs (Q, the
+ * first loads, the partials), which smaller M tiles and more warps finish sooner. Among the
+ * candidates compiled for the head size, lexicographically: keys in flight a unit, capped; then,
+ * streaming, the fewest row blocks, else the smallest M tile; K read straight into fragments
+ * (KD); fewer warps streaming, more otherwise; the larger segment ceiling; the uncapped keys in
+ * flight; the fewest idle rows; the first candidate.
+ * Fitted on the H200's sweep of the KD kernels (155 keys, every fitting candidate timed, greedy
+ * over these features): pooled regret +3.4% in sample (bench/NOTES.md). */
 #define ATTN_LAW_KEYS 7
 #define ATTN_LAW_STREAM_TILES 8
+#define ATTN_LAW_KEYS_SATURATE 128
 
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
 {
     const kt_variant *v = &c->v;
     const long long rb = attn_row_blocks(v, p);
     const long long idle = rb * 16 * PAR(v, MT) - DIM(p, G) * DIM(p, Q);
-    kt_variant unclamped = *v;
-    unclamped.p[KT_ATTN_P_SEGMAX] = 1 << 20;
     const int units = d && d->compute_units > 0 ? d->compute_units : 1;
-    const int hits = attn_segments(&unclamped, p, units) > PAR(v, SEGMAX);
+    const long long segs = attn_segments(v, p, units);
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
-    const int streams = attn_visible(p) >= attn_segments(v, p, units) * ATTN_LAW_STREAM_TILES * PAR(v, BN);
+    const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH) * segs;
+    const long long resident = occ < ceil_div(blocks, units) ? occ : ceil_div(blocks, units);
+    const long long in_flight = resident * PAR(v, BN) * (PAR(v, PF) > 0 ? PAR(v, PF) : 1);
+    const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     int i = 0;
-    key[i++] = occ * PAR(v, BN);
+    key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = streams ? -rb : -PAR(v, MT);
-    key[i++] = -idle;
+    key[i++] = PAR(v, KD);
     key[i++] = streams ? -PAR(v, NW) : PAR(v, NW);
-    key[i++] = PAR(v, RE);   /* at equal residency, fewer LDS reads */
-    key[i++] = -hits;
-    key[i++] = -PAR(v, SEGMAX);
+    key[i++] = PAR(v, SEGMAX);
+    key[i++] = in_flight;
+    key[i++] = -idle;
 }
 
 static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
