@@ -28,7 +28,7 @@ static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
 };
 
 static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
-    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1},
+    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1},
 };
 
 #define GRID_Y_MAX 65535LL
@@ -53,8 +53,8 @@ static const char *prefill_misfit(const kt_variant *v, const kt_problem *p, int 
         snprintf(buf, len, "compiled for head size %d, the problem's is d=%lld", PAR(v, D), DIM(p, D));
         return buf;
     }
-    if (PAR(v, BM) < 16 || PAR(v, BM) % 16 || PAR(v, BN) < 16 || PAR(v, NW) < 1) {
-        snprintf(buf, len, "bad variant: BM=%d BN=%d NW=%d", PAR(v, BM), PAR(v, BN), PAR(v, NW));
+    if (PAR(v, BM) < 16 || PAR(v, BM) % 16 || PAR(v, BN) < 16 || PAR(v, NW) < 1 || PAR(v, WD) < 1 || PAR(v, NW) % PAR(v, WD)) {
+        snprintf(buf, len, "bad variant: BM=%d BN=%d NW=%d WD=%d", PAR(v, BM), PAR(v, BN), PAR(v, NW), PAR(v, WD));
         return buf;
     }
     if (DIM(p, HKV) * prefill_row_blocks(v, p) > GRID_X_MAX || DIM(p, BATCH) > GRID_Y_MAX) {
@@ -110,8 +110,10 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  *   - else the share of the resident block slots (compute units x occupancy) the blocks fill,
  *     all of them equal; the larger BM (each K/V tile read from L2 serves more rows); the most
  *     keys in flight a compute unit (occupancy x BN, decode's rule); more warps.
- * Then the first candidate. */
-#define PREFILL_LAW_KEYS 5
+ * Then fewer d-slices (WD: the slabs cost a barrier a tile and LDS; WD 1 is what the H200 has
+ * measured, so the law takes a split only where nothing else is compiled, as at d256), then the
+ * first candidate. */
+#define PREFILL_LAW_KEYS 6
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
 {
@@ -133,6 +135,7 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
         key[i++] = occ * PAR(v, BN);
     }
     key[i++] = PAR(v, NW);
+    key[i++] = -PAR(v, WD);
 }
 
 static int prefill_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

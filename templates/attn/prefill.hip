@@ -7,7 +7,16 @@
  *       token r / g, head kvh * g + r % g (decode's row mapping with many tokens), so a K/V tile
  *       is read once for the g heads of the group,
  *   BN  keys a KV tile holds,
- *   NW  warps (waves); warp w owns rows [w * BM / NW, (w + 1) * BM / NW), whole 16-row tiles.
+ *   NW  warps (waves),
+ *   WD  warps sharing a row group, each owning a d-slice of D / WD columns: warp w is slice
+ *       w % WD of row group w / WD, which owns rows [(w / WD) * BM * WD / NW, ...), whole 16-row
+ *       tiles. A warp holds Q's A fragments and O's accumulators of its slice only, so no warp
+ *       holds 16 rows x D of either (what keeps d256 out of the registers at WD 1), and at d128 a
+ *       warp can own two 16-row tiles, reading each K / V fragment from LDS once for both. S is
+ *       summed along d: each warp's partial scores over its slice go to an fp32 slab in LDS, and
+ *       every warp of the group adds the WD slabs in slice order (decode.hip's split along d), so
+ *       the group's warps hold the same scores bit for bit and run the same softmax on them,
+ *       each rescaling its own O slice; one barrier a tile more than WD 1.
  *
  * Block (x, y) = (kv head x row block, sequence): grid.x = num_kv_heads * ceil(g * max_query_len
  * / BM) from the host's max_query_len, grid.y = num_seqs; a shorter sequence's surplus row blocks
@@ -28,14 +37,16 @@
  * to the element type exactly as they are stored. Per tile:
  *   1. K tile to LDS; the next tile's pages looked up, then the V tile's loads issued into the
  *      registers K left;
- *   2. S = Q K^T into registers (16x16 accumulators, the warp's rows x BN keys; K as B = W[n =
- *      key][k = d], kt_load_b), scaled, capped, masked, in log2 units; the online softmax per
+ *   2. S = Q K^T into registers (16x16 accumulators, the warp's rows x BN keys over its d-slice;
+ *      K as B = W[n = key][k = d], kt_load_b; with WD > 1 the slices' partials summed through the
+ *      slabs, a barrier between), scaled, capped, masked, in log2 units; the online softmax per
  *      row in registers (rows.h: the row's elements in a lane, then a butterfly over the lanes
  *      that share it); O rescaled; P rounded to the element type to LDS, since the accumulator
- *      layout is not the A layout everywhere;
+ *      layout is not the A layout everywhere (with WD > 1 the group's warps hold the same P and
+ *      each stores the tiles nt with nt % WD = its slice);
  *   3. V to LDS over the consumed K tile, [key][d] as K (the next K tile's loads then in flight);
- *   4. O += P V, P's A fragments from LDS, V as a [k = key][n = d] tile (kt_load_b_kn:
- *      arch/attn_ops.h).
+ *   4. O += P V over the warp's d-slice, P's A fragments from LDS, V as a [k = key][n = d] tile
+ *      (kt_load_b_kn: arch/attn_ops.h).
  * The block writes out = O * v_scale / l, rounded once. */
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
@@ -48,12 +59,16 @@ constexpr int kD = KT_D;
 constexpr int kBM = KT_BM;
 constexpr int kBN = KT_BN;
 constexpr int kThreads = KT_NW * KT_WAVE;
-constexpr int kMW = kBM / (16 * KT_NW);              /* 16-row tiles a warp owns */
+constexpr int kWD = KT_WD;                           /* warps sharing rows, each a d-slice */
+constexpr int kWR = KT_NW / kWD;                     /* row groups */
+constexpr int kMW = kBM / (16 * kWR);                /* 16-row tiles a warp owns */
 constexpr int kDT = kD / 16, kNT = kBN / 16;
+constexpr int kDS = kDT / kWD;                       /* 16-wide d tiles a warp owns (Q's k, O's n) */
 constexpr int kPad = 8;                              /* 16 bytes: aligned rows, staggered banks */
 constexpr int kLdQ = kD + kPad;                      /* pitch of the Q stage and the K / V tile */
 constexpr int kLdK = kLdQ;
 constexpr int kLdP = kBN + kPad;                     /* pitch of P */
+constexpr int kLdS = kBN + 4;                        /* pitch of an fp32 partial-score slab */
 constexpr int kChunkElems = KT_KV8 ? 16 : 8;         /* cache elements one 16-byte load brings */
 constexpr int kPerKey = kD / kChunkElems;            /* loads a key's row takes */
 constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in one pass */
@@ -61,7 +76,8 @@ constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a ti
 constexpr int kQChunks = (kBM * kD / 8 + kThreads - 1) / kThreads;
 
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
-static_assert(kMW >= 1 && kMW * 16 * KT_NW == kBM, "whole 16-row tiles a warp");
+static_assert(KT_NW % kWD == 0 && kDT % kWD == 0, "whole warps and whole d tiles a d-slice");
+static_assert(kMW >= 1 && kMW * 16 * kWR == kBM, "whole 16-row tiles a warp");
 static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0 && kChunks >= 1,
               "whole keys a thread, the tile in whole passes");
 
@@ -108,21 +124,30 @@ KT_DEV float kt_row_sum(float x)
     return x;
 }
 
-struct alignas(16) kt_smem {
-    union {
-        unsigned short q[kBM * kLdQ];                    /* Q, staged once */
-        struct {
-            unsigned short kv[kBN * kLdK];               /* the K tile, then the V tile, [key][d] */
-            unsigned short p[kBM * kLdP];                /* P, each warp its own rows */
-        } t;
-    };
-};
+/* LDS, in bytes (prefill.lua's smem_bytes is the same sum): the Q stage, then over it the K / V
+ * tile ([key][d], K then V), P (each row group its own rows) and, with d split over warps, one fp32
+ * slab of partial scores per d-slice. A byte array with offsets rather than a union of structs,
+ * because a slab array of length 0 (kWD 1) is not C++: kWD 1 has the previous layout, byte for
+ * byte. Every offset is a multiple of 16 (pitches of 8 + 16k elements). */
+constexpr int kQBytes = kBM * kLdQ * 2;
+constexpr int kKVBytes = kBN * kLdK * 2;
+constexpr int kPBytes = kBM * kLdP * 2;
+constexpr int kSlabBytes = kWD > 1 ? kWD * kBM * kLdS * 4 : 0;
+constexpr int kTileBytes = kKVBytes + kPBytes + kSlabBytes;
+constexpr int kSmemBytes = kQBytes > kTileBytes ? kQBytes : kTileBytes;
+static_assert(kKVBytes % 16 == 0 && kPBytes % 16 == 0, "16-byte aligned regions");
+
+struct alignas(16) kt_smem { unsigned char raw[kSmemBytes]; };
 
 } // namespace
 
 KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
     KT_SHARED kt_smem sm;
+    unsigned short *const sm_q = (unsigned short *)sm.raw;
+    unsigned short *const sm_kv = (unsigned short *)sm.raw;
+    unsigned short *const sm_p = (unsigned short *)(sm.raw + kKVBytes);
+    float *const sm_s = (float *)(sm.raw + kKVBytes + kPBytes);
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
     const int seq = kt_block_id_y();
@@ -141,7 +166,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int kv_lo = a.window > 0 && pos_first - a.window + 1 > 0 ? pos_first - a.window + 1 : 0;
     const int kv_hi = pos_last + 1;
     const int *bt = a.block_table + (long long)seq * a.bt_stride;
-    const int wrow = warp * kMW * 16;                  /* the warp's first row in the block */
+    /* the warp's first row in the block and first d column (its d-slice: Q's k, O's n) */
+    const int wd = warp % kWD, wrow = (warp / kWD) * kMW * 16, dcol = wd * kDS * 16;
     const float neg_inf = kt_neg_inf();
     const bool capped = a.softcap > 0.0f;
     /* scores in log2 units; with a cap, the cap applies to the natural-log score first */
@@ -169,21 +195,21 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_v16 v = kt_v16_make(0u, 0u, 0u, 0u);
             if (rg < rows)
                 v = kt_ldg16(q + (long long)(q0 + rg / g) * a.q_stride_tok + (long long)(kvh * g + rg % g) * a.q_stride_head + col);
-            kt_sts16(sm.q + r * kLdQ + col, v);
+            kt_sts16(sm_q + r * kLdQ + col, v);
         }
     }
     kt_barrier();
-    kt_frag_a qf[kMW][kDT];
+    kt_frag_a qf[kMW][kDS];
 #pragma unroll
     for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
-        for (int kk = 0; kk < kDT; kk++) kt_load_a(qf[mt][kk], sm.q + (wrow + mt * 16) * kLdQ + kk * 16, kLdQ, lane);
+        for (int kk = 0; kk < kDS; kk++) kt_load_a(qf[mt][kk], sm_q + (wrow + mt * 16) * kLdQ + dcol + kk * 16, kLdQ, lane);
 
     /* per row (one element index of each class, rows.h): its position (-1: a row past the
      * sequence's, which sees nothing), running max and sum in log2 units */
     int rpos[kMW][kt_acc_elems];
     float m[kMW][kt_acc_elems], l[kMW][kt_acc_elems];
-    kt_acc o[kMW][kDT];
+    kt_acc o[kMW][kDS];
 #pragma unroll
     for (int mt = 0; mt < kMW; mt++) {
 #pragma unroll
@@ -195,12 +221,12 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             l[mt][i] = sink ? 1.0f : 0.0f;
         }
 #pragma unroll
-        for (int dt = 0; dt < kDT; dt++) kt_acc_zero(o[mt][dt]);
+        for (int dt = 0; dt < kDS; dt++) kt_acc_zero(o[mt][dt]);
     }
 
     for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
         kt_barrier();                 /* the Q fragments, or the previous tile's P V, are read */
-        kt_store_rows(sm.t.kv, kvr, kr, col);
+        kt_store_rows(sm_kv, kvr, kr, col);
         {
             /* the next tile's pages first (AMD counts loads in order: waiting for them must not
              * wait for V), then this tile's V into the registers K left */
@@ -211,7 +237,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
         kt_barrier();
 
-        /* 2. scores: every warp its rows against the whole tile */
+        /* 2. scores: every warp its rows against the whole tile, over its d-slice */
         kt_acc s[kMW][kNT];
 #pragma unroll
         for (int mt = 0; mt < kMW; mt++)
@@ -220,12 +246,39 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
         for (int nt = 0; nt < kNT; nt++)
 #pragma unroll
-            for (int kk = 0; kk < kDT; kk++) {
+            for (int kk = 0; kk < kDS; kk++) {
                 kt_frag_b fb;
-                kt_load_b(fb, sm.t.kv + nt * 16 * kLdK + kk * 16, kLdK, lane);
+                kt_load_b(fb, sm_kv + nt * 16 * kLdK + dcol + kk * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_mma<kt_elem>(s[mt][nt], qf[mt][kk], fb);
             }
+        if (kWD > 1) {
+            /* the d-slices' partial sums meet in LDS; every warp of a row group adds the slabs in
+             * slice order, so the group's warps hold the same scores, bit for bit, and their
+             * softmax statistics agree (each rescales its own O slice by them) */
+#pragma unroll
+            for (int mt = 0; mt < kMW; mt++)
+#pragma unroll
+                for (int nt = 0; nt < kNT; nt++)
+#pragma unroll
+                    for (int i = 0; i < kt_acc_elems; i++) {
+                        const int r = wrow + mt * 16 + kt_acc_row(lane, i), c = nt * 16 + kt_acc_col(lane, i);
+                        sm_s[(wd * kBM + r) * kLdS + c] = kt_acc_get(s[mt][nt], i);
+                    }
+            kt_barrier();
+#pragma unroll
+            for (int mt = 0; mt < kMW; mt++)
+#pragma unroll
+                for (int nt = 0; nt < kNT; nt++)
+#pragma unroll
+                    for (int i = 0; i < kt_acc_elems; i++) {
+                        const int r = wrow + mt * 16 + kt_acc_row(lane, i), c = nt * 16 + kt_acc_col(lane, i);
+                        float t = sm_s[r * kLdS + c];
+#pragma unroll
+                        for (int ds = 1; ds < kWD; ds++) t += sm_s[(ds * kBM + r) * kLdS + c];
+                        kt_acc_set(s[mt][nt], i, t);
+                    }
+        }
         /* a tile every row of the block sees whole needs no mask (uniform over the block) */
         const bool whole = row0 + kBM <= rows && j0 + kBN - 1 <= pos_first && (a.window <= 0 || pos_last - j0 < a.window);
 #pragma unroll
@@ -270,21 +323,22 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                     const float pv = kt_exp2(kt_acc_get(s[mt][nt], e) - base[kt_rep(e)]);
                     sum[kt_rep(e)] += pv;
                     const int r = wrow + mt * 16 + kt_acc_row(lane, e), c = nt * 16 + kt_acc_col(lane, e);
-                    sm.t.p[r * kLdP + c] = kt_from_float<kt_elem>(pv).bits;
+                    /* the row group's warps hold the same P: each stores its share of the tiles */
+                    if (kWD == 1 || nt % kWD == wd) sm_p[r * kLdP + c] = kt_from_float<kt_elem>(pv).bits;
                 }
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
                 if (kt_rep(i) == i) l[mt][i] = l[mt][i] * alpha[i] + kt_row_sum(sum[i]);
 #pragma unroll
-            for (int dt = 0; dt < kDT; dt++)
+            for (int dt = 0; dt < kDS; dt++)
 #pragma unroll
                 for (int e = 0; e < kt_acc_elems; e++) kt_acc_set(o[mt][dt], e, kt_acc_get(o[mt][dt], e) * alpha[kt_rep(e)]);
         }
-        kt_barrier();                 /* every warp is done with K; P is in LDS */
+        kt_barrier();                 /* every warp is done with K and the slabs; P is in LDS */
 
         /* 3. V over the K tile; the next K tile's loads in flight over P V (after the last tile
          * too: they reread the last visible key, and no branch waits on them) */
-        kt_store_rows(sm.t.kv, kvr, kr, col);
+        kt_store_rows(sm_kv, kvr, kr, col);
         kt_issue(kvr, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
         kt_barrier();
 
@@ -293,11 +347,11 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         for (int kk = 0; kk < kNT; kk++) {
             kt_frag_a pa[kMW];
 #pragma unroll
-            for (int mt = 0; mt < kMW; mt++) kt_load_a(pa[mt], sm.t.p + (wrow + mt * 16) * kLdP + kk * 16, kLdP, lane);
+            for (int mt = 0; mt < kMW; mt++) kt_load_a(pa[mt], sm_p + (wrow + mt * 16) * kLdP + kk * 16, kLdP, lane);
 #pragma unroll
-            for (int dt = 0; dt < kDT; dt++) {
+            for (int dt = 0; dt < kDS; dt++) {
                 kt_frag_b fb;
-                kt_load_b_kn(fb, sm.t.kv + kk * 16 * kLdK + dt * 16, kLdK, lane);
+                kt_load_b_kn(fb, sm_kv + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_mma<kt_elem>(o[mt][dt], pa[mt], fb);
             }
@@ -311,10 +365,10 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) inv[i] = l[mt][kt_rep(i)] > 0.0f ? a.v_scale / l[mt][kt_rep(i)] : 0.0f;
 #pragma unroll
-        for (int dt = 0; dt < kDT; dt++)
+        for (int dt = 0; dt < kDS; dt++)
 #pragma unroll
             for (int e = 0; e < kt_acc_elems; e++) {
-                const int rg = row0 + wrow + mt * 16 + kt_acc_row(lane, e), d = dt * 16 + kt_acc_col(lane, e);
+                const int rg = row0 + wrow + mt * 16 + kt_acc_row(lane, e), d = dcol + dt * 16 + kt_acc_col(lane, e);
                 if (rg >= rows) continue;
                 const int tok = q0 + rg / g, h = kvh * g + rg % g;
                 const kt_elem out = kt_from_float<kt_elem>(kt_acc_get(o[mt][dt], e) * inv[e]);

@@ -1,18 +1,23 @@
 -- prefill.lua: the variant space of templates/attn/prefill.hip, causal varlen paged prefill
 -- (chunked prefill included; op attn_prefill, ABI templates/abi/attn.h, descriptor
 -- runtime/op_attn_prefill.c). Axes as the template reads them: D head size, BM rows a block (the
--- GQA group folded into M: query tokens x the group's heads), BN keys a KV tile, NW warps (each
--- owns BM / NW rows, whole 16-row tiles). No split-KV in this version.
+-- GQA group folded into M: query tokens x the group's heads), BN keys a KV tile, NW warps, WD warps
+-- sharing a row group, each owning a d-slice of D / WD columns (of Q's k and O's n: S's partial
+-- sums meet in LDS), so a warp owns BM * WD / NW rows, whole 16-row tiles. WD > 1 is what lets
+-- d256 exist at all (no warp holds 16 rows x 256 of Q and O), and at d128 it gives a warp two
+-- 16-row tiles (each K / V fragment read from LDS serves both) within the registers, at the cost
+-- of the slabs' LDS and one more barrier a tile. No split-KV in this version.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 
 -- what prefill.hip's kt_smem holds: the Q stage, then (over it) the K / V tile ([key][d], one
--- buffer K then V) and P
+-- buffer K then V), P and, with WD > 1, WD fp32 slabs of partial scores (pitch BN + 4)
 local function smem_bytes(p)
   local q = p.BM * (p.D + PAD) * 2
   local kv = p.BN * (p.D + PAD) * 2
-  return math.max(q, kv + p.BM * (p.BN + PAD) * 2)
+  local slabs = p.WD > 1 and p.WD * p.BM * (p.BN + 4) * 4 or 0
+  return math.max(q, kv + p.BM * (p.BN + PAD) * 2 + slabs)
 end
 
 return {
@@ -26,6 +31,7 @@ return {
     { "BM", { 64, 128 } },
     { "BN", { 32, 64 } },
     { "NW", { 4, 8 } },
+    { "WD", { 1, 2, 4 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
@@ -40,16 +46,24 @@ return {
       return false, "the KV tile does not split into whole keys a thread"
     end
     local keys = div(p.BN, div(threads, per_key))           -- keys (K or V chunks) a thread loads
-    if p.BM % (16 * p.NW) ~= 0 then return false, "rows do not split into whole 16-row tiles a warp" end
+    if p.NW % p.WD ~= 0 or div(p.D, 16) % p.WD ~= 0 then return false, "d-slices of whole warps and whole 16-wide tiles" end
+    local wr = div(p.NW, p.WD)                              -- row groups
+    if p.BM % (16 * wr) ~= 0 then return false, "rows do not split into whole 16-row tiles a warp" end
+    -- past two 16-row tiles a warp the registers grow faster than the K / V fragment reads
+    -- shrink (the slabs' LDS traffic is per row), and clang 19 crashed compiling BM128 NW4 WD2
+    -- (4 tiles a warp) for gfx942
+    if div(p.BM, 16 * wr) > 2 then return false, "over two 16-row tiles a warp" end
+    -- a d-slice narrower than 64 columns spends more on the slabs than it saves in registers
+    if p.WD > 1 and div(p.D, p.WD) < 64 then return false, "d-slices under 64 columns" end
     if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
-    -- registers a lane, all held across the KV loop: Q's A fragments (8 halves a lane on wave32,
-    -- 4 on wave64), the O and S accumulators (16x16 fp32 over the wave), one K or V tile's chunks
-    -- (4 words each) and their keys' pages (a word each), plus ~40 for row statistics, P
-    -- fragments and addresses. A filter, not the truth: the compile's spill count decides
-    -- (gfx11's replicated operands need twice Q's)
-    local mw = div(p.BM, 16 * p.NW)
+    -- registers a lane, all held across the KV loop: Q's A fragments of the warp's d-slice (8
+    -- halves a lane on wave32, 4 on wave64), the O slice and S accumulators (16x16 fp32 over the
+    -- wave), one K or V tile's chunks (4 words each) and their keys' pages (a word each), plus ~40
+    -- for row statistics, P fragments and addresses. A filter, not the truth: the compile's spill
+    -- count decides (gfx11's replicated operands need twice Q's)
+    local mw = div(p.BM, 16 * wr)
     local afrag, acc = div(128, t.wave_size), div(256, t.wave_size)
-    local regs = mw * div(p.D, 16) * (afrag + acc) + mw * div(p.BN, 16) * acc + (4 + 1) * keys + 40
+    local regs = mw * div(p.D, 16 * p.WD) * (afrag + acc) + mw * div(p.BN, 16) * acc + (4 + 1) * keys + 40
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's (Q, O and S held across the KV loop)" end

@@ -48,6 +48,7 @@ static kt_variant var(int d, int bm, int bn, int nw, int occupancy)
     kt_variant v;
     memset(&v, 0, sizeof v);
     v.p[KT_PREFILL_P_D] = d; v.p[KT_PREFILL_P_BM] = bm; v.p[KT_PREFILL_P_BN] = bn; v.p[KT_PREFILL_P_NW] = nw;
+    v.p[KT_PREFILL_P_WD] = 1;
     v.occupancy = occupancy;
     return v;
 }
