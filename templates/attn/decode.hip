@@ -102,7 +102,7 @@ constexpr int kParts = kKD ? kKdSplit : kKSplit;          /* partial-score slabs
  * traffic): bound by the latency a tile's loads have to cover, not by bandwidth. fp8's chunks
  * take half the registers, so two tiles fit where bf16 holds one. */
 constexpr int kPF = KT_PF;
-static_assert(kPF >= 1 && (kPF == 1 || kKD), "more than one tile in flight with KD only");
+static_assert((kPF == 1 || kPF == 2) && (kPF == 1 || kKD), "one or two tiles in flight, two with KD only");
 static_assert(!kKD || (kNT * kKdSplit == KT_NW && kKdSpans * kKdSplit * kt_direct_span == kD),
               "KD: one key tile x d range a warp, every warp");
 /* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */
@@ -369,7 +369,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
     const unsigned magic = kt_block_magic(a.block_size);
-    kt_pages pages;   /* of the tile whose V loads are issued next */
 
     if constexpr (kKD) {
         /* the warp's key tile and d range, its Q fragments, its K base */
@@ -381,26 +380,35 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         /* kPF tiles' K and V in flight: set u holds the tiles u, u + kPF, ... of the segment */
         kt_kd_chunk kd[kPF][kKdChunks];
         kt_v16 vv[kPF][kChunks];
-        kt_kpages kp;   /* of the tile whose K loads are issued next */
+        /* The block-table reads have two tiles of work to arrive in, whatever PF: a read queues
+         * behind the loads in flight, so at one tile's lookahead it was as slow as they are
+         * (PF 2 with one set of pages ran no faster than PF 1). The loop steps kU = 2 tiles so
+         * every register set is named at compile time: tile u of a step loads into data set
+         * u % kPF with page set u, which holds the pages of the tile it issues next. */
+        constexpr int kU = 2;
+        kt_kpages kp[kU];
+        kt_pages pg[kU];
         if (s.kv_lo < s.kv_hi) {
 #pragma unroll
             for (int u = 0; u < kPF; u++) {
-                kt_kd_find(kp, bt, magic, s.kv_lo + u * kBN, nt, lane, s.kv_hi);
-                kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + u * kBN, kr, s.kv_hi);
-                kt_kd_issue(kd[u], kbase, kp, a.block_size, magic, s.kv_lo + u * kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-                kt_issue(vv[u], vbase, pages, a.block_size, magic, s.kv_lo + u * kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+                kt_kd_find(kp[0], bt, magic, s.kv_lo + u * kBN, nt, lane, s.kv_hi);
+                kt_find_pages(pg[0], bt, a.block_size, magic, s.kv_lo + u * kBN, kr, s.kv_hi);
+                kt_kd_issue(kd[u], kbase, kp[0], a.block_size, magic, s.kv_lo + u * kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+                kt_issue(vv[u], vbase, pg[0], a.block_size, magic, s.kv_lo + u * kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
             }
-            kt_kd_find(kp, bt, magic, s.kv_lo + kPF * kBN, nt, lane, s.kv_hi);
-            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kPF * kBN, kr, s.kv_hi);
+#pragma unroll
+            for (int u = 0; u < kU; u++) {
+                kt_kd_find(kp[u], bt, magic, s.kv_lo + (kPF + u) * kBN, nt, lane, s.kv_hi);
+                kt_find_pages(pg[u], bt, a.block_size, magic, s.kv_lo + (kPF + u) * kBN, kr, s.kv_hi);
+            }
         }
         /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
          * the slabs before the previous barrier), so it overlaps other warps' P V; tile j + kPF's
          * K is issued as soon as S has consumed tile j's registers, its V once tile j's V is in
-         * LDS. The loop steps kPF tiles so that every register set is named at compile time; the
-         * test for a last, partial step is uniform over the block. */
-        for (int j00 = s.kv_lo; j00 < s.kv_hi; j00 += kPF * kBN) {
+         * LDS. The test for a last, partial step is uniform over the block. */
+        for (int j00 = s.kv_lo; j00 < s.kv_hi; j00 += kU * kBN) {
 #pragma unroll
-            for (int u = 0; u < kPF; u++) {
+            for (int u = 0; u < kU; u++) {
                 const int j0 = j00 + u * kBN;
                 if (u > 0 && j0 >= s.kv_hi) break;
                 kt_acc acc[KT_MT];
@@ -410,7 +418,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 for (int sp = 0; sp < kKdSpans; sp++) {
                     kt_v16 ch[kt_direct_chunks];
 #pragma unroll
-                    for (int c = 0; c < kt_direct_chunks; c++) ch[c] = kt_kd_elems(kd[u][sp * kt_direct_chunks + c]);
+                    for (int c = 0; c < kt_direct_chunks; c++) ch[c] = kt_kd_elems(kd[u % kPF][sp * kt_direct_chunks + c]);
 #pragma unroll
                     for (int st = 0; st < kt_direct_steps; st++) {
                         kt_frag_b fb;
@@ -419,8 +427,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                         for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
                     }
                 }
-                kt_kd_issue(kd[u], kbase, kp, a.block_size, magic, j0 + kPF * kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-                kt_kd_find(kp, bt, magic, j0 + (kPF + 1) * kBN, nt, lane, s.kv_hi);
+                kt_kd_issue(kd[u % kPF], kbase, kp[u], a.block_size, magic, j0 + kPF * kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+                kt_kd_find(kp[u], bt, magic, j0 + (kU + kPF) * kBN, nt, lane, s.kv_hi);
 #pragma unroll
                 for (int mt = 0; mt < KT_MT; mt++)
 #pragma unroll
@@ -428,13 +436,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                         slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc[mt], i);
                 kt_barrier();   /* the slabs are whole; the previous P V is done with V and P */
 
-                kt_store_rows(sm.kv, vv[u], kr, col);
-                {
-                    kt_pages after;
-                    kt_find_pages(after, bt, a.block_size, magic, j0 + (kPF + 1) * kBN, kr, s.kv_hi);
-                    kt_issue(vv[u], vbase, pages, a.block_size, magic, j0 + kPF * kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-                    pages = after;
-                }
+                kt_store_rows(sm.kv, vv[u % kPF], kr, col);
+                kt_issue(vv[u % kPF], vbase, pg[u], a.block_size, magic, j0 + kPF * kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+                kt_find_pages(pg[u], bt, a.block_size, magic, j0 + (kU + kPF) * kBN, kr, s.kv_hi);
                 kt_softmax(sm, a, s, g, j0, score_scale, tid);
                 kt_barrier();   /* V, P and alpha */
                 kt_pv(sm, o, warp, lane);
@@ -454,6 +458,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
         const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
         kt_v16 kr_[kChunks], vr_[kChunks];
+        kt_pages pages;   /* of the tile whose loads are issued next */
         if (s.kv_lo < s.kv_hi) {
             kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
             kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
