@@ -29,9 +29,9 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
 };
 
 /* Every axis is required but SEGMAX (no axis: no split), RE (no axis: Q's fragments are read
- * from LDS every tile), KD (no axis: K goes through LDS) and PF (no axis: one tile in flight). */
+ * from LDS every tile) and KD (no axis: K goes through LDS). */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
-    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"PF", 1, 1},
+    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -180,7 +180,7 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 
 /* ---- the law ----
  * The kernel is a stream of K and V whose latency the loads in flight, in registers, hide: a
- * block keeps PF tiles of BN keys in flight, and a compute unit as many blocks as its ELF
+ * block keeps a tile of BN keys in flight, and a compute unit as many blocks as its ELF
  * resources allow (kt_variant.occupancy) or as the grid gives it, whichever is fewer. The H200's
  * sweep of the KD kernels says what fills the memory pipe is those keys in flight a unit, up to
  * ATTN_LAW_KEYS_SATURATE, past which more of them buy nothing and the other costs decide. Then,
@@ -208,7 +208,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH) * segs;
     const long long resident = occ < ceil_div(blocks, units) ? occ : ceil_div(blocks, units);
-    const long long in_flight = resident * PAR(v, BN) * (PAR(v, PF) > 0 ? PAR(v, PF) : 1);
+    const long long in_flight = resident * PAR(v, BN);
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     int i = 0;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;

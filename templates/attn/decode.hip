@@ -9,8 +9,7 @@
  *   SEGMAX  the most split-KV segments a launch may be given (the runtime's scratch ceiling;
  *           the code does not depend on it),
  *   RE      1: Q's fragments kept in registers across the KV loop (kQRegs below),
- *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below),
- *   PF      KV tiles whose loads a block keeps in flight (KD only; kPF below).
+ *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below).
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): a kv head's g * q rows take
  * ceil(g * q / (16 * MT)) blocks (one when they fit; each block then reads the head's K and V,
@@ -97,12 +96,6 @@ constexpr int kKdSplit = kKdWant > kD / kt_direct_span ? kD / kt_direct_span : k
 constexpr int kKdSpans = kD / kKdSplit / kt_direct_span;
 constexpr int kKdChunks = kKdSpans * kt_direct_chunks;   /* K chunks a lane holds a tile */
 constexpr int kParts = kKD ? kKdSplit : kKSplit;          /* partial-score slabs */
-/* PF: KV tiles in flight a block (KD only). The first rebuilt kernels ran at one tile a block
- * every ~2 us whatever the bytes (fp8 at bf16's key rate with half of them and half the LDS
- * traffic): bound by the latency a tile's loads have to cover, not by bandwidth. fp8's chunks
- * take half the registers, so two tiles fit where bf16 holds one. */
-constexpr int kPF = KT_PF;
-static_assert((kPF == 1 || kPF == 2) && (kPF == 1 || kKD), "one or two tiles in flight, two with KD only");
 static_assert(!kKD || (kNT * kKdSplit == KT_NW && kKdSpans * kKdSplit * kt_direct_span == kD),
               "KD: one key tile x d range a warp, every warp");
 /* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */
@@ -369,6 +362,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
     const unsigned magic = kt_block_magic(a.block_size);
+    kt_v16 vr_[kChunks];
+    kt_pages pages;   /* of the tile whose V loads are issued next */
 
     if constexpr (kKD) {
         /* the warp's key tile and d range, its Q fragments, its K base */
@@ -377,72 +372,55 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_frag_a qf[KT_MT * kKdSpans * kt_direct_steps];
         kt_load_q_direct(qf, a, s, g, d0, lane);
         const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + d0) * kEsz;
-        /* kPF tiles' K and V in flight: set u holds the tiles u, u + kPF, ... of the segment */
-        kt_kd_chunk kd[kPF][kKdChunks];
-        kt_v16 vv[kPF][kChunks];
-        /* The block-table reads have two tiles of work to arrive in, whatever PF: a read queues
-         * behind the loads in flight, so at one tile's lookahead it was as slow as they are
-         * (PF 2 with one set of pages ran no faster than PF 1). The loop steps kU = 2 tiles so
-         * every register set is named at compile time: tile u of a step loads into data set
-         * u % kPF with page set u, which holds the pages of the tile it issues next. */
-        constexpr int kU = 2;
-        kt_kpages kp[kU];
-        kt_pages pg[kU];
+        kt_kd_chunk kd[kKdChunks];
+        kt_kpages kp;   /* of the tile whose K loads are issued next */
         if (s.kv_lo < s.kv_hi) {
-#pragma unroll
-            for (int u = 0; u < kPF; u++) {
-                kt_kd_find(kp[0], bt, magic, s.kv_lo + u * kBN, nt, lane, s.kv_hi);
-                kt_find_pages(pg[0], bt, a.block_size, magic, s.kv_lo + u * kBN, kr, s.kv_hi);
-                kt_kd_issue(kd[u], kbase, kp[0], a.block_size, magic, s.kv_lo + u * kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-                kt_issue(vv[u], vbase, pg[0], a.block_size, magic, s.kv_lo + u * kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-            }
-#pragma unroll
-            for (int u = 0; u < kU; u++) {
-                kt_kd_find(kp[u], bt, magic, s.kv_lo + (kPF + u) * kBN, nt, lane, s.kv_hi);
-                kt_find_pages(pg[u], bt, a.block_size, magic, s.kv_lo + (kPF + u) * kBN, kr, s.kv_hi);
-            }
+            kt_kd_find(kp, bt, magic, s.kv_lo, nt, lane, s.kv_hi);
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+            kt_kd_issue(kd, kbase, kp, a.block_size, magic, s.kv_lo, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_issue(vr_, vbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_kd_find(kp, bt, magic, s.kv_lo + kBN, nt, lane, s.kv_hi);
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
         }
         /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
-         * the slabs before the previous barrier), so it overlaps other warps' P V; tile j + kPF's
-         * K is issued as soon as S has consumed tile j's registers, its V once tile j's V is in
-         * LDS. The test for a last, partial step is uniform over the block. */
-        for (int j00 = s.kv_lo; j00 < s.kv_hi; j00 += kU * kBN) {
+         * the slabs before the previous barrier), so it overlaps other warps' P V; the next K is
+         * issued as soon as S has consumed K's registers, the next V once V is in LDS. */
+        for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
+            kt_acc acc[KT_MT];
 #pragma unroll
-            for (int u = 0; u < kU; u++) {
-                const int j0 = j00 + u * kBN;
-                if (u > 0 && j0 >= s.kv_hi) break;
-                kt_acc acc[KT_MT];
+            for (int mt = 0; mt < KT_MT; mt++) kt_acc_zero(acc[mt]);
 #pragma unroll
-                for (int mt = 0; mt < KT_MT; mt++) kt_acc_zero(acc[mt]);
+            for (int sp = 0; sp < kKdSpans; sp++) {
+                kt_v16 ch[kt_direct_chunks];
 #pragma unroll
-                for (int sp = 0; sp < kKdSpans; sp++) {
-                    kt_v16 ch[kt_direct_chunks];
+                for (int c = 0; c < kt_direct_chunks; c++) ch[c] = kt_kd_elems(kd[sp * kt_direct_chunks + c]);
 #pragma unroll
-                    for (int c = 0; c < kt_direct_chunks; c++) ch[c] = kt_kd_elems(kd[u % kPF][sp * kt_direct_chunks + c]);
+                for (int st = 0; st < kt_direct_steps; st++) {
+                    kt_frag_b fb;
+                    kt_frag_b_direct(fb, ch, st);
 #pragma unroll
-                    for (int st = 0; st < kt_direct_steps; st++) {
-                        kt_frag_b fb;
-                        kt_frag_b_direct(fb, ch, st);
-#pragma unroll
-                        for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
-                    }
+                    for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
                 }
-                kt_kd_issue(kd[u % kPF], kbase, kp[u], a.block_size, magic, j0 + kPF * kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-                kt_kd_find(kp[u], bt, magic, j0 + (kU + kPF) * kBN, nt, lane, s.kv_hi);
-#pragma unroll
-                for (int mt = 0; mt < KT_MT; mt++)
-#pragma unroll
-                    for (int i = 0; i < kt_acc_elems; i++)
-                        slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc[mt], i);
-                kt_barrier();   /* the slabs are whole; the previous P V is done with V and P */
-
-                kt_store_rows(sm.kv, vv[u % kPF], kr, col);
-                kt_issue(vv[u % kPF], vbase, pg[u], a.block_size, magic, j0 + kPF * kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-                kt_find_pages(pg[u], bt, a.block_size, magic, j0 + (kU + kPF) * kBN, kr, s.kv_hi);
-                kt_softmax(sm, a, s, g, j0, score_scale, tid);
-                kt_barrier();   /* V, P and alpha */
-                kt_pv(sm, o, warp, lane);
             }
+            kt_kd_issue(kd, kbase, kp, a.block_size, magic, j0 + kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_kd_find(kp, bt, magic, j0 + 2 * kBN, nt, lane, s.kv_hi);
+#pragma unroll
+            for (int mt = 0; mt < KT_MT; mt++)
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc[mt], i);
+            kt_barrier();   /* the slabs are whole; the previous P V is done with V and P */
+
+            kt_store_rows(sm.kv, vr_, kr, col);
+            {
+                kt_pages after;
+                kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
+                kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+                pages = after;
+            }
+            kt_softmax(sm, a, s, g, j0, score_scale, tid);
+            kt_barrier();   /* V, P and alpha */
+            kt_pv(sm, o, warp, lane);
         }
     } else {
         /* the warp's score tile and d range, fixed when kQRegs, and its Q fragments */
@@ -457,8 +435,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
         }
         const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
-        kt_v16 kr_[kChunks], vr_[kChunks];
-        kt_pages pages;   /* of the tile whose loads are issued next */
+        kt_v16 kr_[kChunks];
         if (s.kv_lo < s.kv_hi) {
             kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
             kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);

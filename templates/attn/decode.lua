@@ -5,8 +5,7 @@
 -- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count), RE 1
 -- to keep Q's fragments in registers (offered at 8 warps, always at 128 threads), KD 1 to read K
 -- from the cache straight into the score's fragments (no LDS; with RE 1 only, one key tile x d
--- range a warp, every warp), PF KV tiles in flight (2 with KD and an fp8 cache: its chunks take
--- half the registers). Two warps a block are not offered: on gfx1201 most of them spilled
+-- range a warp, every warp). Two warps a block are not offered: on gfx1201 most of them spilled
 -- (every O tile on half the lanes).
 
 local function div(a, b) return math.floor(a / b) end
@@ -48,7 +47,6 @@ return {
     { "SEGMAX", { 128, 256 } },
     { "RE", { 0, 1 } },
     { "KD", { 0, 1 } },
-    { "PF", { 1, 2 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
@@ -72,10 +70,6 @@ return {
         return false, "KD: not one key tile x d range a warp for every warp"
       end
     end
-    -- two tiles in flight: where a tile's chunks take half the registers (fp8), with KD
-    if p.PF == 2 and (p.KD ~= 1 or not p.dtype:find("e4m3")) then
-      return false, "two tiles in flight with KD and an fp8 cache only"
-    end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
     -- segment ceilings: 256 below d256 (the seed's argmin at d128 batch 1 deep); from d256 the
     -- seed's 128 (s256 never won there on RDNA) and 256 again. On the H200, 256 lost at 6/1/256
@@ -97,7 +91,7 @@ return {
       if p.dtype:find("e4m3") then kwords = div(kwords, 2) end
       if t.mma == "wmma-gfx11" then kwords = 2 * kwords end     -- replicated operands
       local qwords = p.MT * div(16 * range * 2, 4 * t.wave_size) * (t.mma == "wmma-gfx11" and 2 or 1)
-      regs = acc + p.PF * (4 * keys + kwords) + 2 * keys + qwords + p.MT * div(256, t.wave_size) + REGS_BASE
+      regs = acc + 4 * keys + 2 * keys + kwords + qwords + p.MT * div(256, t.wave_size) + REGS_BASE
     end
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end

@@ -442,8 +442,7 @@ static void test_law_pick(void)
     s.dim[KT_ATTN_D_CTX] = 32768;
     KT_CHECK(op->law_pick(&d, w, 2, &s) == 1);
     /* KD (K straight into fragments): taken at equal keys in flight, not at the cost of a
-     * resident block (64 keys a unit against 32, under the cap); two tiles in flight (PF 2) make
-     * up for the block (64 against 64, then KD) */
+     * resident block (64 keys a unit against 32, under the cap), nor of half the keys a tile */
     kt_candidate r2[2];
     memset(r2, 0, sizeof r2);
     r2[0].v = var(256, 1, 32, 8, 128, 2);
@@ -452,14 +451,14 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 1);
     r2[1].v.occupancy = 1;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
-    r2[1].v.p[KT_ATTN_P_PF] = 2;
-    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 1);
+    r2[1].v.occupancy = 2;
+    r2[1].v.p[KT_ATTN_P_BN] = 16;
+    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
     /* past the cap, keys in flight no longer decide: the KD form with 128 wins over 256 without */
     r2[0].v.occupancy = 8;
     r2[0].v.p[KT_ATTN_P_BN] = 64;
     r2[1].v.occupancy = 4;
     r2[1].v.p[KT_ATTN_P_BN] = 64;
-    r2[1].v.p[KT_ATTN_P_PF] = 1;
     s.dim[KT_ATTN_D_BATCH] = 256;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 1);
 }
