@@ -29,7 +29,7 @@ end
 local function smem_bytes(p, t)
   local m = 16 * p.MT
   local q = p.KD == 1 and 16 or m * (p.D + PAD) * 2
-  return q + p.BN * (p.D + PAD) * 2 + ksplit(p, t) * m * (p.BN + 1) * 4
+  return q + p.BN * (p.D + PAD) * 2 + ksplit(p, t) * m * (p.BN + 8) * 4
        + m * (p.BN + PAD) * 2 + 3 * m * 4
 end
 

@@ -98,15 +98,21 @@ KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr
     for (int i = 0; i < kChunks; i++) {
         unsigned short *dst = kv + (kr + i * kKeysPass) * kLdK + col;
 #if KT_KV8
+        /* A lane's 32 converted bytes are two 16-byte stores 32 bytes from its neighbours': the
+         * 8 lanes of one store phase would hit 4 bank groups twice. Odd groups of 4 lanes store
+         * their second half first (its source words picked before conversion, 4 selects), so
+         * each phase covers all 8 groups once. */
+        const bool sw = ((col / 64) & 1) != 0;
+        const unsigned x[4] = {kt_v16_word(r[i], sw ? 2 : 0), kt_v16_word(r[i], sw ? 3 : 1),
+                               kt_v16_word(r[i], sw ? 0 : 2), kt_v16_word(r[i], sw ? 1 : 3)};
         unsigned w[8];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            const unsigned x = kt_v16_word(r[i], j);
-            w[2 * j] = kt_kv8_pair(x & 0xffffu);
-            w[2 * j + 1] = kt_kv8_pair(x >> 16);
+            w[2 * j] = kt_kv8_pair(x[j] & 0xffffu);
+            w[2 * j + 1] = kt_kv8_pair(x[j] >> 16);
         }
-        kt_sts16(dst, kt_v16_make(w[0], w[1], w[2], w[3]));
-        kt_sts16(dst + 8, kt_v16_make(w[4], w[5], w[6], w[7]));
+        kt_sts16(dst + (sw ? 8 : 0), kt_v16_make(w[0], w[1], w[2], w[3]));
+        kt_sts16(dst + (sw ? 0 : 8), kt_v16_make(w[4], w[5], w[6], w[7]));
 #else
         kt_sts16(dst, r[i]);
 #endif
