@@ -172,11 +172,7 @@ KT_DEV kt_v16 kt_kd_elems(kt_kd_chunk c) { return c; }
  * kt_key_of clamps), their pages held from lookup to load as kt_pages holds V's. */
 struct kt_kpages { int page[kt_direct_chunks]; };
 
-KT_DEV int kt_kd_key(int j0, int nt, int c, int lane, int kv_hi)
-{
-    const int want = j0 + nt * 16 + kt_direct_row(lane, c);
-    return want < kv_hi ? want : kv_hi - 1;
-}
+KT_DEV int kt_kd_key(int j0, int nt, int c, int lane, int kv_hi) { return kt_key_of(j0 + nt * 16, kt_direct_row(lane, c), 0, kv_hi); }
 
 KT_DEV void kt_kd_find(kt_kpages &p, const int *bt, unsigned magic, int j0, int nt, int lane, int kv_hi)
 {
@@ -192,7 +188,7 @@ KT_DEV void kt_kd_issue(kt_kd_chunk (&r)[kKdChunks], const unsigned char *base, 
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
 #pragma unroll
     for (int c = 0; c < kt_direct_chunks; c++) {
-        const int key = kt_kd_key(j0, nt, c, lane, kv_hi), slot = key - kt_blk_of(key, magic) * bs;
+        const int key = kt_kd_key(j0, nt, c, lane, kv_hi), slot = kt_slot_of(key, magic, bs);
         const unsigned char *row = base + ((long long)p.page[c] * stride_block + (long long)slot * stride_slot) * kEsz;
 #pragma unroll
         for (int sp = 0; sp < kKdSpans; sp++)
@@ -368,7 +364,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
     const unsigned magic = kt_block_magic(a.block_size);
     kt_v16 vr_[kChunks];
-    kt_pages pages;   /* of the tile whose V loads are issued next */
 
     if constexpr (kKD) {
         /* the warp's key tile and d range, its Q fragments, its K base */
@@ -452,6 +447,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
         const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
         kt_v16 kr_[kChunks];
+        kt_pages pages;   /* of the tile whose loads are issued next */
         if (s.kv_lo < s.kv_hi) {
             kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
             kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);

@@ -67,6 +67,7 @@ KT_DEV int kt_key_of(int j0, int kr, int i, int kv_hi)
     return want < kv_hi ? want : kv_hi - 1;
 }
 KT_DEV int kt_blk_of(int key, unsigned magic) { return (int)(((unsigned long long)(unsigned)key * magic) >> 32); }
+KT_DEV int kt_slot_of(int key, unsigned magic, int bs) { return key - kt_blk_of(key, magic) * bs; }
 
 /* the pages of the tile at j0 (the block-table reads) */
 KT_DEV void kt_find_pages(kt_pages &p, const int *bt, int bs, unsigned magic, int j0, int kr, int kv_hi)
@@ -84,7 +85,7 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
-        const int key = kt_key_of(j0, kr, i, kv_hi), slot = key - kt_blk_of(key, magic) * bs;
+        const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, bs);
         r[i] = kt_ldg16_stream(base + ((long long)p.page[i] * stride_block + (long long)slot * stride_slot) * kEsz);
     }
 }
