@@ -52,7 +52,8 @@ typedef struct kt_attn_ref_set {
 void kt_attn_ref_f64(const kt_attn_ref_set *s, double *ref);
 /* ||out - ref|| / ||ref|| over n outputs of the dtype; NaN when one is not finite. */
 double kt_attn_rel_error(int dtype, const uint16_t *out, size_t n, const double *ref);
-/* P is rounded to the element type before P V (as FlashAttention does) and the output once */
+/* P is rounded to P V's operand type (f16 with an fp8 cache, else the dtype) before P V, as
+ * FlashAttention does, and the output once */
 double kt_attn_error_bound(int dtype);
 
 /* templates/ref/attn_ref.hip serves both ops (it reads only kt_attn_args): its kernel for the

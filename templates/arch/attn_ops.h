@@ -12,7 +12,9 @@
  *   kt_v8_word(v, i)              worth once converted), and its 32-bit words;
  *   kt_e4m3x2_to_f16x2(x)         two OCP e4m3 bytes (the low 16 bits of x, byte 0 first) as two
  *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
- *                                 value, subnormals included, is an f16).
+ *                                 value, subnormals included, is an f16);
+ *   kt_e4m3x2_to_bf16x2(x)        the same as two bf16, exact (the 254 finite codes; NaN is not
+ *                                 kept on sm_90, as on AMD: a cache holds none).
  * The index math is KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp (which
  * includes this file once per prelude: each branch has its own guard). */
 
@@ -23,6 +25,11 @@
  * the [k][n] tile, so the four 8x8 matrices land in r[0..3] as kt_load_b leaves them from [n][k]. */
 KT_LAYOUT_FN int kt_ldsm_kn_k(int lane) { return lane % 8 + 8 * ((lane / 8) % 2); }
 KT_LAYOUT_FN int kt_ldsm_kn_n(int lane) { return 8 * (lane / 16); }
+/* two e4m3 bytes (byte 0 first) placed as bf16 bits of the value times 2^-120 (below) */
+KT_LAYOUT_FN unsigned kt_e4m3x2_bf16_bits(unsigned x)
+{
+    return ((x & 0x7fu) << 4) | ((x & 0x80u) << 8) | ((x & 0x7f00u) << 12) | ((x & 0x8000u) << 16);
+}
 
 #ifndef KT_LAYOUT_ONLY
 KT_DEV kt_v16 kt_ldg16_stream(const void *p)
@@ -55,6 +62,16 @@ KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
 {
     unsigned r;
     asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"((unsigned short)x));
+    return r;
+}
+/* e4m3 -> bf16: the seven magnitude bits of each byte at bf16's exponent-low and mantissa-high
+ * bits, the sign at bf16's: the value times 2^-120 (biases 7 and 127; a subnormal stays one), so
+ * one bf16x2 multiply by 2^120 finishes both halves (about five instructions a pair, where cvt
+ * to f16 and on through f32 takes seven). */
+KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
+{
+    unsigned r;
+    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(kt_e4m3x2_bf16_bits(x)), "r"(0x7b807b80u));
     return r;
 }
 #endif
@@ -90,6 +107,14 @@ KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
 {
     const kt_h16x2 two_pow8 = {(_Float16)256.0f, (_Float16)256.0f};
     return __builtin_bit_cast(unsigned, __builtin_bit_cast(kt_h16x2, kt_e4m3x2_f16_bits(x)) * two_pow8);
+}
+/* through f16 and f32 (no bf16 arithmetic on gfx12): the top half of each float is the bf16 */
+KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
+{
+    const unsigned h = kt_e4m3x2_to_f16x2(x);
+    const unsigned lo = __builtin_bit_cast(unsigned, kt_to_float(kt_f16{(unsigned short)(h & 0xffffu)})) >> 16;
+    const unsigned hi = __builtin_bit_cast(unsigned, kt_to_float(kt_f16{(unsigned short)(h >> 16)})) & 0xffff0000u;
+    return lo | hi;
 }
 #endif
 

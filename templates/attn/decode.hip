@@ -28,10 +28,11 @@
  *   - the score tiles split over every warp, along d when there are fewer tiles than warps; the
  *     partial sums meet in LDS in a fixed order in the softmax, which also masks and soft-caps.
  * Per tile: store K, issue the next K; S partials; store V, issue the next V; online softmax (a few
- * threads a row: max, rescale factor, sum; P rounded to the element type into LDS); each warp
+ * threads a row: max, rescale factor, sum; P rounded to P V's operand type into LDS); each warp
  * rescales its O accumulators and adds P V for its columns of the head. fp8 e4m3 caches are
- * converted to the element type as they are stored (exact: every e4m3 value is a 16-bit one; the
- * scales are applied to the scores and the output instead). With one segment the block writes
+ * converted as they are stored, K to q's type and V to f16, the type P V runs in wherever the
+ * cache is fp8 (attn/dtype.h; exact: every e4m3 value is a 16-bit one; the scales are applied to
+ * the scores and the output instead). With one segment the block writes
  * out = O / l; with several it writes fp32 partials {m, l, O} and kt_..._reduce merges them in a
  * fixed order.
  *
@@ -261,7 +262,7 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
         for (int u = 0; u < kCpt; u++) {
             const float pv = kt_exp2(v[u] - base);
             sum += pv;
-            if (live) sm.p[r * kLdP + sub + u * kTpr] = kt_from_float<kt_elem>(pv).bits;
+            if (live) sm.p[r * kLdP + sub + u * kTpr] = kt_from_float<kt_pv_elem>(pv).bits;
         }
 #pragma unroll
         for (int w = kTpr / 2; w >= 1; w /= 2) sum += kt_shfl_xor(sum, w);
@@ -298,7 +299,7 @@ KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
                 kt_frag_b fb;
                 kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + (warp + j * KT_NW) * 16, kLdQ, lane);
 #pragma unroll
-                for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(o[mt * kDtW + j], pf[mt], fb);
+                for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_pv_elem>(o[mt * kDtW + j], pf[mt], fb);
             }
         }
     } else {
@@ -312,7 +313,7 @@ KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
                 kt_load_a(pf, sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
                 kt_frag_b fb;
                 kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
-                kt_mma<kt_elem>(o[i], pf, fb);
+                kt_mma<kt_pv_elem>(o[i], pf, fb);
             }
         }
     }
@@ -425,7 +426,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                         slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc[mt], i);
                 kt_barrier();   /* the slabs are whole; the previous P V is done with V and P */
 
-                kt_store_rows(sm.kv, vr_, kr, col);
+                kt_store_rows<true>(sm.kv, vr_, kr, col);
                 kt_issue(vr_, vbase, pg[u], a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
                 kt_find_pages(pg[u], bt, a.block_size, magic, j0 + 3 * kBN, kr, s.kv_hi);
                 kt_softmax(sm, a, s, g, j0, score_scale, tid);
@@ -458,7 +459,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             /* The next tile's loads are issued even after the last tile (they reread the segment's
              * last key): no branch around them, which on AMD would wait for every load in flight. */
             kt_barrier();                 /* the previous tile's P V is done with the buffer and P */
-            kt_store_rows(sm.kv, kr_, kr, col);
+            kt_store_rows<false>(sm.kv, kr_, kr, col);
             kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
             kt_barrier();
 
@@ -491,7 +492,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             /* 2. V to LDS (the K tile is consumed), the next V in flight; the pages of the tile
              * after next are looked up first (AMD counts loads in order: waiting for them must not
              * wait for V); then the online softmax */
-            kt_store_rows(sm.kv, vr_, kr, col);
+            kt_store_rows<true>(sm.kv, vr_, kr, col);
             {
                 kt_pages after;
                 kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);

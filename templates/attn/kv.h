@@ -5,7 +5,7 @@
  * (cache elements a 16-byte load: 8, or 16 for fp8), kKeysPass (keys the block loads in one pass:
  * kThreads / (kD / kChunkElems)), kChunks (keys a thread loads a tile) and kLdK (pitch of the
  * [key][d] tile); the template includes arch/attn_ops.h (kt_e4m3x2_to_f16x2, kt_ldg16_stream) at
- * file scope. decode.hip and prefill.hip both stream through these: a key's page is held from its
+ * file scope (kt_e4m3x2_to_bf16x2 too). decode.hip and prefill.hip both stream through these: a key's page is held from its
  * lookup to its loads, its slot recomputed at each load (a register less a key, which prefill,
  * holding Q, S and O across the loop, needs more than an integer multiply). */
 
@@ -32,19 +32,17 @@ KT_DEV float kt_tanh(float x)
     return x < 0.0f ? -t : t;
 }
 
-/* Two e4m3 cache bytes (the low 16 bits of x) as two elements of the element type in one word,
- * exact; f16 -> bf16 is exact here (3 mantissa bits), so the top half of the float is the bf16. */
+/* Two e4m3 cache bytes (the low 16 bits of x) as two elements of S's operand type (K) or of
+ * P V's (V: f16, attn/dtype.h) in one word, exact. */
 KT_DEV unsigned kt_kv8_pair(unsigned x)
 {
-    const unsigned h = kt_e4m3x2_to_f16x2(x);
 #if KT_ELEM_IS_BF16
-    const unsigned lo = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h & 0xffffu)})) >> 16;
-    const unsigned hi = kt_float_bits(kt_to_float(kt_f16{(unsigned short)(h >> 16)})) & 0xffff0000u;
-    return lo | hi;
+    return kt_e4m3x2_to_bf16x2(x);
 #else
-    return h;
+    return kt_e4m3x2_to_f16x2(x);
 #endif
 }
+KT_DEV unsigned kt_kv8_pair_pv(unsigned x) { return kt_e4m3x2_to_f16x2(x); }
 
 /* Where a thread's keys of a tile live: key kr + i * kKeysPass of the tile (kt_key_of) sits in
  * physical block page[i], for K and V alike (one block-table read a key a tile), at slot key -
@@ -90,10 +88,10 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
     }
 }
 
-/* A thread's chunks into the [key][d] tile (pitch kLdK), as the element type, 16-byte stores:
- * S = Q K^T takes K as B = W[n = key][k = d] (kt_load_b), O = P V takes V as a [k][n] tile
- * (kt_load_b_kn). */
-KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr, int col)
+/* A thread's chunks into the [key][d] tile (pitch kLdK), 16-byte stores: K (kV false) as S's
+ * operand type, which S = Q K^T takes as B = W[n = key][k = d] (kt_load_b); V as P V's, which O =
+ * P V takes as a [k][n] tile (kt_load_b_kn). */
+template <bool kV> KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr, int col)
 {
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
@@ -109,8 +107,8 @@ KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr
         unsigned w[8];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            w[2 * j] = kt_kv8_pair(x[j] & 0xffffu);
-            w[2 * j + 1] = kt_kv8_pair(x[j] >> 16);
+            w[2 * j] = kV ? kt_kv8_pair_pv(x[j] & 0xffffu) : kt_kv8_pair(x[j] & 0xffffu);
+            w[2 * j + 1] = kV ? kt_kv8_pair_pv(x[j] >> 16) : kt_kv8_pair(x[j] >> 16);
         }
         kt_sts16(dst + (sw ? 8 : 0), kt_v16_make(w[0], w[1], w[2], w[3]));
         kt_sts16(dst + (sw ? 0 : 8), kt_v16_make(w[4], w[5], w[6], w[7]));

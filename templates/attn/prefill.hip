@@ -34,14 +34,15 @@
  * the division by block_size a multiply-high; a key past the visible range rereads the last
  * visible one, so every load is unconditional (the next K tile's after the last tile too). Both
  * go to LDS as the cache stores them, [key][d], with 16-byte stores; fp8 e4m3 pairs are converted
- * to the element type exactly as they are stored. Per tile:
+ * exactly as they are stored, K to q's type and V to f16 (P V's type with an fp8 cache:
+ * attn/dtype.h). Per tile:
  *   1. K tile to LDS; the next tile's pages looked up, then the V tile's loads issued into the
  *      registers K left;
  *   2. S = Q K^T into registers (16x16 accumulators, the warp's rows x BN keys over its d-slice;
  *      K as B = W[n = key][k = d], kt_load_b; with WD > 1 the slices' partials summed through the
  *      slabs, a barrier between), scaled, capped, masked, in log2 units; the online softmax per
  *      row in registers (rows.h: the row's elements in a lane, then a butterfly over the lanes
- *      that share it); O rescaled; P rounded to the element type to LDS, since the accumulator
+ *      that share it); O rescaled; P rounded to P V's type to LDS, since the accumulator
  *      layout is not the A layout everywhere (with WD > 1 the group's warps hold the same P and
  *      each stores the tiles nt with nt % WD = its slice);
  *   3. V to LDS over the consumed K tile, [key][d] as K (the next K tile's loads then in flight);
@@ -226,7 +227,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
         kt_barrier();                 /* the Q fragments, or the previous tile's P V, are read */
-        kt_store_rows(sm_kv, kvr, kr, col);
+        kt_store_rows<false>(sm_kv, kvr, kr, col);
         {
             /* the next tile's pages first (AMD counts loads in order: waiting for them must not
              * wait for V), then this tile's V into the registers K left */
@@ -324,7 +325,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                     sum[kt_rep(e)] += pv;
                     const int r = wrow + mt * 16 + kt_acc_row(lane, e), c = nt * 16 + kt_acc_col(lane, e);
                     /* the row group's warps hold the same P: each stores its share of the tiles */
-                    if (kWD == 1 || nt % kWD == wd) sm_p[r * kLdP + c] = kt_from_float<kt_elem>(pv).bits;
+                    if (kWD == 1 || nt % kWD == wd) sm_p[r * kLdP + c] = kt_from_float<kt_pv_elem>(pv).bits;
                 }
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
@@ -338,7 +339,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
         /* 3. V over the K tile; the next K tile's loads in flight over P V (after the last tile
          * too: they reread the last visible key, and no branch waits on them) */
-        kt_store_rows(sm_kv, kvr, kr, col);
+        kt_store_rows<true>(sm_kv, kvr, kr, col);
         kt_issue(kvr, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
         kt_barrier();
 
@@ -353,7 +354,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_frag_b fb;
                 kt_load_b_kn(fb, sm_kv + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
 #pragma unroll
-                for (int mt = 0; mt < kMW; mt++) kt_mma<kt_elem>(o[mt][dt], pa[mt], fb);
+                for (int mt = 0; mt < kMW; mt++) kt_mma<kt_pv_elem>(o[mt][dt], pa[mt], fb);
             }
         }
     }

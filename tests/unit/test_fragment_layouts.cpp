@@ -27,7 +27,7 @@ namespace cdna {
 }
 namespace sm90 {
 #include "arch/sm90.h"
-#include "arch/attn_ops.h"     /* its NVIDIA branch: ldmatrix .trans addresses */
+#include "arch/attn_ops.h"     /* its NVIDIA branch: ldmatrix .trans addresses, e4m3 -> bf16 bits */
 #include "attn/rows.h"
 }
 
@@ -308,6 +308,28 @@ static void test_e4m3_f16(void)
 #endif
 }
 
+/* The sm_90 e4m3 -> bf16 path: the bit placement times 2^120 (one bf16x2 multiply, exact) is the
+ * OCP e4m3fn value of every byte, in both halves. */
+static void test_e4m3_bf16(void)
+{
+#ifdef HAVE_HOST_REFERENCE
+    int bad = 0;
+    for (unsigned b = 0; b < 256; b++) {
+        if ((b & 0x7f) == 0x7f) continue;   /* NaN codes (not in a cache) */
+        const unsigned e = (b >> 3) & 15, m = b & 7;
+        const double mag = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
+        const double want = (b & 0x80) ? -mag : mag;
+        for (int half = 0; half < 2; half++) {
+            const unsigned bits = sm90::kt_e4m3x2_bf16_bits(half ? (b << 8) | 0x3a : 0x4100 | b);
+            const double got = ldexp((double)kt_bf16_to_f32((uint16_t)(half ? bits >> 16 : bits & 0xffff)), 120);
+            if (got != want) bad++;
+        }
+    }
+    if (bad) fprintf(stderr, "e4m3 -> bf16 bits: %d codes wrong\n", bad);
+    KT_CHECK_INT(bad, 0);
+#endif
+}
+
 /* ---- direct fragments: a 16-row operand read from memory straight into registers ----
  * Each prelude relabels k so that a lane's share of a span is whole 16-byte chunks (the MMA sums
  * over k, so one relabelling applied to both operands leaves the product unchanged). The law:
@@ -481,6 +503,7 @@ int main(void)
     }
     test_bf16_rounding();
     test_e4m3_f16();
+    test_e4m3_bf16();
     test_rows();
 #ifndef HAVE_HOST_REFERENCE
     printf("note: tuner/half_convert.h not found; bf16 checked against the oracle only\n");

@@ -6,7 +6,7 @@
  *    tiles a segment, the SEGMAX ceiling, and a workspace bound that covers every query of a key's
  *    buckets (the allocation made at open must never be outgrown);
  *  - a host emulation of decode.hip's arithmetic (its tiles, row blocks, per-sequence segment
- *    spans, online softmax in log2 units, P rounded to the element type, the fixed-order merge)
+ *    spans, online softmax in log2 units, P rounded to P V's type, the fixed-order merge)
  *    over the descriptor's own verification sets, against its float64 reference within its bound:
  *    mixed lengths, GQA rows past 16 (several row blocks), q > 1, sliding windows, soft-cap,
  *    sinks, fp8 caches, one and several segments; and emulations with a planted bug (no rescale,
@@ -211,6 +211,7 @@ static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
 {
     const kt_attn_args *a = e->a;
     const int fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3;
+    const int pf16 = fp16 || e->p->dtype == DT_BF16_E4M3;   /* P V in f16 with an fp8 cache (attn/dtype.h) */
     const int g = a->num_heads / a->num_kv_heads, m_rows = 16 * e->mt, d = a->head_size, bn = e->bn;
     const int32_t *lens = e->h[5], *qsl = e->h[6];
     const float *sinks = a->sinks ? e->h[7] : NULL;
@@ -258,7 +259,7 @@ static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
             for (int c = 0; c < bn; c++) {
                 const float pv = exp2f(s[c] - base);
                 sum += pv;
-                const float p16 = to_f(fp16, from_f(fp16, pv));
+                const float p16 = to_f(pf16, from_f(pf16, pv));   /* P in P V's type */
                 if (p16 != 0.0f)
                     for (int x = 0; x < d; x++) o[r * d + x] += p16 * kv_at(e, a->v_cache, seq, j0 + c, kvh, x);
             }

@@ -8,7 +8,7 @@
  *  - a host emulation of prefill.hip's arithmetic (its row blocks over the GQA-folded rows, the KV
  *    loop from the first row's window start to the last row's causal limit, keys past it
  *    rereading the last one, tiles every row sees whole left unmasked, online softmax in log2
- *    units, P rounded to the element type, one division at the end) over the descriptor's own sets, against its float64 reference within its
+ *    units, P rounded to P V's type, one division at the end) over the descriptor's own sets, against its float64 reference within its
  *    bound: GQA, chunked prefill, windows, soft-cap, sinks, fp8 caches, BM 64 / 128, BN 32 / 64;
  *    and emulations with a planted bug (no rescale, the loop one key short of the diagonal, a
  *    straddling tile taken as whole, a window one key short, the sink dropped, heads of a row
@@ -165,6 +165,7 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
 {
     const kt_attn_args *a = e->a;
     const int fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3;
+    const int pf16 = fp16 || e->p->dtype == DT_BF16_E4M3;   /* P V in f16 with an fp8 cache (attn/dtype.h) */
     const int g = a->num_heads / a->num_kv_heads, d = a->head_size, bm = e->bm, bn = e->bn;
     const int32_t *lens = e->h[5], *qsl = e->h[6];
     const float *sinks = a->sinks && e->bug != BUG_SINK ? e->h[7] : NULL;
@@ -211,7 +212,7 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
             for (int c = 0; c < bn; c++) {
                 const float pv = exp2f(s[c] - base);
                 sum += pv;
-                const float p16 = to_f(fp16, from_f(fp16, pv));
+                const float p16 = to_f(pf16, from_f(pf16, pv));   /* P in P V's type */
                 const int jl = j0 + c < kv_hi ? j0 + c : kv_hi - 1;
                 for (int x = 0; x < d; x++) o[x] += p16 * kv_at(e, a->v_cache, seq, jl, kvh, x);
             }
