@@ -28,7 +28,7 @@ static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
 };
 
 static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
-    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1},
+    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"SB", 0, 0},
 };
 
 #define GRID_Y_MAX 65535LL
@@ -110,10 +110,11 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  *   - else the share of the resident block slots (compute units x occupancy) the blocks fill,
  *     all of them equal; the larger BM (each K/V tile read from L2 serves more rows); the most
  *     keys in flight a compute unit (occupancy x BN, decode's rule); more warps.
- * Then fewer d-slices (WD: the slabs cost a barrier a tile and LDS; WD 1 is what the H200 has
- * measured, so the law takes a split only where nothing else is compiled, as at d256), then the
- * first candidate. */
-#define PREFILL_LAW_KEYS 6
+ * Then K and V in buffers of their own (SB 1: two barriers a tile instead of four, at the LDS of a
+ * second tile, which the resident blocks above already count), then fewer d-slices (WD: the
+ * slabs cost a barrier a tile and LDS; WD 1 is what the H200 has measured, so the law takes a
+ * split only where nothing else is compiled, as at d256), then the first candidate. */
+#define PREFILL_LAW_KEYS 7
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
 {
@@ -135,6 +136,7 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
         key[i++] = occ * PAR(v, BN);
     }
     key[i++] = PAR(v, NW);
+    key[i++] = PAR(v, SB);
     key[i++] = -PAR(v, WD);
 }
 

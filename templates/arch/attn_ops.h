@@ -13,6 +13,7 @@
  *   kt_e4m3x2_to_f16x2(x)         two OCP e4m3 bytes (the low 16 bits of x, byte 0 first) as two
  *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
  *                                 value, subnormals included, is an f16);
+ *   kt_wave_any(p)                whether p holds on any lane of the wave (uniform over it);
  *   kt_e4m3x2_to_bf16x2(x)        the same as two bf16, exact (the 254 finite codes; NaN is not
  *                                 kept on sm_90, as on AMD: a cache holds none).
  * The index math is KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp (which
@@ -39,6 +40,8 @@ KT_DEV kt_v16 kt_ldg16_stream(const void *p)
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
 }
+
+KT_DEV bool kt_wave_any(bool p) { return __any_sync(0xFFFFFFFFu, p) != 0; }
 
 typedef uint2 kt_v8;
 KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return i == 0 ? v.x : v.y; }
@@ -90,6 +93,11 @@ KT_LAYOUT_FN unsigned kt_e4m3x2_f16_bits(unsigned x)
 
 #ifndef KT_LAYOUT_ONLY
 KT_DEV kt_v16 kt_ldg16_stream(const void *p) { return __builtin_nontemporal_load((const kt_v16 *)p); }
+#if KT_WAVE == 64
+KT_DEV bool kt_wave_any(bool p) { return __builtin_amdgcn_ballot_w64(p) != 0; }
+#else
+KT_DEV bool kt_wave_any(bool p) { return __builtin_amdgcn_ballot_w32(p) != 0; }
+#endif
 typedef unsigned kt_v8 __attribute__((ext_vector_type(2)));
 KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return v[i]; }
 KT_DEV kt_v8 kt_ldg8_stream(const void *p) { return __builtin_nontemporal_load((const kt_v8 *)p); }

@@ -224,30 +224,82 @@ KT_DEV void kt_load_q_direct(kt_frag_a (&qf)[KT_MT * kKdSpans * kt_direct_steps]
 
 /* ---- the tile's softmax and P V, shared by both forms ---- */
 
-/* The online softmax of tile j0 from the slabs (summed in a fixed order); threads past the last
- * row (kTpr clipped to the tile or the wave) mirror it and write nothing: every lane takes part
- * in the shuffles. */
+/* kCpt adjacent floats of a score slab, and kCpt adjacent 16-bit P elements, as whole vectors
+ * where kCpt allows (the runs are aligned: pitches of 8 + 8k elements, starts at multiples of
+ * kCpt). */
+KT_DEV void kt_slab_read(float (&v)[kCpt], const float *p)
+{
+    if constexpr (kCpt % 4 == 0) {
+#pragma unroll
+        for (int u = 0; u < kCpt; u += 4) {
+            const kt_v16 x = *(const kt_v16 *)(p + u);
+#pragma unroll
+            for (int k = 0; k < 4; k++) v[u + k] = kt_bits_float(kt_v16_word(x, k));
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < kCpt; u++) v[u] = p[u];
+    }
+}
+KT_DEV void kt_p_write(unsigned short *p, const unsigned short (&b)[kCpt])
+{
+    if constexpr (kCpt % 8 == 0) {
+#pragma unroll
+        for (int u = 0; u < kCpt; u += 8)
+            kt_sts16(p + u, kt_v16_make(b[u] | (unsigned)b[u + 1] << 16, b[u + 2] | (unsigned)b[u + 3] << 16,
+                                         b[u + 4] | (unsigned)b[u + 5] << 16, b[u + 6] | (unsigned)b[u + 7] << 16));
+    } else if constexpr (kCpt % 2 == 0) {
+#pragma unroll
+        for (int u = 0; u < kCpt; u += 2) *(unsigned *)(p + u) = b[u] | (unsigned)b[u + 1] << 16;
+    } else {
+#pragma unroll
+        for (int u = 0; u < kCpt; u++) p[u] = b[u];
+    }
+}
+
+/* The online softmax of tile j0 from the slabs (summed in a fixed order). A thread owns kCpt
+ * adjacent columns of a row, so its slab reads and P stores are whole vectors (a row's kTpr
+ * threads read one contiguous run: no bank conflict); a tile that every row of the block sees whole
+ * (block-uniform) skips the masks. The softmax sits between the tile's two barriers, on the chain
+ * every warp waits for. Threads past the last row (kTpr clipped to the tile or the wave) mirror it
+ * and write nothing: every lane takes part in the shuffles. */
 KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g, int j0, float score_scale, int tid)
 {
     const float neg_inf = kt_neg_inf();
+    const bool capped = a.softcap > 0.0f;
+    /* scores in log2 units; with a cap, the cap applies to the natural-log score first */
+    const float sc = capped ? score_scale : score_scale * kLog2e;
+    const int rows = g * s.qlen;
+    const int pos_first = s.ctx + s.row0 / g;
+    const int pos_last = s.ctx + ((s.row0 + kM < rows ? s.row0 + kM : rows) - 1) / g;
+    /* rows past the sequence's (Q zeros) may score unmasked: nothing of theirs is written */
+    const bool whole = j0 + kBN <= s.kv_hi && j0 + kBN - 1 <= pos_first && (a.window <= 0 || pos_last - j0 < a.window);
     for (int r0 = 0; r0 < kM; r0 += kRowsPass) {
         const bool live = r0 + tid / kTpr < kM;
-        const int r = live ? r0 + tid / kTpr : kM - 1, sub = tid % kTpr;
+        const int r = live ? r0 + tid / kTpr : kM - 1, c0 = (tid % kTpr) * kCpt;
         const int rg = s.row0 + r, pos = s.ctx + rg / g;
-        const bool row_ok = rg < g * s.qlen;
+        const bool row_ok = rg < rows;
         float v[kCpt];
+        kt_slab_read(v, sm.s + r * kLdS + c0);
+#pragma unroll
+        for (int part = 1; part < kParts; part++) {
+            float w[kCpt];
+            kt_slab_read(w, sm.s + (part * kM + r) * kLdS + c0);
+#pragma unroll
+            for (int u = 0; u < kCpt; u++) v[u] += w[u];
+        }
         float mx = neg_inf;
 #pragma unroll
         for (int u = 0; u < kCpt; u++) {
-            const int c = sub + u * kTpr, j = j0 + c;
-            float x = 0.0f;
-#pragma unroll
-            for (int part = 0; part < kParts; part++) x += sm.s[(part * kM + r) * kLdS + c];
-            x *= score_scale;
-            if (a.softcap > 0.0f) x = a.softcap * kt_tanh(x / a.softcap);
-            const bool seen = row_ok && j < s.kv_hi && j <= pos && (a.window <= 0 || pos - j < a.window);
-            v[u] = seen ? x * kLog2e : neg_inf;
-            mx = mx > v[u] ? mx : v[u];
+            float x = v[u] * sc;
+            if (capped) x = a.softcap * kt_tanh(x / a.softcap) * kLog2e;
+            if (!whole) {
+                const int j = j0 + c0 + u;
+                const bool seen = row_ok && j < s.kv_hi && j <= pos && (a.window <= 0 || pos - j < a.window);
+                x = seen ? x : neg_inf;
+            }
+            v[u] = x;
+            mx = mx > x ? mx : x;
         }
 #pragma unroll
         for (int w = kTpr / 2; w >= 1; w /= 2) {
@@ -258,15 +310,17 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
         const float m_new = m_old > mx ? m_old : mx;
         const float base = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
         float sum = 0.0f;
+        unsigned short pb[kCpt];
 #pragma unroll
         for (int u = 0; u < kCpt; u++) {
             const float pv = kt_exp2(v[u] - base);
             sum += pv;
-            if (live) sm.p[r * kLdP + sub + u * kTpr] = kt_from_float<kt_pv_elem>(pv).bits;
+            pb[u] = kt_from_float<kt_pv_elem>(pv).bits;
         }
+        if (live) kt_p_write(sm.p + r * kLdP + c0, pb);
 #pragma unroll
         for (int w = kTpr / 2; w >= 1; w /= 2) sum += kt_shfl_xor(sum, w);
-        if (live && sub == 0) {
+        if (live && c0 == 0) {
             const float al = kt_exp2(m_old - base);
             sm.alpha[r] = al;
             sm.l[r] = sm.l[r] * al + sum;
@@ -278,13 +332,24 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
 /* O = O * alpha + P V over the warp's output tiles (P and V in LDS). */
 KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
 {
+    /* Past the first tiles a row's maximum seldom moves: alpha is 1 for every row the warp holds
+     * and the rescale is skipped (a wave-uniform branch on the chain after the barrier). */
+    bool moved = false;
 #pragma unroll
     for (int i = 0; i < kOTiles; i++) {
         const int mt = (warp + i * KT_NW) / (kD / 16);
 #pragma unroll
-        for (int e = 0; e < kt_acc_elems; e++) {
-            const float al = sm.alpha[mt * 16 + kt_acc_row(lane, e)];
-            kt_acc_set(o[i], e, kt_acc_get(o[i], e) * al);
+        for (int e = 0; e < kt_acc_elems; e++) moved |= sm.alpha[mt * 16 + kt_acc_row(lane, e)] != 1.0f;
+    }
+    if (kt_wave_any(moved)) {
+#pragma unroll
+        for (int i = 0; i < kOTiles; i++) {
+            const int mt = (warp + i * KT_NW) / (kD / 16);
+#pragma unroll
+            for (int e = 0; e < kt_acc_elems; e++) {
+                const float al = sm.alpha[mt * 16 + kt_acc_row(lane, e)];
+                kt_acc_set(o[i], e, kt_acc_get(o[i], e) * al);
+            }
         }
     }
     if constexpr (kVReuse) {

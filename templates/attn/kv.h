@@ -23,6 +23,12 @@ KT_DEV unsigned kt_float_bits(float f)
     x.f = f;
     return x.u;
 }
+KT_DEV float kt_bits_float(unsigned u)
+{
+    union { unsigned u; float f; } x;
+    x.u = u;
+    return x.f;
+}
 
 /* tanh from 2^x (no libm on every target): 1 - 2 / (e^{2x} + 1), odd; |error| ~1e-7. */
 KT_DEV float kt_tanh(float x)

@@ -16,7 +16,10 @@
  *       summed along d: each warp's partial scores over its slice go to an fp32 slab in LDS, and
  *       every warp of the group adds the WD slabs in slice order (decode.hip's split along d), so
  *       the group's warps hold the same scores bit for bit and run the same softmax on them,
- *       each rescaling its own O slice; one barrier a tile more than WD 1.
+ *       each rescaling its own O slice; one barrier a tile more than WD 1,
+ *   SB  1: K and V each have a tile buffer, so V's stores wait only for the previous tile's P V
+ *       and K's only for the previous S: two barriers a tile instead of four (steps 1 and 3
+ *       below lose their leading barrier), for a second tile of LDS.
  *
  * Block (x, y) = (kv head x row block, sequence): grid.x = num_kv_heads * ceil(g * max_query_len
  * / BM) from the host's max_query_len, grid.y = num_seqs; a shorter sequence's surplus row blocks
@@ -45,7 +48,8 @@
  *      that share it); O rescaled; P rounded to P V's type to LDS, since the accumulator
  *      layout is not the A layout everywhere (with WD > 1 the group's warps hold the same P and
  *      each stores the tiles nt with nt % WD = its slice);
- *   3. V to LDS over the consumed K tile, [key][d] as K (the next K tile's loads then in flight);
+ *   3. V to LDS over the consumed K tile (SB 1: into its own buffer), [key][d] as K (the next K
+ *      tile's loads then in flight);
  *   4. O += P V over the warp's d-slice, P's A fragments from LDS, V as a [k = key][n = d] tile
  *      (kt_load_b_kn: arch/attn_ops.h).
  * The block writes out = O * v_scale / l, rounded once. */
@@ -126,15 +130,17 @@ KT_DEV float kt_row_sum(float x)
 }
 
 /* LDS, in bytes (prefill.lua's smem_bytes is the same sum): the Q stage, then over it the K / V
- * tile ([key][d], K then V), P (each row group its own rows) and, with d split over warps, one fp32
+ * tile ([key][d]: K then V in one buffer, or with SB 1 each its own), P (each row group its own
+ * rows) and, with d split over warps, one fp32
  * slab of partial scores per d-slice. A byte array with offsets rather than a union of structs,
  * because a slab array of length 0 (kWD 1) is not C++: kWD 1 has the previous layout, byte for
  * byte. Every offset is a multiple of 16 (pitches of 8 + 16k elements). */
 constexpr int kQBytes = kBM * kLdQ * 2;
 constexpr int kKVBytes = kBN * kLdK * 2;
+constexpr int kBufBytes = (KT_SB ? 2 : 1) * kKVBytes;   /* K's tile, and V's beside it with SB 1 */
 constexpr int kPBytes = kBM * kLdP * 2;
 constexpr int kSlabBytes = kWD > 1 ? kWD * kBM * kLdS * 4 : 0;
-constexpr int kTileBytes = kKVBytes + kPBytes + kSlabBytes;
+constexpr int kTileBytes = kBufBytes + kPBytes + kSlabBytes;
 constexpr int kSmemBytes = kQBytes > kTileBytes ? kQBytes : kTileBytes;
 static_assert(kKVBytes % 16 == 0 && kPBytes % 16 == 0, "16-byte aligned regions");
 
@@ -146,9 +152,10 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
     KT_SHARED kt_smem sm;
     unsigned short *const sm_q = (unsigned short *)sm.raw;
-    unsigned short *const sm_kv = (unsigned short *)sm.raw;
-    unsigned short *const sm_p = (unsigned short *)(sm.raw + kKVBytes);
-    float *const sm_s = (float *)(sm.raw + kKVBytes + kPBytes);
+    unsigned short *const sm_k = (unsigned short *)sm.raw;
+    unsigned short *const sm_v = (unsigned short *)(sm.raw + (KT_SB ? kKVBytes : 0));
+    unsigned short *const sm_p = (unsigned short *)(sm.raw + kBufBytes);
+    float *const sm_s = (float *)(sm.raw + kBufBytes + kPBytes);
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
     const int seq = kt_block_id_y();
@@ -225,9 +232,12 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         for (int dt = 0; dt < kDS; dt++) kt_acc_zero(o[mt][dt]);
     }
 
+    kt_barrier();                     /* every warp's Q fragments are read: the stage is K's */
     for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
-        kt_barrier();                 /* the Q fragments, or the previous tile's P V, are read */
-        kt_store_rows<false>(sm_kv, kvr, kr, col);
+        /* one buffer: the previous tile's P V must be done with it. With SB 1, K's buffer was last
+         * read by the previous S, before the previous barrier */
+        if (!KT_SB && j0 > kv_lo) kt_barrier();
+        kt_store_rows<false>(sm_k, kvr, kr, col);
         {
             /* the next tile's pages first (AMD counts loads in order: waiting for them must not
              * wait for V), then this tile's V into the registers K left */
@@ -249,7 +259,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int kk = 0; kk < kDS; kk++) {
                 kt_frag_b fb;
-                kt_load_b(fb, sm_kv + nt * 16 * kLdK + dcol + kk * 16, kLdK, lane);
+                kt_load_b(fb, sm_k + nt * 16 * kLdK + dcol + kk * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_mma<kt_elem>(s[mt][nt], qf[mt][kk], fb);
             }
@@ -335,13 +345,15 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
                 for (int e = 0; e < kt_acc_elems; e++) kt_acc_set(o[mt][dt], e, kt_acc_get(o[mt][dt], e) * alpha[kt_rep(e)]);
         }
-        kt_barrier();                 /* every warp is done with K and the slabs; P is in LDS */
+        /* one buffer: every warp is done with K before V overwrites it. With SB 1, V's buffer was
+         * last read by the previous P V, before this tile's first barrier */
+        if (!KT_SB) kt_barrier();
 
-        /* 3. V over the K tile; the next K tile's loads in flight over P V (after the last tile
-         * too: they reread the last visible key, and no branch waits on them) */
-        kt_store_rows<true>(sm_kv, kvr, kr, col);
+        /* 3. V to LDS; the next K tile's loads in flight over P V (after the last tile too: they
+         * reread the last visible key, and no branch waits on them) */
+        kt_store_rows<true>(sm_v, kvr, kr, col);
         kt_issue(kvr, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
-        kt_barrier();
+        kt_barrier();                 /* V and P are in LDS; every warp is done with K and the slabs */
 
         /* 4. O += P V */
 #pragma unroll
@@ -352,7 +364,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int dt = 0; dt < kDS; dt++) {
                 kt_frag_b fb;
-                kt_load_b_kn(fb, sm_kv + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
+                kt_load_b_kn(fb, sm_v + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_mma<kt_pv_elem>(o[mt][dt], pa[mt], fb);
             }

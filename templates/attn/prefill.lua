@@ -6,16 +6,19 @@
 -- sums meet in LDS), so a warp owns BM * WD / NW rows, whole 16-row tiles. WD > 1 is what lets
 -- d256 exist at all (no warp holds 16 rows x 256 of Q and O), and at d128 it gives a warp two
 -- 16-row tiles (each K / V fragment read from LDS serves both) within the registers, at the cost
--- of the slabs' LDS and one more barrier a tile. No split-KV in this version.
+-- of the slabs' LDS and one more barrier a tile. SB 1 gives K and V a tile buffer each (two
+-- barriers a tile instead of four; V's stores wait for nothing but the previous P V). No split-KV
+-- in this version.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 
 -- what prefill.hip's kt_smem holds: the Q stage, then (over it) the K / V tile ([key][d], one
--- buffer K then V), P and, with WD > 1, WD fp32 slabs of partial scores (pitch BN + 4)
+-- buffer K then V, or one each with SB 1), P and, with WD > 1, WD fp32 slabs of partial scores
+-- (pitch BN + 4)
 local function smem_bytes(p)
   local q = p.BM * (p.D + PAD) * 2
-  local kv = p.BN * (p.D + PAD) * 2
+  local kv = (p.SB == 1 and 2 or 1) * p.BN * (p.D + PAD) * 2
   local slabs = p.WD > 1 and p.WD * p.BM * (p.BN + 4) * 4 or 0
   return math.max(q, kv + p.BM * (p.BN + PAD) * 2 + slabs)
 end
@@ -32,6 +35,7 @@ return {
     { "BN", { 32, 64 } },
     { "NW", { 4, 8 } },
     { "WD", { 1, 2, 4 } },
+    { "SB", { 0, 1 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
