@@ -181,22 +181,40 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 /* ---- the law ----
  * The kernel is a stream of K and V whose latency the loads in flight, in registers, hide: a
  * block keeps a tile of BN keys in flight, and a compute unit as many blocks as its ELF
- * resources allow (kt_variant.occupancy) or as the grid gives it, whichever is fewer. The H200's
- * sweep of the KD kernels says what fills the memory pipe is those keys in flight a unit, up to
- * ATTN_LAW_KEYS_SATURATE, past which more of them buy nothing and the other costs decide. Then,
- * as before, how long a block streams: a segment of at least ATTN_LAW_STREAM_TILES KV tiles (at
- * the candidate's own segment count) is bandwidth-bound, so K and V are best read once (the
- * fewest row blocks) by fewer warps; a shorter one is bound by the block's fixed costs (Q, the
- * first loads, the partials), which smaller M tiles and more warps finish sooner. Among the
- * candidates compiled for the head size, lexicographically: keys in flight a unit, capped; then,
- * streaming, the fewest row blocks, else the smallest M tile; K read straight into fragments
- * (KD); fewer warps streaming, more otherwise; the larger segment ceiling; the uncapped keys in
- * flight; the fewest idle rows; the first candidate.
- * Fitted on the H200's sweep of the KD kernels (155 keys, every fitting candidate timed, greedy
- * over these features): pooled regret +3.4% in sample (bench/NOTES.md). */
-#define ATTN_LAW_KEYS 7
+ * resources allow (kt_variant.occupancy) or as the grid gives it, whichever is fewer; what fills
+ * the memory pipe is those keys in flight a unit, up to ATTN_LAW_KEYS_SATURATE. Before them comes
+ * what a split costs: every segment writes fp32 partials of its rows (g * q rows x d x 4 bytes)
+ * that the reduce reads back, against the keys x d x 2 x element bytes of K and V it reads, so
+ * a segment count whose partials pass 1/8 of its KV bytes pays for them in powers of two
+ * (attn_split_weight: an fp8 cache reads half the bytes and so takes half the segments; on the
+ * H200, fp8 d256 batch 1 16K took 28 us at 256 segments and 19.5 at 128). Then, as before, how
+ * long a block streams: a segment of at least ATTN_LAW_STREAM_TILES KV tiles (at the candidate's
+ * own segment count) is bandwidth-bound, so K and V are best read once (the fewest row blocks)
+ * by fewer warps; a shorter one is bound by the block's fixed costs (Q, the first loads, the
+ * partials), which fewer segments (the smaller ceiling) and more warps finish sooner.
+ * Lexicographically, among the candidates compiled for the head size: the split's weight; keys
+ * in flight a unit, capped; the fewest row blocks; short of streaming, the smaller segment
+ * ceiling; fewer warps streaming, more otherwise; Q's fragments in registers (RE); K through LDS
+ * (KD 0: since the softmax's vector reads the LDS form is the faster or level at equal
+ * residency); the larger ceiling; the smaller tile; the fewest idle rows; the first candidate.
+ * Fitted on the H200's sweep (168 keys, every fitting candidate timed, greedy over these
+ * features): pooled regret +3.5% in sample, median +2.8% (bench/NOTES.md). */
+#define ATTN_LAW_KEYS 10
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
+#define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
+
+/* ceil(log2(partial bytes x ATTN_LAW_SPLIT_SHARE / KV bytes)) of a segment, 0 when under or
+ * unsplit */
+static long long attn_split_weight(const kt_problem *p, long long segs)
+{
+    if (segs <= 1) return 0;
+    const double esz = kt_attn_kv8(p->dtype) ? 1.0 : 2.0;
+    const double rows = (double)DIM(p, G) * (double)DIM(p, Q);
+    const double kv = (double)attn_visible(p) / (double)segs * 2.0 * esz;
+    const double ratio = rows * 4.0 * ATTN_LAW_SPLIT_SHARE / (kv > 0.0 ? kv : 1.0);
+    return ratio > 1.0 ? (long long)ceil(log2(ratio)) : 0;
+}
 
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
 {
@@ -211,12 +229,15 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long in_flight = resident * PAR(v, BN);
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     int i = 0;
+    key[i++] = -attn_split_weight(p, segs);
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
-    key[i++] = streams ? -rb : -PAR(v, MT);
-    key[i++] = PAR(v, KD);
+    key[i++] = -rb;
+    key[i++] = streams ? 0 : -PAR(v, SEGMAX);
     key[i++] = streams ? -PAR(v, NW) : PAR(v, NW);
+    key[i++] = PAR(v, RE);
+    key[i++] = -PAR(v, KD);
     key[i++] = PAR(v, SEGMAX);
-    key[i++] = in_flight;
+    key[i++] = -PAR(v, BN);
     key[i++] = -idle;
 }
 

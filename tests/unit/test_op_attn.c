@@ -415,8 +415,13 @@ static void test_law_pick(void)
     kt_problem p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 4, 4096);
     int k = op->law_pick(&d, c, 6, &p);
     KT_CHECK(k == 2);                       /* 8 rows: one 16-row tile, the least idle */
-    p.dim[KT_ATTN_D_Q] = 4;               /* 32 rows: two tiles in one block */
+    /* 32 rows: the one-block MT2 form takes 32 segments of 128 keys, whose partials (32 rows x 4
+     * bytes a column) pass 1/8 of their KV bytes; MT1 in two row blocks takes 16 */
+    p.dim[KT_ATTN_D_Q] = 4;
+    KT_CHECK(op->law_pick(&d, c, 6, &p) == 2);
+    p.dim[KT_ATTN_D_CTX] = 65536;         /* long enough that MT2's split is light: one block */
     KT_CHECK(op->law_pick(&d, c, 6, &p) == 3);
+    p.dim[KT_ATTN_D_CTX] = 4096;
     p.dim[KT_ATTN_D_D] = 96;
     KT_CHECK(op->law_pick(&d, c, 6, &p) == -1);
     /* keys in flight a compute unit first: BN 64 at 2 blocks (128) over BN 16 at 4 (64), even with
@@ -442,26 +447,41 @@ static void test_law_pick(void)
     s.dim[KT_ATTN_D_BATCH] = 32;
     s.dim[KT_ATTN_D_CTX] = 32768;
     KT_CHECK(op->law_pick(&d, w, 2, &s) == 1);
-    /* KD (K straight into fragments): taken at equal keys in flight, not at the cost of a
-     * resident block (64 keys a unit against 32, under the cap), nor of half the keys a tile */
+    /* KD (K straight into fragments): since the softmax's vector reads the LDS form is level or
+     * faster at equal keys in flight, so KD 0 is taken there; KD 1 where it keeps more keys in
+     * flight (a resident block more, under the cap), not where it has half the keys a tile */
     kt_candidate r2[2];
     memset(r2, 0, sizeof r2);
     r2[0].v = var(256, 1, 32, 8, 128, 2);
     r2[1].v = var(256, 1, 32, 8, 128, 2);
     r2[1].v.p[KT_ATTN_P_KD] = 1;
+    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
+    r2[0].v.occupancy = 1;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 1);
+    r2[0].v.occupancy = 2;
     r2[1].v.occupancy = 1;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
     r2[1].v.occupancy = 2;
     r2[1].v.p[KT_ATTN_P_BN] = 16;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
-    /* past the cap, keys in flight no longer decide: the KD form with 128 wins over 256 without */
+    /* past the cap, keys in flight no longer decide: the LDS form with 256 and the KD form with 128
+     * tie there, and K through LDS is taken */
     r2[0].v.occupancy = 8;
     r2[0].v.p[KT_ATTN_P_BN] = 64;
     r2[1].v.occupancy = 4;
     r2[1].v.p[KT_ATTN_P_BN] = 64;
     s.dim[KT_ATTN_D_BATCH] = 256;
-    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 1);
+    KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
+    /* an fp8 cache halves a segment's KV bytes, so the same split weighs twice as much: at batch 1
+     * 16K (d256, 8 rows) the 256-segment ceiling's 64-key segments lose to the 128 one's */
+    kt_candidate f8[2];
+    memset(f8, 0, sizeof f8);
+    f8[0].v = var(256, 1, 32, 4, 256, 3);
+    f8[1].v = var(256, 1, 32, 4, 128, 3);
+    kt_problem t = prob(DT_BF16_E4M3, 256, 8, 2, 16, 0, 0, 0, 1, 1, 16384);
+    KT_CHECK(op->law_pick(&d, f8, 2, &t) == 1);
+    t.dtype = DT_BF16;                    /* the same split is light enough with 16-bit KV */
+    KT_CHECK(op->law_pick(&d, f8, 2, &t) == 0);
 }
 
 /* ---- the GPU reference, emulated ---- */
