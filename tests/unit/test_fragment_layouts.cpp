@@ -286,11 +286,11 @@ static void test_sm90_kn(const problem &p0)
     KT_CHECK_INT(bad, 0);
 }
 
-/* The AMD e4m3 -> f16 path: the bit placement times 256 is the OCP e4m3fn value of every byte,
- * in both halves (checked independently: (-1)^s 2^(e-7) (1 + m/8), subnormal 2^-6 m/8). */
-static void test_e4m3_f16(void)
-{
 #ifdef HAVE_HOST_REFERENCE
+/* Codes (both halves of a word) for which place(x) read back by value() differs from the OCP
+ * e4m3fn value, checked independently: (-1)^s 2^(e-7) (1 + m/8), subnormal 2^-6 m/8. */
+static int e4m3_codes_wrong(unsigned (*place)(unsigned), double (*value)(uint16_t))
+{
     int bad = 0;
     for (unsigned b = 0; b < 256; b++) {
         if ((b & 0x7f) == 0x7f) continue;   /* NaN codes (not in a cache) */
@@ -298,35 +298,29 @@ static void test_e4m3_f16(void)
         const double mag = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
         const double want = (b & 0x80) ? -mag : mag;
         for (int half = 0; half < 2; half++) {
-            const unsigned bits = gfx12::kt_e4m3x2_f16_bits(half ? (b << 8) | 0x3a : 0x4100 | b);
-            const double got = 256.0 * kt_f16_to_f32((uint16_t)(half ? bits >> 16 : bits & 0xffff));
-            if (got != want) bad++;
+            const unsigned bits = place(half ? (b << 8) | 0x3a : 0x4100 | b);
+            if (value((uint16_t)(half ? bits >> 16 : bits & 0xffff)) != want) bad++;
         }
     }
-    if (bad) fprintf(stderr, "e4m3 -> f16 bits: %d codes wrong\n", bad);
-    KT_CHECK_INT(bad, 0);
-#endif
+    return bad;
 }
 
-/* The sm_90 e4m3 -> bf16 path: the bit placement times 2^120 (one bf16x2 multiply, exact) is the
- * OCP e4m3fn value of every byte, in both halves. */
-static void test_e4m3_bf16(void)
+static unsigned place_f16(unsigned x) { return gfx12::kt_e4m3x2_f16_bits(x); }
+static unsigned place_bf16(unsigned x) { return sm90::kt_e4m3x2_bf16_bits(x); }
+static double f16_times_256(uint16_t h) { return 256.0 * kt_f16_to_f32(h); }
+static double bf16_times_2_120(uint16_t h) { return ldexp((double)kt_bf16_to_f32(h), 120); }
+#endif
+
+/* The AMD e4m3 -> f16 path (the bit placement times 256) and the sm_90 e4m3 -> bf16 one (times
+ * 2^120, one bf16x2 multiply): exact for every code in both halves. */
+static void test_e4m3_conversions(void)
 {
 #ifdef HAVE_HOST_REFERENCE
-    int bad = 0;
-    for (unsigned b = 0; b < 256; b++) {
-        if ((b & 0x7f) == 0x7f) continue;   /* NaN codes (not in a cache) */
-        const unsigned e = (b >> 3) & 15, m = b & 7;
-        const double mag = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
-        const double want = (b & 0x80) ? -mag : mag;
-        for (int half = 0; half < 2; half++) {
-            const unsigned bits = sm90::kt_e4m3x2_bf16_bits(half ? (b << 8) | 0x3a : 0x4100 | b);
-            const double got = ldexp((double)kt_bf16_to_f32((uint16_t)(half ? bits >> 16 : bits & 0xffff)), 120);
-            if (got != want) bad++;
-        }
-    }
-    if (bad) fprintf(stderr, "e4m3 -> bf16 bits: %d codes wrong\n", bad);
-    KT_CHECK_INT(bad, 0);
+    const int f16 = e4m3_codes_wrong(place_f16, f16_times_256), bf16 = e4m3_codes_wrong(place_bf16, bf16_times_2_120);
+    if (f16) fprintf(stderr, "e4m3 -> f16 bits: %d codes wrong\n", f16);
+    if (bf16) fprintf(stderr, "e4m3 -> bf16 bits: %d codes wrong\n", bf16);
+    KT_CHECK_INT(f16, 0);
+    KT_CHECK_INT(bf16, 0);
 #endif
 }
 
@@ -502,8 +496,7 @@ int main(void)
         test_direct(seed);
     }
     test_bf16_rounding();
-    test_e4m3_f16();
-    test_e4m3_bf16();
+    test_e4m3_conversions();
     test_rows();
 #ifndef HAVE_HOST_REFERENCE
     printf("note: tuner/half_convert.h not found; bf16 checked against the oracle only\n");
