@@ -63,31 +63,28 @@ static long long attn_visible(const kt_problem *p)
     return win > 0 && win + DIM(p, Q) - 1 < ctx ? win + DIM(p, Q) - 1 : ctx;
 }
 
-/* The nearest power of two to x in log distance (x >= 1). */
-static long long attn_pow2_snap(double x)
-{
-    if (!(x >= 1.0)) return 1;
-    return 1LL << (int)lround(log2(x));
-}
-
 /* The segment law (the seed's, derived from the kernel's footprint): TARGET = compute units x the
- * kernel's resident blocks a unit (its ELF resources: kt_variant.occupancy), segments = the power
- * of two nearest TARGET / (blocks without a split), halved while a segment would cover fewer
- * than ATTN_LAW_MIN_TILES KV tiles of the longest sequence, within [1, SEGMAX]. */
+ * kernel's resident blocks a unit (its ELF resources: kt_variant.occupancy), segments = the most
+ * whose blocks all fit those slots at once, TARGET / (blocks without a split) rounded down, then
+ * at most a count whose segments keep ATTN_LAW_MIN_TILES KV tiles of the longest sequence, within
+ * [1, SEGMAX]. Rounded down, not to the nearest power of two (the seed's snap): a block past the
+ * slots is a second wave that costs a whole segment's time (ncu on the H200, fp8 d256 batch 8:
+ * 24.75 -> 32 segments put 512 blocks on 396 slots, 9.4 of 12 warps an SM active on average). */
 static long long attn_segments(const kt_variant *v, const kt_problem *p, int units)
 {
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     const long long target = (long long)(units > 0 ? units : 1) * occ;
     const long long blocks = DIM(p, HKV) * attn_row_blocks(v, p) * DIM(p, BATCH);
-    long long s = attn_pow2_snap((double)target / (double)blocks);
+    long long s = target / (blocks > 0 ? blocks : 1);
     const long long tile = PAR(v, BN);
-    while (s > 1 && attn_visible(p) < s * ATTN_LAW_MIN_TILES * tile) s /= 2;
+    const long long by_tiles = attn_visible(p) / (ATTN_LAW_MIN_TILES * tile);
+    if (s > by_tiles) s = by_tiles;
     if (s > PAR(v, SEGMAX)) s = PAR(v, SEGMAX);
     return s < 1 ? 1 : s;
 }
 
 /* (token, segment) pairs of partials any problem of p's buckets can need: tokens * segments is at
- * most q * sqrt(2) * TARGET / (hkv * row blocks) once split (the law's snap), and at most
+ * most q * TARGET / (hkv * row blocks) once split (the law's count), and at most
  * tokens * SEGMAX, so the allocation made at open for a key serves every query in its buckets
  * whatever batch below the edge the law then splits for. Above the last q edge (8 rows) the bound
  * is the last edge's: bind then gives such a query fewer segments (correct, less parallel). */
