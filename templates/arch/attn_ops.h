@@ -93,11 +93,18 @@ KT_LAYOUT_FN unsigned kt_e4m3x2_f16_bits(unsigned x)
 
 #ifndef KT_LAYOUT_ONLY
 KT_DEV kt_v16 kt_ldg16_stream(const void *p) { return __builtin_nontemporal_load((const kt_v16 *)p); }
-#if KT_WAVE == 64
-KT_DEV bool kt_wave_any(bool p) { return __builtin_amdgcn_ballot_w64(p) != 0; }
-#else
-KT_DEV bool kt_wave_any(bool p) { return __builtin_amdgcn_ballot_w32(p) != 0; }
-#endif
+/* a butterfly of the prelude's shuffle: the ballot builtins are not in every clang that builds
+ * for AMD here (hipcc's for gfx90a has no __builtin_amdgcn_ballot_w64) */
+KT_DEV bool kt_wave_any(bool p)
+{
+    float x = p ? 1.0f : 0.0f;
+#pragma unroll
+    for (int b = 1; b < KT_WAVE; b *= 2) {
+        const float y = kt_shfl_xor(x, b);
+        x = x > y ? x : y;
+    }
+    return x != 0.0f;
+}
 typedef unsigned kt_v8 __attribute__((ext_vector_type(2)));
 KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return v[i]; }
 KT_DEV kt_v8 kt_ldg8_stream(const void *p) { return __builtin_nontemporal_load((const kt_v8 *)p); }
