@@ -195,7 +195,8 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * (KD 0: since the softmax's vector reads the LDS form is the faster or level at equal
  * residency); the larger ceiling; the smaller tile; the fewest idle rows; the first candidate.
  * Fitted on the H200's sweep (168 keys, every fitting candidate timed, greedy over these
- * features): pooled regret +3.5% in sample, median +2.8% (bench/NOTES.md). */
+ * features): pooled regret +3.5% in sample (+3.44% once segments were rounded down), +2.1%
+ * held out on gemma-3 tp 4 (bench/NOTES.md). */
 #define ATTN_LAW_KEYS 10
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128

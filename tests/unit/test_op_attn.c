@@ -407,6 +407,14 @@ static void test_emulation(void)
     KT_CHECK(emulate(&p, 16, 1, 2, BUG_SINK) > op->error_bound(p.dtype));
 }
 
+/* two candidates for the law, a then b, nothing else set */
+static void pair_of(kt_candidate c[2], kt_variant a, kt_variant b)
+{
+    memset(c, 0, 2 * sizeof *c);
+    c[0].v = a;
+    c[1].v = b;
+}
+
 static void test_law_pick(void)
 {
     kt_candidate c[6];
@@ -445,9 +453,7 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, e, 3, &r) == 2);
     /* warps: more while short, fewer once streaming (the 4-warp form keeps Q and P in registers) */
     kt_candidate w[2];
-    memset(w, 0, sizeof w);
-    w[0].v = var(256, 1, 32, 8, 128, 2);
-    w[1].v = var(256, 1, 32, 4, 128, 2);
+    pair_of(w, var(256, 1, 32, 8, 128, 2), var(256, 1, 32, 4, 128, 2));
     kt_problem s = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 1, 4096);
     KT_CHECK(op->law_pick(&d, w, 2, &s) == 0);
     s.dim[KT_ATTN_D_BATCH] = 32;
@@ -457,9 +463,7 @@ static void test_law_pick(void)
      * faster at equal keys in flight, so KD 0 is taken there; KD 1 where it keeps more keys in
      * flight (a resident block more, under the cap), not where it has half the keys a tile */
     kt_candidate r2[2];
-    memset(r2, 0, sizeof r2);
-    r2[0].v = var(256, 1, 32, 8, 128, 2);
-    r2[1].v = var(256, 1, 32, 8, 128, 2);
+    pair_of(r2, var(256, 1, 32, 8, 128, 2), var(256, 1, 32, 8, 128, 2));
     r2[1].v.p[KT_ATTN_P_KD] = 1;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
     r2[0].v.occupancy = 1;
@@ -481,9 +485,7 @@ static void test_law_pick(void)
     /* an fp8 cache halves a segment's KV bytes, so the same split weighs twice as much: at batch 1
      * 16K (d256, 8 rows) the 256-segment ceiling's 64-key segments lose to the 128 one's */
     kt_candidate f8[2];
-    memset(f8, 0, sizeof f8);
-    f8[0].v = var(256, 1, 32, 4, 256, 3);
-    f8[1].v = var(256, 1, 32, 4, 128, 3);
+    pair_of(f8, var(256, 1, 32, 4, 256, 3), var(256, 1, 32, 4, 128, 3));
     kt_problem t = prob(DT_BF16_E4M3, 256, 8, 2, 16, 0, 0, 0, 1, 1, 16384);
     KT_CHECK(op->law_pick(&d, f8, 2, &t) == 1);
     t.dtype = DT_BF16;                    /* the same split is light enough with 16-bit KV */
