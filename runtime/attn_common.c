@@ -71,6 +71,10 @@ int kt_attn_check_args(const kt_attn_args *a, const char *op, char *err, size_t 
     const char *kv_names[] = {"k_stride_block", "k_stride_slot", "k_stride_head", "v_stride_block", "v_stride_slot", "v_stride_head"};
     for (int i = 0; i < 6; i++)
         if (kv_strides[i] < 1 || kv_strides[i] % 16) ARG_FAIL("%s = %lld, must be a positive multiple of 16", kv_names[i], kv_strides[i]);
+    /* the kernels take a page's offset as a 32 x 32 -> 64-bit product (a block of any cache vLLM
+     * lays out is far smaller) */
+    for (int i = 0; i < 6; i++)
+        if (kv_strides[i] > INT32_MAX) ARG_FAIL("%s = %lld, must be below 2^31 elements", kv_names[i], kv_strides[i]);
     return KT_OK;
 }
 

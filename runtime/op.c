@@ -412,5 +412,6 @@ int kt_variant_from_row(const kt_op *op, const kt_target *t, const char *params,
 {
     if (kt_variant_parse(op, params, v, dtype_out, dtype_len, err, errlen)) return -1;
     v->occupancy = kt_row_occupancy(t, r);
+    v->lds_bytes = r ? r->lds_bytes : 0;
     return 0;
 }

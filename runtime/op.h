@@ -49,6 +49,8 @@ typedef struct kt_variant {
     int p[KT_OP_MAX_PARAMS];            /* op->params order */
     int occupancy;                      /* workgroups (blocks) per compute unit the compiled kernel's
                                            resources allow, 0 unknown (kt_variant_from_row) */
+    int lds_bytes;                      /* LDS a workgroup takes, static + at launch, as its row
+                                           says (kt_variant_from_row); 0 unknown */
 } kt_variant;
 
 typedef struct kt_op_dim {

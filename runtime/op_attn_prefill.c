@@ -28,7 +28,7 @@ static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
 };
 
 static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
-    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"SB", 0, 0},
+    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"QL", 0, 0},
 };
 
 #define GRID_Y_MAX 65535LL
@@ -73,7 +73,9 @@ static int prefill_launches(const kt_variant *v, const kt_problem *p, int wave_s
     memset(out, 0, sizeof *out);
     out[0].suffix = "";
     out[0].dims = (kt_launch_dims){{(unsigned)(DIM(p, HKV) * prefill_row_blocks(v, p)), (unsigned)DIM(p, BATCH), 1},
-                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, 0};
+                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1},
+                                   /* all of the kernel's LDS is taken at launch (prefill.lua) */
+                                   (unsigned)(v->lds_bytes > 0 ? v->lds_bytes : 0)};
     return 1;
 }
 
@@ -110,10 +112,11 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  *   - else the share of the resident block slots (compute units x occupancy) the blocks fill,
  *     all of them equal; the larger BM (each K/V tile read from L2 serves more rows); the most
  *     keys in flight a compute unit (occupancy x BN, decode's rule); more warps.
- * Then K and V in buffers of their own (SB 1: two barriers a tile instead of four, at the LDS of a
- * second tile, which the resident blocks above already count), then fewer d-slices (WD: the
- * slabs cost a barrier a tile and LDS; WD 1 is what the H200 has measured, so the law takes a
- * split only where nothing else is compiled, as at d256), then the first candidate. */
+ * Then Q in registers over Q re-read from LDS each tile (QL 0: fewer LDS reads where both fit;
+ * QL 1 exists for the 32-row warps the registers would not hold otherwise, which the residency
+ * keys above already weigh), then fewer d-slices (WD: the slabs cost a barrier a tile and LDS;
+ * the law takes a split only where nothing else is compiled, as at d256), then the first
+ * candidate. To be refitted on the H200 sweep of the register-P kernel (bench/NOTES.md). */
 #define PREFILL_LAW_KEYS 7
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
@@ -136,7 +139,7 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
         key[i++] = occ * PAR(v, BN);
     }
     key[i++] = PAR(v, NW);
-    key[i++] = PAR(v, SB);
+    key[i++] = -PAR(v, QL);
     key[i++] = -PAR(v, WD);
 }
 

@@ -1,7 +1,7 @@
 /* prefill.hip: causal varlen paged prefill, chunked prefill included (a sequence's new query
- * tokens attend to its cached prefix and to themselves), FlashAttention-2 style. ABI and semantics:
- * templates/abi/attn.h; launch geometry: runtime/op_attn_prefill.c. The recipe's axes
- * (prefill.lua) read as
+ * tokens attend to its cached prefix and to themselves), FlashAttention-2 style: Q, S and P in
+ * registers. ABI and semantics: templates/abi/attn.h; launch geometry: runtime/op_attn_prefill.c.
+ * The recipe's axes (prefill.lua) read as
  *   D   head size the kernel is compiled for,
  *   BM  rows a block owns: the GQA group folded into M, row r of a sequence's kv head is query
  *       token r / g, head kvh * g + r % g (decode's row mapping with many tokens), so a K/V tile
@@ -10,51 +10,50 @@
  *   NW  warps (waves),
  *   WD  warps sharing a row group, each owning a d-slice of D / WD columns: warp w is slice
  *       w % WD of row group w / WD, which owns rows [(w / WD) * BM * WD / NW, ...), whole 16-row
- *       tiles. A warp holds Q's A fragments and O's accumulators of its slice only, so no warp
- *       holds 16 rows x D of either (what keeps d256 out of the registers at WD 1), and at d128 a
- *       warp can own two 16-row tiles, reading each K / V fragment from LDS once for both. S is
- *       summed along d: each warp's partial scores over its slice go to an fp32 slab in LDS, and
- *       every warp of the group adds the WD slabs in slice order (decode.hip's split along d), so
- *       the group's warps hold the same scores bit for bit and run the same softmax on them,
- *       each rescaling its own O slice; one barrier a tile more than WD 1,
- *   SB  1: K and V each have a tile buffer, so V's stores wait only for the previous tile's P V
- *       and K's only for the previous S: two barriers a tile instead of four (steps 1 and 3
- *       below lose their leading barrier), for a second tile of LDS.
+ *       tiles. A warp holds Q's fragments and O's accumulators of its slice only, so no warp
+ *       holds 16 rows x D of either (what keeps d256 out of the registers at WD 1). S is summed
+ *       along d: each warp's partial scores over its slice go to an fp32 slab in LDS, and every
+ *       warp of the group adds the WD slabs in slice order (decode.hip's split along d), so the
+ *       group's warps hold the same scores bit for bit and run the same softmax on them, each
+ *       rescaling its own O slice; one barrier a tile more than WD 1,
+ *   QL  1: Q stays in LDS and its fragments are read each tile (two live at a time) instead of
+ *       held for the whole loop: what lets a warp own two 16-row tiles at d128 with WD 1, so that
+ *       every K and V fragment read from LDS serves 32 rows.
  *
  * Block (x, y) = (kv head x row block, sequence): grid.x = num_kv_heads * ceil(g * max_query_len
  * / BM) from the host's max_query_len, grid.y = num_seqs; a shorter sequence's surplus row blocks
  * exit at once (cheaper than a prefix-sum search over query_start_loc per block, and the grid is
- * the host's to size without reading device memory). A sequence's row blocks run last-first:
- * the last rows see the most keys, so the longest blocks start earliest. No split-KV in this
+ * the host's to size without reading device memory). grid.x runs kv heads fastest and a
+ * sequence's row blocks last-first: the last rows see the most keys, so the longest blocks of
+ * every head start earliest (longest first keeps the causal triangle's tail short). No split-KV in this
  * version: prefill has tokens x heads / BM blocks to fill the device with.
  *
- * Per block: Q is staged once through LDS and held in registers as A fragments for the whole KV
- * loop (the LDS it took is then the K/V and P buffers'). The KV loop runs from the window's start
+ * The two products are held as arch/prefill_ops.h orients them: S = Q K^T on NVIDIA, S^T = K Q^T
+ * on AMD (O, O^T alike), so that P goes from the score accumulators into P V's operand in
+ * registers (one exchange across half-waves on gfx11). The KV loop runs from the window's start
  * for the block's first row to the causal limit of its last row (keys outside are never loaded
- * nor masked); a tile that every row of the block sees whole skips the mask arithmetic. K and V
- * are loaded as decode.hip does (attn/kv.h): a thread loads whole 16-byte pieces of a few keys'
- * rows, K and V the same keys, so a key's block-table entry is read once a tile, a tile ahead,
- * the division by block_size a multiply-high; a key past the visible range rereads the last
- * visible one, so every load is unconditional (the next K tile's after the last tile too). Both
- * go to LDS as the cache stores them, [key][d], with 16-byte stores; fp8 e4m3 pairs are converted
- * exactly as they are stored, K to q's type and V to f16 (P V's type with an fp8 cache:
- * attn/dtype.h). Per tile:
- *   1. K tile to LDS; the next tile's pages looked up, then the V tile's loads issued into the
- *      registers K left;
- *   2. S = Q K^T into registers (16x16 accumulators, the warp's rows x BN keys over its d-slice;
- *      K as B = W[n = key][k = d], kt_load_b; with WD > 1 the slices' partials summed through the
- *      slabs, a barrier between), scaled, capped, masked, in log2 units; the online softmax per
- *      row in registers (rows.h: the row's elements in a lane, then a butterfly over the lanes
- *      that share it); O rescaled; P rounded to P V's type to LDS, since the accumulator
- *      layout is not the A layout everywhere (with WD > 1 the group's warps hold the same P and
- *      each stores the tiles nt with nt % WD = its slice);
- *   3. V to LDS over the consumed K tile (SB 1: into its own buffer), [key][d] as K (the next K
- *      tile's loads then in flight);
- *   4. O += P V over the warp's d-slice, P's A fragments from LDS, V as a [k = key][n = d] tile
- *      (kt_load_b_kn: arch/attn_ops.h).
+ * nor masked); a tile that every row of the block sees whole skips the mask, and the mask and
+ * the soft cap are loops of their own behind uniform branches, so the softmax's chain is
+ * branch-free. K and V each have a tile buffer ([key][d], as the cache stores them). A thread
+ * copies whole 16-byte pieces of a few keys' rows, K and V the same keys, so a key's block-table
+ * entry is read once a tile, a tile ahead; a key past the visible range rereads the last visible
+ * one, so every load is unconditional (its score is masked, its P is 0). Where the target copies
+ * global -> LDS without registers (cp.async on NVIDIA, 16-bit caches) the pieces go straight to
+ * the tile; otherwise they are staged in registers and stored at the commit, fp8 e4m3 pairs
+ * converted on the way (K to q's type, V to f16: attn/dtype.h). Per tile, FlashAttention-2's
+ * order:
+ *   1. K's tile committed (its copy was issued during the previous P V); barrier: K is in LDS and
+ *      every warp is done with the previous tile's V;
+ *   2. V's copy issued (the next tile's pages looked up first); S = Q K^T over the warp's
+ *      d-slice (WD > 1: the slices' partials summed through the slabs, a barrier between);
+ *      scaled, capped, masked, in log2 units; the online softmax per row in registers (rows.h);
+ *      O rescaled where a row's maximum moved; P rounded to P V's type into its operand;
+ *   3. V's tile committed; barrier: V is in LDS and every warp is done with K;
+ *   4. the next K's copy issued, then O += P V.
  * The block writes out = O * v_scale / l, rounded once. */
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
+#include "arch/prefill_ops.h"
 
 #include "attn/dtype.h"
 
@@ -69,16 +68,18 @@ constexpr int kWR = KT_NW / kWD;                     /* row groups */
 constexpr int kMW = kBM / (16 * kWR);                /* 16-row tiles a warp owns */
 constexpr int kDT = kD / 16, kNT = kBN / 16;
 constexpr int kDS = kDT / kWD;                       /* 16-wide d tiles a warp owns (Q's k, O's n) */
+constexpr bool kQL = KT_QL != 0;
 constexpr int kPad = 8;                              /* 16 bytes: aligned rows, staggered banks */
-constexpr int kLdQ = kD + kPad;                      /* pitch of the Q stage and the K / V tile */
+constexpr int kLdQ = kD + kPad;                      /* pitch of Q and of the K / V tiles */
 constexpr int kLdK = kLdQ;
-constexpr int kLdP = kBN + kPad;                     /* pitch of P */
 constexpr int kLdS = kBN + 4;                        /* pitch of an fp32 partial-score slab */
 constexpr int kChunkElems = KT_KV8 ? 16 : 8;         /* cache elements one 16-byte load brings */
 constexpr int kPerKey = kD / kChunkElems;            /* loads a key's row takes */
 constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in one pass */
 constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
 constexpr int kQChunks = (kBM * kD / 8 + kThreads - 1) / kThreads;
+/* the cache's bytes are what the tile holds: copy them without registers where the target can */
+constexpr bool kDirect = KT_ASYNC_COPY && !KT_KV8;
 
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
 static_assert(KT_NW % kWD == 0 && kDT % kWD == 0, "whole warps and whole d tiles a d-slice");
@@ -89,9 +90,9 @@ static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0 
 #include "attn/kv.h"
 #include "attn/rows.h"
 
-/* Which accumulator elements of a lane share a row, and which lane bits a row spans (rows.h),
- * as compile-time scalars (a constexpr table would not be visible to CUDA device code): element
- * i's class is kt_rep(i), 3 bits each; the loops below test them after unrolling. */
+/* Which accumulator elements of a lane share a query row, and which lane bits a row spans
+ * (rows.h), as compile-time scalars (a constexpr table would not be visible to CUDA device code):
+ * element i's class is kt_rep(i), 3 bits each; the loops below test them after unrolling. */
 KT_LAYOUT_FN unsigned kt_make_row_reps()
 {
     unsigned t = 0;
@@ -115,8 +116,7 @@ KT_DEV float kt_row_max(float x)
 #pragma unroll
     for (int b = 1; b < KT_WAVE; b *= 2)
         if (kRowBits & b) {
-            const float y = kt_shfl_xor(x, b);
-            x = x > y ? x : y;
+            x = kt_fmax(x, kt_shfl_xor(x, b));
         }
     return x;
 }
@@ -129,39 +129,72 @@ KT_DEV float kt_row_sum(float x)
     return x;
 }
 
-/* LDS, in bytes (prefill.lua's smem_bytes is the same sum): the Q stage, then over it the K / V
- * tile ([key][d]: K then V in one buffer, or with SB 1 each its own), P (each row group its own
- * rows) and, with d split over warps, one fp32
- * slab of partial scores per d-slice. A byte array with offsets rather than a union of structs,
- * because a slab array of length 0 (kWD 1) is not C++: kWD 1 has the previous layout, byte for
- * byte. Every offset is a multiple of 16 (pitches of 8 + 16k elements). */
+/* LDS, in bytes (prefill.lua's smem_bytes is the same sum; the launch provides it): K's tile, V's,
+ * WD > 1's slabs, then Q: its own region with QL 1, else a stage over V and the slabs, which
+ * every warp has read into registers before the loop's first barrier lets V's copy in. Every
+ * offset is a multiple of 16 (pitches of 8 + 16k elements). */
 constexpr int kQBytes = kBM * kLdQ * 2;
 constexpr int kKVBytes = kBN * kLdK * 2;
-constexpr int kBufBytes = (KT_SB ? 2 : 1) * kKVBytes;   /* K's tile, and V's beside it with SB 1 */
-constexpr int kPBytes = kBM * kLdP * 2;
 constexpr int kSlabBytes = kWD > 1 ? kWD * kBM * kLdS * 4 : 0;
-constexpr int kTileBytes = kBufBytes + kPBytes + kSlabBytes;
-constexpr int kSmemBytes = kQBytes > kTileBytes ? kQBytes : kTileBytes;
-static_assert(kKVBytes % 16 == 0 && kPBytes % 16 == 0, "16-byte aligned regions");
+constexpr int kQOffset = kQL ? 2 * kKVBytes + kSlabBytes : kKVBytes;
+constexpr int kSmemBytes = kQL ? kQOffset + kQBytes
+                               : kKVBytes + (kQBytes > kKVBytes + kSlabBytes ? kQBytes : kKVBytes + kSlabBytes);
+static_assert(kKVBytes % 16 == 0 && kQBytes % 16 == 0 && kSlabBytes % 16 == 0, "16-byte aligned regions");
 
-struct alignas(16) kt_smem { unsigned char raw[kSmemBytes]; };
+/* A thread's share of one cache's tile in flight: the registers it is staged in, or none. */
+struct kt_stage { kt_v16 r[kDirect ? 1 : kChunks]; };
+
+/* The copies of one cache (K or V) for a thread's keys of the tile at j0, whose pages p holds;
+ * base points at the thread's kv head and column, lds at its first piece of the LDS tile (direct
+ * copies). A page's offset is a 32 x 32 -> 64-bit multiply: attn_common.c holds the block strides
+ * under 2^31 elements. Read once by the kernel (KV streams): not kept in L1. */
+KT_DEV void kt_stage_issue(kt_stage &st, unsigned lds, const unsigned char *base, const kt_pages &p, int bs,
+                           unsigned magic, int j0, int kr, int kv_hi, int stride_block, int stride_slot)
+{
+    constexpr long long kEsz = KT_KV8 ? 1 : 2;
+#pragma unroll
+    for (int i = 0; i < kChunks; i++) {
+        const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, bs);
+        const unsigned char *src = base + ((long long)p.page[i] * stride_block + slot * stride_slot) * kEsz;
+        if (kDirect) kt_copy16_async(lds + i * kKeysPass * kLdK * 2, src);
+        else st.r[kDirect ? 0 : i] = kt_ldg16_stream(src);
+    }
+    if (kDirect) kt_copy_commit();
+}
+
+/* The thread's pieces of the tile are in LDS once this returns (the barrier after it makes the
+ * whole tile visible). */
+template <bool kV> KT_DEV void kt_stage_commit(const kt_stage &st, unsigned short *tile, int kr, int col)
+{
+    if (kDirect) {
+        kt_copy_wait();
+    } else {
+        kt_v16 r[kChunks];
+#pragma unroll
+        for (int i = 0; i < kChunks; i++) r[i] = st.r[kDirect ? 0 : i];
+        kt_store_rows<kV>(tile, r, kr, col);
+    }
+}
 
 } // namespace
 
 KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
-    KT_SHARED kt_smem sm;
-    unsigned short *const sm_q = (unsigned short *)sm.raw;
-    unsigned short *const sm_k = (unsigned short *)sm.raw;
-    unsigned short *const sm_v = (unsigned short *)(sm.raw + (KT_SB ? kKVBytes : 0));
-    unsigned short *const sm_p = (unsigned short *)(sm.raw + kBufBytes);
-    float *const sm_s = (float *)(sm.raw + kBufBytes + kPBytes);
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    unsigned short *const sm_k = (unsigned short *)sm_raw;
+    unsigned short *const sm_v = (unsigned short *)(sm_raw + kKVBytes);
+    float *const sm_s = (float *)(sm_raw + 2 * kKVBytes);
+    unsigned short *const sm_q = (unsigned short *)(sm_raw + kQOffset);
+    /* a launch that provides less LDS than the layout needs writes nothing (the check fails) */
+    if (!kt_dynamic_shared_fits(kSmemBytes)) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
     const int seq = kt_block_id_y();
+    /* kv head fastest, then row blocks last-first: the blocks that see the most keys, of every
+     * head, start first (head-major order left one head's longest blocks for the end) */
     const int row_blocks = kt_grid_blocks_x() / a.num_kv_heads;   /* blocks sharing a kv head */
-    const int kvh = kt_block_id_x() / row_blocks;
-    const int row0 = (row_blocks - 1 - kt_block_id_x() % row_blocks) * kBM;   /* last rows first */
+    const int kvh = kt_block_id_x() % a.num_kv_heads;
+    const int row0 = (row_blocks - 1 - kt_block_id_x() / a.num_kv_heads) * kBM;
     const int q0 = a.query_start_loc[seq];
     const int qlen = a.query_start_loc[seq + 1] - q0;
     const int rows = g * qlen;
@@ -178,19 +211,23 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int wd = warp % kWD, wrow = (warp / kWD) * kMW * 16, dcol = wd * kDS * 16;
     const float neg_inf = kt_neg_inf();
     const bool capped = a.softcap > 0.0f;
-    /* scores in log2 units; with a cap, the cap applies to the natural-log score first */
+    /* scores in log2 units; with a cap, the cap applies to the natural-log score first, and the
+     * capped scores are already in log2 units (exp_scale 1) */
     const float score_scale = a.scale * a.k_scale * (capped ? 1.0f : kLog2e);
+    const float exp_scale = capped ? 1.0f : score_scale;
 
-    /* the thread's keys and column of every tile; the first K tile's loads fly while Q is staged */
+    /* the thread's keys and column of every tile; the first K tile's copy flies while Q is staged */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
     const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEsz;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEsz;
     const unsigned magic = kt_block_magic(a.block_size);
-    kt_v16 kvr[kChunks];
+    kt_stage kst, vst;
     kt_pages pages;   /* of the tile being loaded: its K issued, its V next */
     kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
-    kt_issue(kvr, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
+    const unsigned k_lds = kt_lds_addr(sm_k + kr * kLdK + col), v_lds = kt_lds_addr(sm_v + kr * kLdK + col);
+    const int k_sb = (int)a.k_stride_block, v_sb = (int)a.v_stride_block;
+    kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
 
     {
         const unsigned short *q = (const unsigned short *)a.q;
@@ -207,73 +244,81 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
     }
     kt_barrier();
-    kt_frag_a qf[kMW][kDS];
+    /* QL 0: Q's fragments held for the whole loop (the stage is V's and the slabs' after the
+     * loop's first barrier); QL 1 reads them from LDS each tile */
+    kt_frag_a qf[kQL ? 1 : kMW][kQL ? 1 : kDS];
+    if (!kQL) {
 #pragma unroll
-    for (int mt = 0; mt < kMW; mt++)
+        for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
-        for (int kk = 0; kk < kDS; kk++) kt_load_a(qf[mt][kk], sm_q + (wrow + mt * 16) * kLdQ + dcol + kk * 16, kLdQ, lane);
+            for (int kk = 0; kk < kDS; kk++)
+                kt_load_a(qf[kQL ? 0 : mt][kQL ? 0 : kk], sm_q + (wrow + mt * 16) * kLdQ + dcol + kk * 16, kLdQ, lane);
+    }
 
-    /* per row (one element index of each class, rows.h): its position (-1: a row past the
-     * sequence's, which sees nothing), running max and sum in log2 units */
-    int rpos[kMW][kt_acc_elems];
+    /* per row (one element index of each class, rows.h): running max and sum in log2 units */
     float m[kMW][kt_acc_elems], l[kMW][kt_acc_elems];
     kt_acc o[kMW][kDS];
 #pragma unroll
     for (int mt = 0; mt < kMW; mt++) {
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) {
-            const int rg = row0 + wrow + mt * 16 + kt_acc_row(lane, i);
-            rpos[mt][i] = rg < rows ? ctx + rg / g : -1;
+            const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, i);
             const bool sink = a.sinks && rg < rows;
             m[mt][i] = sink ? a.sinks[kvh * g + rg % g] * kLog2e : neg_inf;
-            l[mt][i] = sink ? 1.0f : 0.0f;
+            /* the sink's term, once a row: in the first of the lanes that share it */
+            l[mt][i] = sink && (lane & kRowBits) == 0 ? 1.0f : 0.0f;
         }
 #pragma unroll
         for (int dt = 0; dt < kDS; dt++) kt_acc_zero(o[mt][dt]);
     }
 
-    kt_barrier();                     /* every warp's Q fragments are read: the stage is K's */
     for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
-        /* one buffer: the previous tile's P V must be done with it. With SB 1, K's buffer was last
-         * read by the previous S, before the previous barrier */
-        if (!KT_SB && j0 > kv_lo) kt_barrier();
-        kt_store_rows<false>(sm_k, kvr, kr, col);
+        /* 1. K in LDS; every warp is done with the previous V (and QL 0's Q stage) */
+        kt_stage_commit<false>(kst, sm_k, kr, col);
+        kt_barrier();
         {
-            /* the next tile's pages first (AMD counts loads in order: waiting for them must not
-             * wait for V), then this tile's V into the registers K left */
+            /* 2. V's copy: the next tile's pages first (AMD counts loads in order: waiting for
+             * them must not wait for V) */
             kt_pages next;
             kt_find_pages(next, bt, a.block_size, magic, j0 + kBN, kr, kv_hi);
-            kt_issue(kvr, vbase, pages, a.block_size, magic, j0, kr, kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_stage_issue(vst, v_lds, vbase, pages, a.block_size, magic, j0, kr, kv_hi, v_sb, a.v_stride_slot);
             pages = next;
         }
-        kt_barrier();
 
-        /* 2. scores: every warp its rows against the whole tile, over its d-slice */
+        /* scores: every warp its rows against the whole tile, over its d-slice */
         kt_acc s[kMW][kNT];
 #pragma unroll
         for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
             for (int nt = 0; nt < kNT; nt++) kt_acc_zero(s[mt][nt]);
 #pragma unroll
-        for (int nt = 0; nt < kNT; nt++)
+        for (int kk = 0; kk < kDS; kk++) {
+            kt_frag_a qt[kMW];
 #pragma unroll
-            for (int kk = 0; kk < kDS; kk++) {
+            for (int mt = 0; mt < kMW; mt++) {
+                if (kQL) kt_load_a(qt[mt], sm_q + (wrow + mt * 16) * kLdQ + dcol + kk * 16, kLdQ, lane);
+                else qt[mt] = qf[kQL ? 0 : mt][kQL ? 0 : kk];
+            }
+#pragma unroll
+            for (int nt = 0; nt < kNT; nt++) {
                 kt_frag_b fb;
                 kt_load_b(fb, sm_k + nt * 16 * kLdK + dcol + kk * 16, kLdK, lane);
 #pragma unroll
-                for (int mt = 0; mt < kMW; mt++) kt_mma<kt_elem>(s[mt][nt], qf[mt][kk], fb);
+                for (int mt = 0; mt < kMW; mt++) kt_score_mma<kt_elem>(s[mt][nt], qt[mt], fb);
             }
+        }
         if (kWD > 1) {
             /* the d-slices' partial sums meet in LDS; every warp of a row group adds the slabs in
              * slice order, so the group's warps hold the same scores, bit for bit, and their
-             * softmax statistics agree (each rescales its own O slice by them) */
+             * softmax statistics agree (each rescales its own O slice by them). The slabs were
+             * last read before the previous tile's second barrier. */
 #pragma unroll
             for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
                 for (int nt = 0; nt < kNT; nt++)
 #pragma unroll
                     for (int i = 0; i < kt_acc_elems; i++) {
-                        const int r = wrow + mt * 16 + kt_acc_row(lane, i), c = nt * 16 + kt_acc_col(lane, i);
+                        const int r = wrow + mt * 16 + kt_s_q(lane, i), c = nt * 16 + kt_s_n(lane, i);
                         sm_s[(wd * kBM + r) * kLdS + c] = kt_acc_get(s[mt][nt], i);
                     }
             kt_barrier();
@@ -283,31 +328,55 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 for (int nt = 0; nt < kNT; nt++)
 #pragma unroll
                     for (int i = 0; i < kt_acc_elems; i++) {
-                        const int r = wrow + mt * 16 + kt_acc_row(lane, i), c = nt * 16 + kt_acc_col(lane, i);
+                        const int r = wrow + mt * 16 + kt_s_q(lane, i), c = nt * 16 + kt_s_n(lane, i);
                         float t = sm_s[r * kLdS + c];
 #pragma unroll
                         for (int ds = 1; ds < kWD; ds++) t += sm_s[(ds * kBM + r) * kLdS + c];
                         kt_acc_set(s[mt][nt], i, t);
                     }
         }
+        /* the cap and the mask are loops of their own behind uniform branches (a branch per
+         * element would cut the softmax's chain into blocks the scheduler cannot interleave).
+         * Uncapped scores stay raw: the scale (> 0) is folded into the exponent's fma, and a raw
+         * maximum scaled is the scaled maximum */
+        if (capped) {
+#pragma unroll
+            for (int mt = 0; mt < kMW; mt++)
+#pragma unroll
+                for (int nt = 0; nt < kNT; nt++)
+#pragma unroll
+                    for (int i = 0; i < kt_acc_elems; i++)
+                        kt_acc_set(s[mt][nt], i, a.softcap * kt_tanh(kt_acc_get(s[mt][nt], i) * score_scale / a.softcap) * kLog2e);
+        }
         /* a tile every row of the block sees whole needs no mask (uniform over the block) */
         const bool whole = row0 + kBM <= rows && j0 + kBN - 1 <= pos_first && (a.window <= 0 || pos_last - j0 < a.window);
+        if (!whole) {
+            /* a row's position (-1: a row past the sequence's, which sees nothing), recomputed
+             * here rather than held across the loop: only the diagonal's tiles pay for it */
+            int rpos[kMW][kt_acc_elems];
 #pragma unroll
-        for (int mt = 0; mt < kMW; mt++)
-#pragma unroll
-            for (int nt = 0; nt < kNT; nt++)
+            for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i++) {
-                    float v = kt_acc_get(s[mt][nt], i) * score_scale;
-                    if (capped) v = a.softcap * kt_tanh(v / a.softcap) * kLog2e;
-                    if (!whole) {
-                        const int p = rpos[mt][kt_rep(i)], j = j0 + nt * 16 + kt_acc_col(lane, i);
-                        if (!(j <= p && (a.window <= 0 || p - j < a.window))) v = neg_inf;
-                    }
-                    kt_acc_set(s[mt][nt], i, v);
+                    const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, i);
+                    rpos[mt][i] = kt_rep(i) == i && rg < rows ? ctx + rg / g : -1;
                 }
+#pragma unroll
+            for (int mt = 0; mt < kMW; mt++)
+#pragma unroll
+                for (int nt = 0; nt < kNT; nt++)
+#pragma unroll
+                    for (int i = 0; i < kt_acc_elems; i++) {
+                        const int p = rpos[mt][kt_rep(i)], j = j0 + nt * 16 + kt_s_n(lane, i);
+                        const bool seen = j <= p && (a.window <= 0 || p - j < a.window);
+                        kt_acc_set(s[mt][nt], i, seen ? kt_acc_get(s[mt][nt], i) : neg_inf);
+                    }
+        }
 
-        /* the online softmax, a row's elements of the lane first, then across its lanes */
+        /* the online softmax, a row's elements of the lane first, then across its lanes; P into
+         * P V's operand as it is made */
+        kt_frag_a pf[kMW][kNT];
+        bool moved = false;
 #pragma unroll
         for (int mt = 0; mt < kMW; mt++) {
             float base[kt_acc_elems], alpha[kt_acc_elems], sum[kt_acc_elems];
@@ -319,61 +388,65 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 for (int nt = 0; nt < kNT; nt++)
 #pragma unroll
                     for (int e = 0; e < kt_acc_elems; e++)
-                        if (kt_rep(e) == i) mx = mx > kt_acc_get(s[mt][nt], e) ? mx : kt_acc_get(s[mt][nt], e);
-                mx = kt_row_max(mx);
-                const float m_new = m[mt][i] > mx ? m[mt][i] : mx;
+                        if (kt_rep(e) == i) mx = kt_fmax(mx, kt_acc_get(s[mt][nt], e));
+                mx = kt_row_max(mx) * exp_scale;
+                const float m_new = kt_fmax(m[mt][i], mx);
                 base[i] = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
                 alpha[i] = kt_exp2(m[mt][i] - base[i]);
+                moved = moved || m_new != m[mt][i];
                 m[mt][i] = m_new;
                 sum[i] = 0.0f;
             }
 #pragma unroll
-            for (int nt = 0; nt < kNT; nt++)
+            for (int nt = 0; nt < kNT; nt++) {
 #pragma unroll
                 for (int e = 0; e < kt_acc_elems; e++) {
-                    const float pv = kt_exp2(kt_acc_get(s[mt][nt], e) - base[kt_rep(e)]);
+                    const float pv = kt_exp2(kt_acc_get(s[mt][nt], e) * exp_scale - base[kt_rep(e)]);
                     sum[kt_rep(e)] += pv;
-                    const int r = wrow + mt * 16 + kt_acc_row(lane, e), c = nt * 16 + kt_acc_col(lane, e);
-                    /* the row group's warps hold the same P: each stores its share of the tiles */
-                    if (kWD == 1 || nt % kWD == wd) sm_p[r * kLdP + c] = kt_from_float<kt_pv_elem>(pv).bits;
+                    kt_acc_set(s[mt][nt], e, pv);
                 }
+                kt_p_frag<kt_pv_elem>(pf[mt][nt], s[mt][nt]);
+            }
+            /* each lane keeps its own share of a row's sum (alpha is the row's, the same in every
+             * lane of it); the lanes meet once, after the loop */
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
-                if (kt_rep(i) == i) l[mt][i] = l[mt][i] * alpha[i] + kt_row_sum(sum[i]);
+                if (kt_rep(i) == i) l[mt][i] = l[mt][i] * alpha[i] + sum[i];
+            /* O's rescale only where some row of the warp moved its maximum (past the first tiles,
+             * rarely): alpha is 1 elsewhere */
+            if (kt_wave_any(moved)) {
 #pragma unroll
-            for (int dt = 0; dt < kDS; dt++)
+                for (int dt = 0; dt < kDS; dt++)
 #pragma unroll
-                for (int e = 0; e < kt_acc_elems; e++) kt_acc_set(o[mt][dt], e, kt_acc_get(o[mt][dt], e) * alpha[kt_rep(e)]);
+                    for (int e = 0; e < kt_acc_elems; e++) kt_acc_set(o[mt][dt], e, kt_acc_get(o[mt][dt], e) * alpha[kt_rep(e)]);
+            }
         }
-        /* one buffer: every warp is done with K before V overwrites it. With SB 1, V's buffer was
-         * last read by the previous P V, before this tile's first barrier */
-        if (!KT_SB) kt_barrier();
 
-        /* 3. V to LDS; the next K tile's loads in flight over P V (after the last tile too: they
-         * reread the last visible key, and no branch waits on them) */
-        kt_store_rows<true>(sm_v, kvr, kr, col);
-        kt_issue(kvr, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
-        kt_barrier();                 /* V and P are in LDS; every warp is done with K and the slabs */
+        /* 3. V in LDS; every warp is done with K (and the slabs) */
+        kt_stage_commit<true>(vst, sm_v, kr, col);
+        kt_barrier();
 
-        /* 4. O += P V */
+        /* 4. the next K's copy in flight over P V (after the last tile too: it rereads the last
+         * visible key, and no branch waits on it) */
+        kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, k_sb, a.k_stride_slot);
 #pragma unroll
-        for (int kk = 0; kk < kNT; kk++) {
-            kt_frag_a pa[kMW];
-#pragma unroll
-            for (int mt = 0; mt < kMW; mt++) kt_load_a(pa[mt], sm_p + (wrow + mt * 16) * kLdP + kk * 16, kLdP, lane);
+        for (int kk = 0; kk < kNT; kk++)
 #pragma unroll
             for (int dt = 0; dt < kDS; dt++) {
                 kt_frag_b fb;
-                kt_load_b_kn(fb, sm_v + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
+                kt_load_v(fb, sm_v + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
 #pragma unroll
-                for (int mt = 0; mt < kMW; mt++) kt_mma<kt_pv_elem>(o[mt][dt], pa[mt], fb);
+                for (int mt = 0; mt < kMW; mt++) kt_pv_mma<kt_pv_elem>(o[mt][dt], pf[mt][kk], fb);
             }
-        }
     }
+    kt_copy_wait();   /* the copy issued past the last tile lands before the block's LDS is gone */
 
     /* out = O * v_scale / l, rounded once; a row that saw nothing writes zeros */
 #pragma unroll
     for (int mt = 0; mt < kMW; mt++) {
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            if (kt_rep(i) == i) l[mt][i] = kt_row_sum(l[mt][i]);
         float inv[kt_acc_elems];
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) inv[i] = l[mt][kt_rep(i)] > 0.0f ? a.v_scale / l[mt][kt_rep(i)] : 0.0f;
@@ -381,7 +454,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         for (int dt = 0; dt < kDS; dt++)
 #pragma unroll
             for (int e = 0; e < kt_acc_elems; e++) {
-                const int rg = row0 + wrow + mt * 16 + kt_acc_row(lane, e), d = dcol + dt * 16 + kt_acc_col(lane, e);
+                const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, e), d = dcol + dt * 16 + kt_s_n(lane, e);
                 if (rg >= rows) continue;
                 const int tok = q0 + rg / g, h = kvh * g + rg % g;
                 const kt_elem out = kt_from_float<kt_elem>(kt_acc_get(o[mt][dt], e) * inv[e]);

@@ -6,21 +6,24 @@
 -- sums meet in LDS), so a warp owns BM * WD / NW rows, whole 16-row tiles. WD > 1 is what lets
 -- d256 exist at all (no warp holds 16 rows x 256 of Q and O), and at d128 it gives a warp two
 -- 16-row tiles (each K / V fragment read from LDS serves both) within the registers, at the cost
--- of the slabs' LDS and one more barrier a tile. SB 1 gives K and V a tile buffer each (two
--- barriers a tile instead of four; V's stores wait for nothing but the previous P V). No split-KV
--- in this version.
+-- of the slabs' LDS and one more barrier a tile. QL 1 keeps Q in LDS and reads its fragments
+-- each tile instead of holding them: what lets a warp own two 16-row tiles at d128 without
+-- d-slices (each K / V fragment read from LDS then serves 32 rows, FlashAttention-2's shape). K
+-- and V each have a tile buffer; on NVIDIA 16-bit caches copy straight into them (cp.async), so no
+-- register holds a tile in flight. No split-KV in this version.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 
--- what prefill.hip's kt_smem holds: the Q stage, then (over it) the K / V tile ([key][d], one
--- buffer K then V, or one each with SB 1), P and, with WD > 1, WD fp32 slabs of partial scores
--- (pitch BN + 4)
+-- what prefill.hip's LDS holds, all of it taken at launch: the K and V tiles ([key][d]), WD > 1's
+-- fp32 slabs of partial scores (pitch BN + 4), and Q ([row][d]): its own region with QL 1, else a
+-- stage over V and the slabs (read into registers before the first V lands)
 local function smem_bytes(p)
   local q = p.BM * (p.D + PAD) * 2
-  local kv = (p.SB == 1 and 2 or 1) * p.BN * (p.D + PAD) * 2
+  local kv = p.BN * (p.D + PAD) * 2
   local slabs = p.WD > 1 and p.WD * p.BM * (p.BN + 4) * 4 or 0
-  return math.max(q, kv + p.BM * (p.BN + PAD) * 2 + slabs)
+  if p.QL == 1 then return 2 * kv + slabs + q end
+  return kv + math.max(q, kv + slabs)
 end
 
 return {
@@ -35,8 +38,10 @@ return {
     { "BN", { 32, 64 } },
     { "NW", { 4, 8 } },
     { "WD", { 1, 2, 4 } },
-    { "SB", { 0, 1 } },
+    { "QL", { 0, 1 } },
   },
+
+  lds_at_launch = true,
 
   threads = function(p, t) return p.NW * t.wave_size end,
 
@@ -59,15 +64,19 @@ return {
     if div(p.BM, 16 * wr) > 2 then return false, "over two 16-row tiles a warp" end
     -- a d-slice narrower than 64 columns spends more on the slabs than it saves in registers
     if p.WD > 1 and div(p.D, p.WD) < 64 then return false, "d-slices under 64 columns" end
-    if smem_bytes(p) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
+    if smem_bytes(p) > t.lds_at_launch_max then return false, "LDS over the workgroup's" end
     -- registers a lane, all held across the KV loop: Q's A fragments of the warp's d-slice (8
-    -- halves a lane on wave32, 4 on wave64), the O slice and S accumulators (16x16 fp32 over the
-    -- wave), one K or V tile's chunks (4 words each) and their keys' pages (a word each), plus ~40
-    -- for row statistics, P fragments and addresses. A filter, not the truth: the compile's spill
-    -- count decides (gfx11's replicated operands need twice Q's)
+    -- halves a lane on wave32, 4 on wave64; QL 1: two at a time), the O slice and S accumulators
+    -- (16x16 fp32 over the wave; P's fragments replace S's), one K or V tile's chunks in flight
+    -- (4 words each; none where the copy goes straight to LDS) and their keys' pages (a word
+    -- each), plus ~40 for row statistics and addresses. A filter, not the truth: the compile's
+    -- spill count decides (gfx11's replicated operands need twice Q's)
     local mw = div(p.BM, 16 * wr)
     local afrag, acc = div(128, t.wave_size), div(256, t.wave_size)
-    local regs = mw * div(p.D, 16 * p.WD) * (afrag + acc) + mw * div(p.BN, 16) * acc + (4 + 1) * keys + 40
+    local dtiles = div(p.D, 16 * p.WD)
+    local q = p.QL == 1 and 2 * afrag or mw * dtiles * afrag
+    local direct = t.vendor == "nvidia" and chunk == 8
+    local regs = q + mw * dtiles * acc + mw * div(p.BN, 16) * acc + (direct and 0 or 4 * keys) + keys + 40
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's (Q, O and S held across the KV loop)" end

@@ -1,6 +1,7 @@
-/* rows.h: which fp32 accumulator elements hold the same row of a 16x16 tile, derived from the
- * prelude's kt_acc_row (so a template can reduce a row in registers without knowing the target).
- * Every prelude's map is row = f(lane) + h(i): the elements of one row are, in each holding lane,
+/* rows.h: which fp32 accumulator elements hold the same query row of a 16x16 score or output
+ * tile, derived from kt_s_q (arch/prefill_ops.h: the row of S on NVIDIA, the column of S^T on AMD),
+ * so a template can reduce a row in registers without knowing the target. Every map is
+ * row = f(lane) + h(i): the elements of one row are, in each holding lane,
  * a class of element indices (kt_rows_rep: the class's first index), and across lanes the lanes
  * that differ from it only in the bits kt_rows_lane_bit admits (a butterfly over those bits
  * reaches all of them). tests/unit/test_fragment_layouts.cpp checks, for every prelude, that the
@@ -12,7 +13,7 @@ KT_LAYOUT_FN bool kt_rows_lane_bit(int b)
 {
     for (int l = 0; l < kt_frag_lanes; l++)
         for (int i = 0; i < kt_acc_elems; i++)
-            if (kt_acc_row(l ^ b, i) != kt_acc_row(l, i)) return false;
+            if (kt_s_q(l ^ b, i) != kt_s_q(l, i)) return false;
     return true;
 }
 
@@ -22,7 +23,7 @@ KT_LAYOUT_FN int kt_rows_rep(int i)
     for (int j = 0; j < i; j++) {
         bool same = true;
         for (int l = 0; l < kt_frag_lanes; l++)
-            if (kt_acc_row(l, j) != kt_acc_row(l, i)) same = false;
+            if (kt_s_q(l, j) != kt_s_q(l, i)) same = false;
         if (same) return j;
     }
     return i;

@@ -20,7 +20,8 @@
 #          issue's timing grid against torch SDPA's cuDNN and flash backends (attn.log, numbers in
 #          bench_attn-<geometry>.tsv)
 #   prefill attn_prefill: ./tune over tests/device/attn_prefill_shapes.json (verified against the
-#          float64 CPU reference, then timed; prefill-sweep.log, budget KT_PREFILL_MIN)
+#          float64 CPU reference, then timed; prefill-sweep.log, budget KT_PREFILL_MIN each;
+#          KT_PREFILL_SHAPES names other shape files, swept in turn)
 #   prefillbench tests/device/bench_prefill.py: the prefill grid (4 geometries, 4K and 32K
 #          tokens) against SDPA's cuDNN and flash in TFLOP/s (prefill.log, bench_prefill.tsv;
 #          KT_PREFILL_ARGS replaces its arguments)
@@ -172,10 +173,14 @@ run_attn_bench() {
 }
 # attn_prefill: a sweep over tests/device/attn_prefill_shapes.json, which verifies every candidate
 # against the float64 CPU reference at those shapes before it times them
+# (KT_PREFILL_SHAPES: the files to sweep in turn, default that one; the bench grid's own shapes are
+# tests/device/attn_prefill_grid.json)
 run_attn_prefill() {
     need "$DB" "no database to tune into" || return 1
-    ./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db "$DB" --no-build --resume --only attn_prefill \
-        --shapes tests/device/attn_prefill_shapes.json --budget-min "${KT_PREFILL_MIN:-2}"
+    for f in ${KT_PREFILL_SHAPES:-tests/device/attn_prefill_shapes.json}; do
+        ./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db "$DB" --no-build --resume --only attn_prefill \
+            --shapes "$f" --budget-min "${KT_PREFILL_MIN:-2}" || return 1
+    done
 }
 # "attn" is the three in turn; each can be asked for alone
 case ",$STEPS," in *",attn,"*) STEPS="$STEPS,attnsweep,attncheck,attnbench" ;; esac

@@ -15,19 +15,23 @@
 namespace gfx12 {
 #include "arch/gfx12.h"
 #include "arch/attn_ops.h"     /* its AMD branch: the e4m3 bit placement */
+#include "arch/prefill_ops.h"
 #include "attn/rows.h"
 }
 namespace gfx11 {
 #include "arch/gfx11.h"
+#include "arch/prefill_ops.h"
 #include "attn/rows.h"
 }
 namespace cdna {
 #include "arch/cdna.h"
+#include "arch/prefill_ops.h"
 #include "attn/rows.h"
 }
 namespace sm90 {
 #include "arch/sm90.h"
 #include "arch/attn_ops.h"     /* its NVIDIA branch: ldmatrix .trans addresses, e4m3 -> bf16 bits */
+#include "arch/prefill_ops.h"
 #include "attn/rows.h"
 }
 
@@ -444,6 +448,95 @@ static void test_bf16_rounding(void)
     KT_CHECK(bad == 0);
 }
 
+/* ---- arch/prefill_ops.h: one flash step, S (S^T on AMD) -> P in registers -> O (O^T) ----
+ * The products are emulated from the prelude's operand and accumulator maps (checked against the
+ * instruction tables above); where a map places two elements at one operand position (gfx11's
+ * replicated halves) they must agree. */
+typedef int (*lane_map)(int, int);
+struct flash_maps {
+    const char *target;
+    int lanes, ab, acc;
+    bool st;              /* AMD: S^T = K Q^T, O^T = V^T P^T */
+    lane_map a_row, a_k, b_n, b_k, acc_row, acc_col, s_q, s_n, src_lane, src_elem, pv_key;
+};
+
+static int emulate_mma(const flash_maps &m, const float (*ra)[16], const float (*rb)[16], float (*d)[8])
+{
+    float a[16][16], b[16][16];
+    int seen_a[16][16] = {}, seen_b[16][16] = {}, bad = 0;
+    for (int l = 0; l < m.lanes; l++)
+        for (int e = 0; e < m.ab; e++) {
+            int i = m.a_row(l, e), k = m.a_k(l, e), n = m.b_n(l, e), kb = m.b_k(l, e);
+            if (seen_a[i][k]++ && a[i][k] != ra[l][e]) bad++;
+            a[i][k] = ra[l][e];
+            if (seen_b[kb][n]++ && b[kb][n] != rb[l][e]) bad++;
+            b[kb][n] = rb[l][e];
+        }
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 16; k++) bad += !seen_a[i][k] + !seen_b[i][k];
+    for (int l = 0; l < m.lanes; l++)
+        for (int e = 0; e < m.acc; e++) {
+            float s = 0;
+            for (int k = 0; k < 16; k++) s += a[m.acc_row(l, e)][k] * b[k][m.acc_col(l, e)];
+            d[l][e] = s;
+        }
+    return bad;
+}
+
+static void check_flash_step(const flash_maps &m, unsigned seed)
+{
+    float q[16][16], k[16][16], v[16][16], sref[16][16];
+    srand(seed);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            q[i][j] = (float)(rand() % 9 - 4);
+            k[i][j] = (float)(rand() % 9 - 4);
+            v[i][j] = (float)(rand() % 9 - 4);
+        }
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            float s = 0;
+            for (int d = 0; d < 16; d++) s += q[i][d] * k[j][d];
+            sref[i][j] = s;
+        }
+    float qf[64][16], kf[64][16], vf[64][16], pf[64][16], s[64][8], o[64][8];
+    for (int l = 0; l < m.lanes; l++)
+        for (int e = 0; e < m.ab; e++) {
+            qf[l][e] = q[m.a_row(l, e)][m.a_k(l, e)];     /* kt_load_a of [q][d] */
+            kf[l][e] = k[m.b_n(l, e)][m.b_k(l, e)];       /* kt_load_b of [key][d] */
+            /* kt_load_v: B of [key][d] on NVIDIA (kt_load_b_kn), V^T's A by kt_pv_key on AMD */
+            vf[l][e] = m.st ? v[m.pv_key(l, e)][m.a_row(l, e)] : v[m.b_k(l, e)][m.b_n(l, e)];
+        }
+    int bad = m.st ? emulate_mma(m, kf, qf, s) : emulate_mma(m, qf, kf, s);
+    for (int l = 0; l < m.lanes; l++)
+        for (int i = 0; i < m.acc; i++) bad += s[l][i] != sref[m.s_q(l, i)][m.s_n(l, i)];
+    for (int l = 0; l < m.lanes; l++)
+        for (int e = 0; e < m.ab; e++) {
+            pf[l][e] = s[m.src_lane(l, e)][m.src_elem(l, e)];
+            const int qrow = m.st ? m.b_n(l, e) : m.a_row(l, e);
+            bad += pf[l][e] != sref[qrow][m.pv_key(l, e)];
+        }
+    bad += m.st ? emulate_mma(m, vf, pf, o) : emulate_mma(m, pf, vf, o);
+    for (int l = 0; l < m.lanes; l++)
+        for (int i = 0; i < m.acc; i++) {
+            float want = 0;
+            for (int j = 0; j < 16; j++) want += sref[m.s_q(l, i)][j] * v[j][m.s_n(l, i)];
+            bad += o[l][i] != want;
+        }
+    if (bad) fprintf(stderr, "%s: %d errors in the flash step (arch/prefill_ops.h)\n", m.target, bad);
+    KT_CHECK(bad == 0);
+}
+
+static void test_flash_steps(unsigned seed)
+{
+#define MAPS(ns, st) {#ns, ns::kt_frag_lanes, ns::kt_frag_ab_elems, ns::kt_acc_elems, st, ns::kt_frag_a_row, ns::kt_frag_a_k, \
+                      ns::kt_frag_b_n, ns::kt_frag_b_k, ns::kt_acc_row, ns::kt_acc_col, ns::kt_s_q, ns::kt_s_n,           \
+                      ns::kt_p_src_lane, ns::kt_p_src_elem, ns::kt_pv_key}
+    const flash_maps all[] = {MAPS(gfx12, true), MAPS(gfx11, true), MAPS(cdna, true), MAPS(sm90, false)};
+#undef MAPS
+    for (const flash_maps &m : all) check_flash_step(m, seed);
+}
+
 /* attn/rows.h (prefill.hip's in-register row reductions): an element's row class in its lane
  * (kt_rows_rep) and the butterfly over kt_rows_lane_bit's lanes reach exactly the 16 columns of
  * its row, each once, and nothing of another row. */
@@ -475,7 +568,7 @@ static void check_rows(const char *target, int lanes, int elems, RowFn row, ColF
 
 static void test_rows(void)
 {
-#define ROWS_OF(ns) check_rows(#ns, ns::kt_frag_lanes, ns::kt_acc_elems, ns::kt_acc_row, ns::kt_acc_col, ns::kt_rows_rep, ns::kt_rows_lane_bit)
+#define ROWS_OF(ns) check_rows(#ns, ns::kt_frag_lanes, ns::kt_acc_elems, ns::kt_s_q, ns::kt_s_n, ns::kt_rows_rep, ns::kt_rows_lane_bit)
     ROWS_OF(gfx12);
     ROWS_OF(gfx11);
     ROWS_OF(cdna);
@@ -494,6 +587,7 @@ int main(void)
         test_sm90(p);
         test_sm90_kn(p);
         test_direct(seed);
+        test_flash_steps(seed);
     }
     test_bf16_rounding();
     test_e4m3_conversions();

@@ -1,0 +1,147 @@
+/* prefill_ops.h: how each target holds FlashAttention's two products in registers, so that P goes
+ * from the score accumulators into the P V operand without LDS (prefill.hip; included after the
+ * prelude and arch/attn_ops.h). Per target a score tile is either S = Q K^T (NVIDIA: mma.sync's
+ * accumulator layout is its A layout, element for element) or S^T = K Q^T (AMD: every AMD
+ * accumulator holds one column a lane, which is where a B operand wants one row, so S^T read as
+ * P^T feeds O^T = V^T P^T). O shares S's orientation, so one pair of maps serves both:
+ *   kt_s_q(lane, i)        the query (row of S, of O) accumulator element i of a lane holds,
+ *   kt_s_n(lane, i)        its key (S) or head-dim column (O);
+ *   kt_p_src_lane/elem     where P operand element e of a lane comes from: a score element of the
+ *                          same lane, except on gfx11, whose operands are replicated over the
+ *                          half-waves and whose accumulators split even and odd rows between
+ *                          them (one exchange across the halves);
+ *   kt_pv_key(lane, e)     the key P operand element e holds; gfx12's A/B layout interleaves k in
+ *                          fours where its accumulator runs rows in eights, so the register-for-
+ *                          register P holds keys in another order, and V's operand is read in
+ *                          that order (the product sums over the same 16 keys);
+ * and on the device
+ *   kt_score_mma<T>(s, q, k)  s += the score tile of Q's A fragment (kt_load_a of [q][d]) and K's
+ *                          B fragment (kt_load_b of [key][d]),
+ *   kt_p_frag<T>(p, s)     the P operand from a tile of probabilities in the score layout,
+ *                          rounded to T,
+ *   kt_load_v(f, t, ld, lane)  V's operand of 16 keys x 16 columns of a [key][d] tile,
+ *   kt_pv_mma<T>(o, p, v)  o += that tile's share of P V, in the output orientation;
+ *   KT_DYNAMIC_SHARED(T, name), kt_dynamic_shared_fits(bytes)  the block's LDS, all of it given
+ *                          at launch (sm_90 allows a block more than 48 KiB only so), and whether
+ *                          the launch gave at least bytes;
+ *   KT_ASYNC_COPY, kt_lds_addr(p), kt_copy16_async(addr, src), kt_copy_commit(), kt_copy_wait()
+ *                          1 where 16 bytes go global -> LDS without registers (cp.async): the
+ *                          LDS address of p (computed once, offsets added as integers), the
+ *                          issue, the group's close, the wait for the thread's groups. AMD's
+ *                          gfx11/gfx12 have no such copy: there the issue does nothing and a
+ *                          template must not call it (KT_ASYNC_COPY 0);
+ *   kt_fmax(a, b)          the larger, one instruction (a select on a compare is two).
+ * The maps are KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp against
+ * a product emulated from the preludes' operand layouts. No include guard: that test includes it
+ * once per prelude namespace. */
+
+#if defined(KT_ARCH_SM90_H)
+KT_LAYOUT_FN int kt_s_q(int lane, int i) { return kt_acc_row(lane, i); }
+KT_LAYOUT_FN int kt_s_n(int lane, int i) { return kt_acc_col(lane, i); }
+KT_LAYOUT_FN int kt_p_src_lane(int lane, int) { return lane; }
+KT_LAYOUT_FN int kt_p_src_elem(int, int e) { return e; }
+#else
+KT_LAYOUT_FN int kt_s_q(int lane, int i) { return kt_acc_col(lane, i); }
+KT_LAYOUT_FN int kt_s_n(int lane, int i) { return kt_acc_row(lane, i); }
+/* gfx11, told apart by its layout (its operands carry twice the accumulator's elements): P
+ * element e (key e) of query lane % 16 has key parity e % 2, which sits in half-wave e % 2, as
+ * element e / 2 */
+static constexpr bool kt_ab_replicated = kt_frag_ab_elems == 2 * kt_acc_elems;
+KT_LAYOUT_FN int kt_p_src_lane(int lane, int e) { return kt_ab_replicated ? lane % 16 + 16 * (e % 2) : lane; }
+KT_LAYOUT_FN int kt_p_src_elem(int, int e) { return kt_ab_replicated ? e / 2 : e; }
+#endif
+KT_LAYOUT_FN int kt_pv_key(int lane, int e) { return kt_s_n(kt_p_src_lane(lane, e), kt_p_src_elem(lane, e)); }
+
+#ifndef KT_LAYOUT_ONLY
+#if defined(KT_ARCH_SM90_H)
+#define KT_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+KT_DEV bool kt_dynamic_shared_fits(unsigned bytes)
+{
+    unsigned n;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+    return n >= bytes;
+}
+#define KT_ASYNC_COPY 1
+KT_DEV unsigned kt_lds_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+KT_DEV void kt_copy16_async(unsigned lds, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(lds), "l"(src) : "memory");
+}
+KT_DEV float kt_fmax(float a, float b)
+{
+    float r;
+    asm("max.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+KT_DEV void kt_copy_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+KT_DEV void kt_copy_wait(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k) { kt_mma<T>(s, q, k); }
+template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v) { kt_mma<T>(o, p, v); }
+KT_DEV void kt_load_v(kt_frag_b &f, const unsigned short *t, int ld, int lane) { kt_load_b_kn(f, t, ld, lane); }
+
+/* register j of the A fragment holds elements 2j (low half) and 2j + 1: one paired convert each
+ * (round to nearest even, as kt_from_float; P is finite) */
+KT_DEV unsigned kt_pack2(kt_bf16, float lo, float hi)
+{
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+KT_DEV unsigned kt_pack2(kt_f16, float lo, float hi)
+{
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+template <class T> KT_DEV void kt_p_frag(kt_frag_a &p, const kt_acc &s)
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++) p.r[j] = kt_pack2(T{}, s.v[2 * j], s.v[2 * j + 1]);
+}
+#else
+#define KT_DYNAMIC_SHARED(type, name) extern __attribute__((shared)) __attribute__((aligned(16))) type name[]
+/* the dispatch packet's group_segment_size (static + dynamic LDS): its eighth dword */
+KT_DEV bool kt_dynamic_shared_fits(unsigned bytes)
+{
+    const __attribute__((address_space(4))) unsigned *pk = (const __attribute__((address_space(4))) unsigned *)__builtin_amdgcn_dispatch_ptr();
+    return pk[7] >= bytes;
+}
+#define KT_ASYNC_COPY 0
+KT_DEV unsigned kt_lds_addr(const void *) { return 0u; }
+KT_DEV void kt_copy16_async(unsigned, const void *) {}
+KT_DEV float kt_fmax(float a, float b) { return __builtin_fmaxf(a, b); }
+KT_DEV void kt_copy_commit(void) {}
+KT_DEV void kt_copy_wait(void) {}
+
+template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k)
+{
+    kt_mma<T>(s, kt_frag_a{k.v}, kt_frag_b{q.v});
+}
+template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v)
+{
+    kt_mma<T>(o, kt_frag_a{v.v}, kt_frag_b{p.v});
+}
+/* V^T's A operand: row = head-dim column lane % 16, k slot e holding key kt_pv_key */
+KT_DEV void kt_load_v(kt_frag_b &f, const unsigned short *t, int ld, int lane)
+{
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = (short)t[kt_pv_key(lane, e) * ld + kt_frag_a_row(lane, e)];
+}
+template <class T> KT_DEV void kt_p_frag(kt_frag_a &p, const kt_acc &s)
+{
+    float other[kt_acc_elems];   /* gfx11: the other half-wave's elements (dead code elsewhere) */
+    const bool lower = kt_lane_id() < 16;
+    if (kt_ab_replicated) {
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) other[i] = kt_shfl_xor(kt_acc_get(s, i), 16);
+    }
+#pragma unroll
+    for (int e = 0; e < kt_frag_ab_elems; e++) {
+        const float x = !kt_ab_replicated ? kt_acc_get(s, e)
+                        : (e % 2 == 0) == lower ? kt_acc_get(s, e / 2) : other[e / 2];
+        p.v[e] = (short)kt_from_float<T>(x).bits;
+    }
+}
+#endif
+#endif
