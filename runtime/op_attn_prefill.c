@@ -101,23 +101,25 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
 }
 
 /* ---- the law ----
- * A footprint rule, lexicographically among the candidates compiled for the head size. First,
+ * A footprint rule, lexicographically among the candidates compiled for the head size, refitted on
+ * the H200's sweeps of the register-P kernel (206 keys, bench/NOTES.md, "sixth session"). First,
  * not most of a block's rows idle in the longest sequence (g * qlen rows against BM: a 64-row
- * block serves a short prompt that a 128-row one would half waste). Then it depends on whether
- * the grid (kv heads x row blocks x sequences) reaches one block a compute unit:
- *   - short of it, every block streams the whole context alone and the time is the block's
- *     dependent chain a tile, so the smaller BM (more blocks), the smaller BN (shorter steps),
- *     the more resident blocks, more warps (the H200's first prefill sweep: BM64 BN32 won all 32
- *     keys, all short grids, where the rule below had a pooled regret of +47%);
- *   - else the share of the resident block slots (compute units x occupancy) the blocks fill,
- *     all of them equal; the larger BM (each K/V tile read from L2 serves more rows); the most
- *     keys in flight a compute unit (occupancy x BN, decode's rule); more warps.
- * Then Q in registers over Q re-read from LDS each tile (QL 0: fewer LDS reads where both fit;
- * QL 1 exists for the 32-row warps the registers would not hold otherwise, which the residency
- * keys above already weigh), then fewer d-slices (WD: the slabs cost a barrier a tile and LDS;
- * the law takes a split only where nothing else is compiled, as at d256), then the first
- * candidate. To be refitted on the H200 sweep of the register-P kernel (bench/NOTES.md). */
-#define PREFILL_LAW_KEYS 7
+ * block serves a short prompt that a 128-row one would half waste); then the fewest d-slices (WD:
+ * the slabs' LDS traffic and a barrier a tile cost 20-50% wherever a WD 1 variant exists). Then
+ * it depends on whether the grid (kv heads x row blocks x sequences) reaches one block a compute
+ * unit:
+ *   - short of it, every block streams the whole context alone and the time is the block's chain
+ *     a tile: the smaller BM (more blocks), the larger BN (a tile's fixed steps, barriers and
+ *     row reductions, over more keys), the more resident blocks;
+ *   - else whether the blocks fill the resident slots (compute units x occupancy; 90% counts as
+ *     full: a second wave of an occupancy-1 kernel is no better than 97% of an occupancy-2
+ *     one's), the larger BM (each K/V tile read from L2 serves more rows), the most keys in
+ *     flight a compute unit (occupancy x BN), then the most rows a warp (each K / V fragment read
+ *     from LDS serves that many 16-row tiles).
+ * Then more warps, then Q in registers (QL 0: fewer LDS reads at equal residency), then the first
+ * candidate. */
+#define PREFILL_LAW_KEYS 8
+#define PREFILL_LAW_FULL 900          /* per mille of the resident slots that counts as full */
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
 {
@@ -127,20 +129,24 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH);
+    const long long rows_a_warp = (long long)PAR(v, BM) * PAR(v, WD) / (16LL * PAR(v, NW));
     int i = 0;
     key[i++] = -(2 * idle > rb * PAR(v, BM));
+    key[i++] = -PAR(v, WD);
     if (blocks < units) {
         key[i++] = -PAR(v, BM);
-        key[i++] = -PAR(v, BN);
+        key[i++] = PAR(v, BN);
         key[i++] = occ;
+        key[i++] = 0;
     } else {
-        key[i++] = blocks >= units * occ ? 1000 : blocks * 1000 / (units * occ);   /* resident slots filled, per mille */
+        const long long fill = blocks >= units * occ ? 1000 : blocks * 1000 / (units * occ);
+        key[i++] = fill >= PREFILL_LAW_FULL ? 1000 : fill;
         key[i++] = PAR(v, BM);
         key[i++] = occ * PAR(v, BN);
+        key[i++] = rows_a_warp;
     }
     key[i++] = PAR(v, NW);
     key[i++] = -PAR(v, QL);
-    key[i++] = -PAR(v, WD);
 }
 
 static int prefill_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

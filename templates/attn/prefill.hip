@@ -74,17 +74,23 @@ constexpr int kLdQ = kD + kPad;                      /* pitch of Q and of the K 
 constexpr int kLdK = kLdQ;
 constexpr int kLdS = kBN + 4;                        /* pitch of an fp32 partial-score slab */
 constexpr int kChunkElems = KT_KV8 ? 16 : 8;         /* cache elements one 16-byte load brings */
-constexpr int kPerKey = kD / kChunkElems;            /* loads a key's row takes */
-constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in one pass */
-constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
+constexpr int kPerKey = kD / kChunkElems;            /* 16-byte pieces a key's row takes */
 constexpr int kQChunks = (kBM * kD / 8 + kThreads - 1) / kThreads;
 /* the cache's bytes are what the tile holds: copy them without registers where the target can */
 constexpr bool kDirect = KT_ASYNC_COPY && !KT_KV8;
+/* Threads sharing a key's row: direct copies give a thread several pieces of one key, 8 pieces
+ * (128 bytes) apart, so 8 lanes copy 128 contiguous bytes a step and a thread computes one
+ * address a key (its pieces are immediate offsets from it); the staged path keeps a piece a key
+ * (attn/kv.h's stores lay their bank pattern out for it). */
+constexpr int kTK = kDirect && kPerKey > 8 ? 8 : kPerKey;
+constexpr int kPieces = kPerKey / kTK;               /* pieces a thread copies of each of its keys */
+constexpr int kKeysPass = kThreads / kTK;            /* keys the block loads in one pass */
+constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
 
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
 static_assert(KT_NW % kWD == 0 && kDT % kWD == 0, "whole warps and whole d tiles a d-slice");
 static_assert(kMW >= 1 && kMW * 16 * kWR == kBM, "whole 16-row tiles a warp");
-static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0 && kChunks >= 1,
+static_assert(kThreads % kTK == 0 && kPerKey % kTK == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0 && kChunks >= 1,
               "whole keys a thread, the tile in whole passes");
 
 #include "attn/kv.h"
@@ -156,8 +162,13 @@ KT_DEV void kt_stage_issue(kt_stage &st, unsigned lds, const unsigned char *base
     for (int i = 0; i < kChunks; i++) {
         const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, bs);
         const unsigned char *src = base + ((long long)p.page[i] * stride_block + slot * stride_slot) * kEsz;
-        if (kDirect) kt_copy16_async(lds + i * kKeysPass * kLdK * 2, src);
-        else st.r[kDirect ? 0 : i] = kt_ldg16_stream(src);
+        if (kDirect) {
+#pragma unroll
+            for (int j = 0; j < kPieces; j++)
+                kt_copy16_async(lds + (i * kKeysPass * kLdK + j * kTK * kChunkElems) * 2, src + j * kTK * 16);
+        } else {
+            st.r[kDirect ? 0 : i] = kt_ldg16_stream(src);
+        }
     }
     if (kDirect) kt_copy_commit();
 }
@@ -217,7 +228,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const float exp_scale = capped ? 1.0f : score_scale;
 
     /* the thread's keys and column of every tile; the first K tile's copy flies while Q is staged */
-    const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
+    const int kr = tid / kTK, col = (tid % kTK) * kChunkElems;
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
     const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEsz;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEsz;

@@ -50,11 +50,15 @@ return {
   constraint = function(p, t)
     local threads = p.NW * t.wave_size
     local chunk = p.dtype:find("e4m3") and 16 or 8        -- cache elements a 16-byte load brings
-    local per_key = div(p.D, chunk)
-    if threads % per_key ~= 0 or p.BN % div(threads, per_key) ~= 0 then
+    local per_key = div(p.D, chunk)                         -- 16-byte pieces a key's row takes
+    -- NVIDIA's 16-bit caches copy straight to LDS (cp.async), a thread taking several pieces of
+    -- one key (8 threads a row); elsewhere the pieces are staged in registers, one a key a thread
+    local direct = t.vendor == "nvidia" and chunk == 8
+    local tk = (direct and per_key > 8) and 8 or per_key    -- threads sharing a key's row
+    if threads % tk ~= 0 or per_key % tk ~= 0 or p.BN % div(threads, tk) ~= 0 then
       return false, "the KV tile does not split into whole keys a thread"
     end
-    local keys = div(p.BN, div(threads, per_key))           -- keys (K or V chunks) a thread loads
+    local keys = div(p.BN, div(threads, tk))                -- keys (K or V) a thread loads a tile
     if p.NW % p.WD ~= 0 or div(p.D, 16) % p.WD ~= 0 then return false, "d-slices of whole warps and whole 16-wide tiles" end
     local wr = div(p.NW, p.WD)                              -- row groups
     if p.BM % (16 * wr) ~= 0 then return false, "rows do not split into whole 16-row tiles a warp" end
@@ -75,7 +79,6 @@ return {
     local afrag, acc = div(128, t.wave_size), div(256, t.wave_size)
     local dtiles = div(p.D, 16 * p.WD)
     local q = p.QL == 1 and 2 * afrag or mw * dtiles * afrag
-    local direct = t.vendor == "nvidia" and chunk == 8
     local regs = q + mw * dtiles * acc + mw * div(p.BN, 16) * acc + (direct and 0 or 4 * keys) + keys + 40
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end

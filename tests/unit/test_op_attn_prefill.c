@@ -318,17 +318,31 @@ static void test_launch_law(void)
     p.dim[KT_PREFILL_D_D] = 96;
     KT_CHECK(op->law_pick(&d, c, 4, &p) == -1);
     /* a grid short of one block a compute unit (one sequence of 256 rows, 8 kv heads: 16 or 32
-     * blocks): the smaller BM, then the smaller BN, whatever fills the resident slots */
+     * blocks): the smaller BM, then the larger BN, whatever fills the resident slots */
     kt_candidate e[3];
     memset(e, 0, sizeof e);
     e[0].v = var(128, 128, 32, 8, 1);
     e[1].v = var(128, 64, 64, 4, 2);
     e[2].v = var(128, 64, 32, 4, 2);
     kt_problem s = prob(DT_BF16, 128, 4, 8, 16, 0, 0, 0, 64, 1, 1024);
+    KT_CHECK(op->law_pick(&d, e, 3, &s) == 1);
+    KT_CHECK(op->law_pick(&d, e + 1, 2, &s) == 0);
+    e[1].v.p[KT_PREFILL_P_WD] = 2;    /* d-slices lose to any WD 1 candidate */
     KT_CHECK(op->law_pick(&d, e, 3, &s) == 2);
-    KT_CHECK(op->law_pick(&d, e, 2, &s) == 1);
+    e[1].v.p[KT_PREFILL_P_WD] = 1;
     s.dim[KT_PREFILL_D_BATCH] = 64;   /* 1024 blocks or more: the larger BM again */
     KT_CHECK(op->law_pick(&d, e, 3, &s) == 0);
+    /* a full grid (8 kv heads x 32 row blocks of 128 = 256 blocks): 97% of two slots a unit counts
+     * as full as one slot a unit twice over, and at equal keys in flight the warp that owns two
+     * 16-row tiles (BM128 NW4) beats the one that owns one (BM128 NW8) */
+    kt_candidate f[2];
+    memset(f, 0, sizeof f);
+    f[0].v = var(128, 128, 64, 8, 1);
+    f[1].v = var(128, 128, 32, 4, 2);
+    kt_problem full = prob(DT_BF16, 128, 4, 8, 16, 0, 0, 0, 1024, 1, 4096);
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 1);
+    f[1].v.occupancy = 1;             /* half the keys in flight: the BN 64 one */
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
 }
 
 int main(void)
