@@ -117,6 +117,35 @@ constexpr unsigned kRepBits = kt_make_row_reps();
 constexpr int kRowBits = kt_make_row_bits();
 KT_DEV int kt_rep(int i) { return (int)((kRepBits >> (3 * i)) & 7u); }
 
+/* A row class's elements within one tile of a lane (rows.h), reduced as a tree: the chains a
+ * row's maximum and sum wait on are log-deep, not one element after another. */
+KT_LAYOUT_FN int kt_class_size(int cls)
+{
+    int n = 0;
+    for (int e = 0; e < kt_acc_elems; e++) n += kt_rows_rep(e) == cls;
+    return n;
+}
+KT_LAYOUT_FN int kt_class_member(int cls, int j)
+{
+    for (int e = 0; e < kt_acc_elems; e++)
+        if (kt_rows_rep(e) == cls && j-- == 0) return e;
+    return 0;
+}
+template <bool kMax> KT_DEV float kt_class_reduce(const kt_acc &t, int cls)
+{
+    float v[kt_acc_elems];
+    const int n = kt_class_size(cls);
+#pragma unroll
+    for (int j = 0; j < kt_acc_elems; j++)
+        if (j < n) v[j] = kt_acc_get(t, kt_class_member(cls, j));
+#pragma unroll
+    for (int w = 1; w < kt_acc_elems; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < kt_acc_elems; k += 2 * w)
+            if (k + w < n) v[k] = kMax ? kt_fmax(v[k], v[k + w]) : v[k] + v[k + w];
+    return v[0];
+}
+
 KT_DEV float kt_row_max(float x)
 {
 #pragma unroll
@@ -396,10 +425,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 if (kt_rep(i) != i) continue;
                 float mx = neg_inf;
 #pragma unroll
-                for (int nt = 0; nt < kNT; nt++)
-#pragma unroll
-                    for (int e = 0; e < kt_acc_elems; e++)
-                        if (kt_rep(e) == i) mx = kt_fmax(mx, kt_acc_get(s[mt][nt], e));
+                for (int nt = 0; nt < kNT; nt++) mx = kt_fmax(mx, kt_class_reduce<true>(s[mt][nt], i));
                 mx = kt_row_max(mx) * exp_scale;
                 const float m_new = kt_fmax(m[mt][i], mx);
                 base[i] = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
@@ -411,11 +437,11 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int nt = 0; nt < kNT; nt++) {
 #pragma unroll
-                for (int e = 0; e < kt_acc_elems; e++) {
-                    const float pv = kt_exp2(kt_acc_get(s[mt][nt], e) * exp_scale - base[kt_rep(e)]);
-                    sum[kt_rep(e)] += pv;
-                    kt_acc_set(s[mt][nt], e, pv);
-                }
+                for (int e = 0; e < kt_acc_elems; e++)
+                    kt_acc_set(s[mt][nt], e, kt_exp2(kt_acc_get(s[mt][nt], e) * exp_scale - base[kt_rep(e)]));
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    if (kt_rep(i) == i) sum[i] += kt_class_reduce<false>(s[mt][nt], i);
                 kt_p_frag<kt_pv_elem>(pf[mt][nt], s[mt][nt]);
             }
             /* each lane keeps its own share of a row's sum (alpha is the row's, the same in every
