@@ -117,20 +117,9 @@ constexpr unsigned kRepBits = kt_make_row_reps();
 constexpr int kRowBits = kt_make_row_bits();
 KT_DEV int kt_rep(int i) { return (int)((kRepBits >> (3 * i)) & 7u); }
 
-/* A row class's elements within one tile of a lane (rows.h), reduced as a tree: the chains a
- * row's maximum and sum wait on are log-deep, not one element after another. */
-KT_LAYOUT_FN int kt_class_size(int cls)
-{
-    int n = 0;
-    for (int e = 0; e < kt_acc_elems; e++) n += kt_rows_rep(e) == cls;
-    return n;
-}
-KT_LAYOUT_FN int kt_class_member(int cls, int j)
-{
-    for (int e = 0; e < kt_acc_elems; e++)
-        if (kt_rows_rep(e) == cls && j-- == 0) return e;
-    return 0;
-}
+/* A row class's elements within one tile of a lane (rows.h: kt_class_size, kt_class_member),
+ * reduced as a tree: the chains a row's maximum and sum wait on are log-deep, not one element
+ * after another. */
 template <bool kMax> KT_DEV float kt_class_reduce(const kt_acc &t, int cls)
 {
     float v[kt_acc_elems];

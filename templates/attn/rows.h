@@ -28,3 +28,18 @@ KT_LAYOUT_FN int kt_rows_rep(int i)
     }
     return i;
 }
+
+/* The size of element class cls (a class's first index) and its j-th member, so a template can
+ * walk a class's elements as a list (prefill.hip's tree reductions). */
+KT_LAYOUT_FN int kt_class_size(int cls)
+{
+    int n = 0;
+    for (int e = 0; e < kt_acc_elems; e++) n += kt_rows_rep(e) == cls;
+    return n;
+}
+KT_LAYOUT_FN int kt_class_member(int cls, int j)
+{
+    for (int e = 0; e < kt_acc_elems; e++)
+        if (kt_rows_rep(e) == cls && j-- == 0) return e;
+    return 0;
+}

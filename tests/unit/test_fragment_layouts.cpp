@@ -566,8 +566,30 @@ static void check_rows(const char *target, int lanes, int elems, RowFn row, ColF
     KT_CHECK(bad == 0);
 }
 
+/* rows.h's class walk: member j of class c is the j-th element index whose class is c */
+template <class RepFn, class SizeFn, class MemberFn>
+static void check_classes(const char *target, int elems, RepFn rep, SizeFn size, MemberFn member)
+{
+    int bad = 0;
+    for (int c = 0; c < elems; c++) {
+        if (rep(c) != c) continue;
+        int j = 0;
+        for (int e = 0; e < elems; e++)
+            if (rep(e) == c) bad += member(c, j++) != e;
+        bad += size(c) != j;
+    }
+    if (bad) fprintf(stderr, "%s: %d class-walk errors (attn/rows.h)\n", target, bad);
+    KT_CHECK(bad == 0);
+}
+
 static void test_rows(void)
 {
+#define CLASSES_OF(ns) check_classes(#ns, ns::kt_acc_elems, ns::kt_rows_rep, ns::kt_class_size, ns::kt_class_member)
+    CLASSES_OF(gfx12);
+    CLASSES_OF(gfx11);
+    CLASSES_OF(cdna);
+    CLASSES_OF(sm90);
+#undef CLASSES_OF
 #define ROWS_OF(ns) check_rows(#ns, ns::kt_frag_lanes, ns::kt_acc_elems, ns::kt_s_q, ns::kt_s_n, ns::kt_rows_rep, ns::kt_rows_lane_bit)
     ROWS_OF(gfx12);
     ROWS_OF(gfx11);
