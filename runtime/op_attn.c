@@ -29,9 +29,9 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
 };
 
 /* Every axis is required but SEGMAX (no axis: no split), RE (no axis: Q's fragments are read
- * from LDS every tile) and KD (no axis: K goes through LDS). */
+ * from LDS every tile), KD (no axis: K goes through LDS) and ST (no axis: no ring). */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
-    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0},
+    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -132,7 +132,8 @@ static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size
     memset(out, 0, 2 * sizeof *out);
     out[0].suffix = "";
     out[0].dims = (kt_launch_dims){{(unsigned)(DIM(p, HKV) * attn_row_blocks(v, p)), (unsigned)DIM(p, BATCH), (unsigned)segs},
-                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, 0};
+                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1},
+                                   (unsigned)(v->lds_bytes > 0 ? v->lds_bytes : 0)};   /* all of it at launch */
     if (segs <= 1) return 1;
     out[1].suffix = "_reduce";
     out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p)), (unsigned)ceil_div(DIM(p, D), ATTN_REDUCE_COLS), 1},
@@ -189,15 +190,25 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * own segment count) is bandwidth-bound, so K and V are best read once (the fewest row blocks)
  * by fewer warps; a shorter one is bound by the block's fixed costs (Q, the first loads, the
  * partials), which fewer segments (the smaller ceiling) and more warps finish sooner.
- * Lexicographically, among the candidates compiled for the head size: the split's weight; keys
- * in flight a unit, capped; the fewest row blocks; short of streaming, the smaller segment
+ * First the units with a block at all: a grid short of the device leaves units that read
+ * nothing (a smaller tile, whose minimum segment is shorter, splits into more blocks). Then a
+ * ring (ST > 1: the next tiles copied into LDS, no registers held): from d 256 taken where the
+ * rows pass one 16-row tile (the registers it frees serve their O accumulators: speculative rows
+ * 6-13% faster on the H200) and passed over otherwise (as fast or slower, and slower still with
+ * more stages: the streams are not short of bytes in flight); at d <= 128 left to the keys after
+ * (there the registers it frees are a resident block more, which keys in flight see). A ring
+ * counts BN keys in flight a resident block, as the register form (bench/NOTES.md, seventh
+ * session). Then, lexicographically, among the candidates compiled for the head size: the split's
+ * weight; keys in flight a unit, capped; the fewest row blocks; short of streaming, the smaller segment
  * ceiling; fewer warps streaming, more otherwise; Q's fragments in registers (RE); K through LDS
  * (KD 0: since the softmax's vector reads the LDS form is the faster or level at equal
  * residency); the larger ceiling; the smaller tile; the fewest idle rows; the first candidate.
- * Fitted on the H200's sweep (168 keys, every fitting candidate timed, greedy over these
- * features): pooled regret +3.5% in sample (+3.44% once segments were rounded down), +2.1%
- * held out on gemma-3 tp 4 (bench/NOTES.md). */
-#define ATTN_LAW_KEYS 10
+ * Fitted on the H200's sweeps (every fitting candidate timed): before the ring, +3.44% pooled in
+ * sample (168 keys) and +2.1% held out on gemma-3 tp 4; with the ring's variants, whose sweeps
+ * moved the rule to +5.3% (288 keys of tests/device/attn_shapes.json) and +6.9% (gemma-3 tp 4,
+ * 124 keys), the two keys in front were fitted on both together: +3.2% pooled over the 412
+ * (bench/NOTES.md, seventh session). */
+#define ATTN_LAW_KEYS 12
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
@@ -226,7 +237,10 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long resident = occ < ceil_div(blocks, units) ? occ : ceil_div(blocks, units);
     const long long in_flight = resident * PAR(v, BN);
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
+    const int ring = PAR(v, ST) > 1;
     int i = 0;
+    key[i++] = blocks < units ? blocks : units;
+    key[i++] = PAR(v, D) <= 128 ? 0 : DIM(p, G) * DIM(p, Q) > 16 ? ring : -ring;
     key[i++] = -attn_split_weight(p, segs);
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = -rb;

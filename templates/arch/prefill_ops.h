@@ -21,15 +21,7 @@
  *                          rounded to T,
  *   kt_load_v(f, t, ld, lane)  V's operand of 16 keys x 16 columns of a [key][d] tile,
  *   kt_pv_mma<T>(o, p, v)  o += that tile's share of P V, in the output orientation;
- *   KT_DYNAMIC_SHARED(T, name), kt_dynamic_shared_fits(bytes)  the block's LDS, all of it given
- *                          at launch (sm_90 allows a block more than 48 KiB only so), and whether
- *                          the launch gave at least bytes;
- *   KT_ASYNC_COPY, kt_lds_addr(p), kt_copy16_async(addr, src), kt_copy_commit(), kt_copy_wait()
- *                          1 where 16 bytes go global -> LDS without registers (cp.async): the
- *                          LDS address of p (computed once, offsets added as integers), the
- *                          issue, the group's close, the wait for the thread's groups. AMD's
- *                          gfx11/gfx12 have no such copy: there the issue does nothing and a
- *                          template must not call it (KT_ASYNC_COPY 0);
+ *   and arch/copy_ops.h's LDS at launch and global -> LDS copies;
  *   kt_fmax(a, b)          the larger, one instruction (a select on a compare is two).
  * The maps are KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp against
  * a product emulated from the preludes' operand layouts. No include guard: that test includes it
@@ -53,28 +45,14 @@ KT_LAYOUT_FN int kt_p_src_elem(int, int e) { return kt_ab_replicated ? e / 2 : e
 KT_LAYOUT_FN int kt_pv_key(int lane, int e) { return kt_s_n(kt_p_src_lane(lane, e), kt_p_src_elem(lane, e)); }
 
 #ifndef KT_LAYOUT_ONLY
+#include "arch/copy_ops.h"
 #if defined(KT_ARCH_SM90_H)
-#define KT_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
-KT_DEV bool kt_dynamic_shared_fits(unsigned bytes)
-{
-    unsigned n;
-    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
-    return n >= bytes;
-}
-#define KT_ASYNC_COPY 1
-KT_DEV unsigned kt_lds_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-KT_DEV void kt_copy16_async(unsigned lds, const void *src)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(lds), "l"(src) : "memory");
-}
 KT_DEV float kt_fmax(float a, float b)
 {
     float r;
     asm("max.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
     return r;
 }
-KT_DEV void kt_copy_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
-KT_DEV void kt_copy_wait(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 
 template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k) { kt_mma<T>(s, q, k); }
 template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v) { kt_mma<T>(o, p, v); }
@@ -100,19 +78,7 @@ template <class T> KT_DEV void kt_p_frag(kt_frag_a &p, const kt_acc &s)
     for (int j = 0; j < 4; j++) p.r[j] = kt_pack2(T{}, s.v[2 * j], s.v[2 * j + 1]);
 }
 #else
-#define KT_DYNAMIC_SHARED(type, name) extern __attribute__((shared)) __attribute__((aligned(16))) type name[]
-/* the dispatch packet's group_segment_size (static + dynamic LDS): its eighth dword */
-KT_DEV bool kt_dynamic_shared_fits(unsigned bytes)
-{
-    const __attribute__((address_space(4))) unsigned *pk = (const __attribute__((address_space(4))) unsigned *)__builtin_amdgcn_dispatch_ptr();
-    return pk[7] >= bytes;
-}
-#define KT_ASYNC_COPY 0
-KT_DEV unsigned kt_lds_addr(const void *) { return 0u; }
-KT_DEV void kt_copy16_async(unsigned, const void *) {}
 KT_DEV float kt_fmax(float a, float b) { return __builtin_fmaxf(a, b); }
-KT_DEV void kt_copy_commit(void) {}
-KT_DEV void kt_copy_wait(void) {}
 
 template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k)
 {

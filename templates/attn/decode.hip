@@ -9,7 +9,9 @@
  *   SEGMAX  the most split-KV segments a launch may be given (the runtime's scratch ceiling;
  *           the code does not depend on it),
  *   RE      1: Q's fragments kept in registers across the KV loop (kQRegs below),
- *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below).
+ *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below),
+ *   ST      tiles of a ring in LDS that K and V are copied into with no registers held (kRing
+ *           below); 1: no ring.
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): a kv head's g * q rows take
  * ceil(g * q / (16 * MT)) blocks (one when they fit; each block then reads the head's K and V,
@@ -46,11 +48,22 @@
  * each K fragment serves all of the block's M tiles (speculative rows cost Q fragments, not K
  * reads). Q's fragments are read from q straight into registers once.
  *
+ * The ring (ST > 1, KD 0, targets with a global -> LDS copy: arch/copy_ops.h): every form above
+ * keeps as many bytes in flight as its registers hold, and the H200's sweeps put every one of them
+ * at ~64 KB an SM (bf16) and 32-48 KB (fp8) at ~2 us of loaded latency: 80-85% of the read
+ * ceiling at batch 8. The ring copies tile j + ST - 1 while tile j is computed, holding nothing
+ * in registers, so the bytes in flight are bounded by LDS instead. A 16-bit tile is used where it
+ * lands (S reads K, P V reads V, from the stage); an fp8 one is converted by the thread that
+ * copied it (its own copies need no barrier) into the [key][d] tile, as the register form stores
+ * it. The stages rotate: the barrier that opens a tile also closes the previous tile's P V, whose
+ * stage the next copy overwrites.
+ *
  * The KV loop starts at the sliding window's lower bound (keys before it are never loaded), and
  * the sequence's visible range [lo, seq_len) is cut into num_segments equal spans rounded up to
  * whole tiles: a short sequence leaves trailing segments empty (they write m = -inf, l = 0). */
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
+#include "arch/copy_ops.h"
 
 #include "attn/dtype.h"
 
@@ -104,6 +117,14 @@ constexpr int kKdChunks = kKdSpans * kt_direct_chunks;   /* K chunks a lane hold
 constexpr int kParts = kKD ? kKdSplit : kKSplit;          /* partial-score slabs */
 static_assert(!kKD || (kNT * kKdSplit == KT_NW && kKdSpans * kKdSplit * kt_direct_span == kD),
               "KD: one key tile x d range a warp, every warp");
+/* the ring: kST stages of K rows then V rows, each row the cache's d elements and 16 bytes (a
+ * 16-bit row is then kLdQ elements, the [key][d] tile's pitch) */
+constexpr int kST = KT_ST;
+constexpr bool kRing = kST > 1;
+constexpr int kEszKV = KT_KV8 ? 1 : 2;
+constexpr int kLdR = kD * kEszKV + 16;
+constexpr int kStageBytes = 2 * kBN * kLdR;
+static_assert(!kRing || (KT_ASYNC_COPY && !kKD), "a ring needs a global -> LDS copy, and KD 0");
 /* the softmax: kTpr threads a row, adjacent lanes of one wave, kCpt columns each */
 constexpr int kTprWant = kThreads / kM < 1 ? 1 : kThreads / kM;
 constexpr int kTpr = kTprWant > KT_WAVE ? KT_WAVE : (kTprWant > kBN ? kBN : kTprWant);
@@ -127,11 +148,15 @@ struct kt_seq {
 
 struct alignas(16) kt_smem {
     unsigned short q[kKD ? 8 : kM * kLdQ];   /* KD reads Q into registers from global */
-    unsigned short kv[kBN * kLdQ];     /* K, then V, of the current tile (V alone with KD) */
+    unsigned short kv[kRing && !KT_KV8 ? 8 : kBN * kLdQ];   /* K, then V, of the current tile (V alone with
+                                                             * KD; a 16-bit ring's stages serve) */
     float s[kParts * kM * kLdS];       /* the score tiles' partial sums, one slab a d range */
     unsigned short p[kM * kLdP];
     float m[kM], l[kM], alpha[kM];
 };
+/* LDS given at launch (decode.lua's smem_bytes): kt_smem, then the ring */
+constexpr int kSmemHead = ((int)sizeof(kt_smem) + 15) / 16 * 16;
+constexpr int kSmemBytes = kSmemHead + (kRing ? kST * kStageBytes : 0);
 
 /* Q rows of the block: row r is query token r / g of the sequence, head kvh * g + r % g; rows
  * past the sequence's query rows are zeros. */
@@ -329,8 +354,9 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
     }
 }
 
-/* O = O * alpha + P V over the warp's output tiles (P and V in LDS). */
-KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
+/* O = O * alpha + P V over the warp's output tiles (P and V in LDS; V's [key][d] tile at vt, pitch
+ * kLdQ). */
+KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTiles], int warp, int lane)
 {
     /* Past the first tiles a row's maximum seldom moves: alpha is 1 for every row the warp holds
      * and the rescale is skipped (a wave-uniform branch on the chain after the barrier). */
@@ -362,7 +388,7 @@ KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
 #pragma unroll
             for (int j = 0; j < kDtW; j++) {
                 kt_frag_b fb;
-                kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + (warp + j * KT_NW) * 16, kLdQ, lane);
+                kt_load_b_kn(fb, vt + kk * 16 * kLdQ + (warp + j * KT_NW) * 16, kLdQ, lane);
 #pragma unroll
                 for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_pv_elem>(o[mt * kDtW + j], pf[mt], fb);
             }
@@ -377,18 +403,93 @@ KT_DEV void kt_pv(const kt_smem &sm, kt_acc (&o)[kOTiles], int warp, int lane)
                 kt_frag_a pf;
                 kt_load_a(pf, sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
                 kt_frag_b fb;
-                kt_load_b_kn(fb, sm.kv + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
+                kt_load_b_kn(fb, vt + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
                 kt_mma<kt_pv_elem>(o[i], pf, fb);
             }
         }
     }
 }
 
+/* ---- the LDS forms (KD 0): S from K's [key][d] tile ---- */
+
+/* With kQRegs a warp's score tile (warp % kSTiles) and d range (warp / kSTiles) are fixed: its Q
+ * fragments, read once (after Q's barrier). */
+KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kKSteps : 1], const kt_smem &sm, int warp, int lane)
+{
+    if constexpr (kQRegs) {
+        kt_barrier();   /* Q in LDS */
+        const int st0 = warp % kSTiles, part0 = warp / kSTiles;
+        if (warp < kSTiles * kKSplit) {
+#pragma unroll
+            for (int k = 0; k < kKSteps; k++)
+                kt_load_a(qf[k], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
+        }
+    }
+}
+
+/* S's partial sums of a tile into the slabs, K's [key][d] tile at kt (pitch kLdQ): score tile
+ * t % kSTiles over d range t / kSTiles */
+KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&qf)[kQRegs ? kKSteps : 1], int warp, int lane)
+{
+    const int st0 = warp % kSTiles, part0 = warp / kSTiles;
+    for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
+        const int st = kQRegs ? st0 : t % kSTiles, part = kQRegs ? part0 : t / kSTiles;
+        const int mt = st / (kBN / 16), nt = st % (kBN / 16);
+        kt_acc acc;
+        kt_acc_zero(acc);
+#pragma unroll
+        for (int k = 0; k < kKSteps; k++) {
+            const int kk = part * kKSteps + k;
+            kt_frag_b fb;
+            kt_load_b(fb, kt + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
+            if constexpr (kQRegs) {
+                kt_mma<kt_elem>(acc, qf[k], fb);
+            } else {
+                kt_frag_a fa;
+                kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
+                kt_mma<kt_elem>(acc, fa, fb);
+            }
+        }
+        float *slab = sm.s + part * kM * kLdS;
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc, i);
+    }
+}
+
+/* The ring's copies of tile j0 (a thread's keys and column, as kt_issue loads them) into stage
+ * lds (the thread's first K row there), K's rows then V's; none past the segment (block-uniform),
+ * the group closed either way so that every thread counts the same groups. */
+KT_DEV void kt_ring_issue(unsigned lds, const unsigned char *kbase, const unsigned char *vbase, const kt_pages &p,
+                          const kt_attn_args &a, unsigned magic, int j0, int kr, int kv_hi)
+{
+    if (j0 < kv_hi) {
+#pragma unroll
+        for (int i = 0; i < kChunks; i++) {
+            const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, a.block_size);
+            const long long page = p.page[i];
+            kt_copy16_async(lds + i * kKeysPass * kLdR, kbase + (page * a.k_stride_block + (long long)slot * a.k_stride_slot) * kEszKV);
+            kt_copy16_async(lds + (kBN + i * kKeysPass) * kLdR, vbase + (page * a.v_stride_block + (long long)slot * a.v_stride_slot) * kEszKV);
+        }
+    }
+    kt_copy_commit();
+}
+
+/* an fp8 ring stage's rows (K's or V's) a thread copied, back to registers for conversion */
+KT_DEV void kt_ring_rows(kt_v16 (&r)[kChunks], const unsigned char *rows, int kr, int col)
+{
+#pragma unroll
+    for (int i = 0; i < kChunks; i++) r[i] = *(const kt_v16 *)(rows + (kr + i * kKeysPass) * kLdR + col * kEszKV);
+}
+
 } // namespace
 
 KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
-    KT_SHARED kt_smem sm;
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    kt_smem &sm = *(kt_smem *)sm_raw;
+    /* a launch that gave less LDS than the recipe's figure writes nothing (uniform) */
+    if (!kt_dynamic_shared_fits(kSmemBytes)) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
     const int seq = kt_block_id_y(), seg = kt_block_id_z();
@@ -496,21 +597,56 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_find_pages(pg[u], bt, a.block_size, magic, j0 + 3 * kBN, kr, s.kv_hi);
                 kt_softmax(sm, a, s, g, j0, score_scale, tid);
                 kt_barrier();   /* V, P and alpha */
-                kt_pv(sm, o, warp, lane);
+                kt_pv(sm, sm.kv, o, warp, lane);
             }
         }
-    } else {
-        /* the warp's score tile and d range, fixed when kQRegs, and its Q fragments */
-        const int st0 = warp % kSTiles, part0 = warp / kSTiles;
+    } else if constexpr (kRing) {
         kt_frag_a qf[kQRegs ? kKSteps : 1];
-        if constexpr (kQRegs) {
-            kt_barrier();   /* Q in LDS */
-            if (warp < kSTiles * kKSplit) {
+        kt_q_regs(qf, sm, warp, lane);
+        const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
+        unsigned char *const ring = sm_raw + kSmemHead;
+        const unsigned ring_lds = kt_lds_addr(ring) + kr * kLdR + col * kEszKV;   /* the thread's first K row */
+        kt_pages pages;   /* of the tile whose copies are issued next */
+        if (s.kv_lo < s.kv_hi) {
+            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
 #pragma unroll
-                for (int k = 0; k < kKSteps; k++)
-                    kt_load_a(qf[k], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
+            for (int t = 0; t < kST - 1; t++) {
+                kt_ring_issue(ring_lds + t * kStageBytes, kbase, vbase, pages, a, magic, s.kv_lo + t * kBN, kr, s.kv_hi);
+                kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + (t + 1) * kBN, kr, s.kv_hi);
             }
         }
+        int use = 0, fill = kST - 1;   /* the stages of this tile and of the copy issued in it */
+        for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
+            kt_copy_wait_pending<kRing ? kST - 2 : 0>();   /* this thread's copies of tile j0 */
+            kt_barrier();   /* everyone's; and the previous tile's P V is done with stage fill and P */
+            kt_ring_issue(ring_lds + fill * kStageBytes, kbase, vbase, pages, a, magic, j0 + (kST - 1) * kBN, kr, s.kv_hi);
+            kt_find_pages(pages, bt, a.block_size, magic, j0 + kST * kBN, kr, s.kv_hi);
+            const unsigned char *stage = ring + use * kStageBytes;
+            const unsigned short *kt = (const unsigned short *)stage;
+            const unsigned short *vt = (const unsigned short *)(stage + kBN * kLdR);
+            if constexpr (KT_KV8) {
+                kt_ring_rows(vr_, stage, kr, col);
+                kt_store_rows<false>(sm.kv, vr_, kr, col);
+                kt_barrier();
+                kt = sm.kv;
+            }
+            kt_scores(sm, kt, qf, warp, lane);
+            kt_barrier();
+            if constexpr (KT_KV8) {
+                kt_ring_rows(vr_, stage + kBN * kLdR, kr, col);
+                kt_store_rows<true>(sm.kv, vr_, kr, col);
+                vt = sm.kv;
+            }
+            kt_softmax(sm, a, s, g, j0, score_scale, tid);
+            kt_barrier();
+            kt_pv(sm, vt, o, warp, lane);
+            use = use + 1 == kST ? 0 : use + 1;
+            fill = fill + 1 == kST ? 0 : fill + 1;
+        }
+        kt_copy_wait();   /* none is issued past the segment; kept so that no copy outlives the block */
+    } else {
+        kt_frag_a qf[kQRegs ? kKSteps : 1];
+        kt_q_regs(qf, sm, warp, lane);
         const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
         kt_v16 kr_[kChunks];
         kt_pages pages;   /* of the tile whose loads are issued next */
@@ -528,30 +664,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
             kt_barrier();
 
-            /* 1. partial scores: tile t % kSTiles over d range t / kSTiles */
-            for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
-                const int st = kQRegs ? st0 : t % kSTiles, part = kQRegs ? part0 : t / kSTiles;
-                const int mt = st / (kBN / 16), nt = st % (kBN / 16);
-                kt_acc acc;
-                kt_acc_zero(acc);
-#pragma unroll
-                for (int k = 0; k < kKSteps; k++) {
-                    const int kk = part * kKSteps + k;
-                    kt_frag_b fb;
-                    kt_load_b(fb, sm.kv + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                    if constexpr (kQRegs) {
-                        kt_mma<kt_elem>(acc, qf[k], fb);
-                    } else {
-                        kt_frag_a fa;
-                        kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                        kt_mma<kt_elem>(acc, fa, fb);
-                    }
-                }
-                float *slab = sm.s + part * kM * kLdS;
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++)
-                    slab[(mt * 16 + kt_acc_row(lane, i)) * kLdS + nt * 16 + kt_acc_col(lane, i)] = kt_acc_get(acc, i);
-            }
+            /* 1. partial scores */
+            kt_scores(sm, sm.kv, qf, warp, lane);
             kt_barrier();
 
             /* 2. V to LDS (the K tile is consumed), the next V in flight; the pages of the tile
@@ -568,7 +682,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_barrier();
 
             /* 3. O = O * alpha + P V */
-            kt_pv(sm, o, warp, lane);
+            kt_pv(sm, sm.kv, o, warp, lane);
         }
     }
     kt_barrier();   /* the last tile's row statistics */

@@ -5,15 +5,18 @@
 -- split-KV segments the runtime may give it (its scratch ceiling; the law picks the count), RE 1
 -- to keep Q's fragments in registers (offered at 8 warps, always at 128 threads), KD 1 to read K
 -- from the cache straight into the score's fragments (no LDS; with RE 1 only, one key tile x d
--- range a warp, every warp). Two warps a block are not offered: on gfx1201 most of them spilled
--- (every O tile on half the lanes).
+-- range a warp, every warp), ST the KV tiles a ring in LDS holds (1: no ring, the next tile in
+-- flight in registers; 2 to 6: copied global -> LDS with no registers held, ST - 1 tiles ahead;
+-- targets with such a copy only, KD 0). Two warps a block are not offered: on gfx1201 most of
+-- them spilled (every O tile on half the lanes). All of a block's LDS is given at launch.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 local REGS_BASE = 64
 
--- what decode.hip's kt_smem holds: Q, the K / V tile ([key][d]), the score slabs (one a d range
--- the score tiles split over), P, row statistics
+-- what decode.hip's LDS holds: kt_smem (Q, the K / V tile [key][d] unless a 16-bit ring serves
+-- it, the score slabs (one a d range the score tiles split over), P, row statistics), 16-byte
+-- aligned, then the ring: ST stages of K and V rows as the cache stores them, 16 bytes past d
 -- the prelude's direct-fragment span (k a lane pair's chunks cover): 16 on RDNA's WMMA, else 32
 local function direct_span(t) return t.mma:find("^wmma") and 16 or 32 end
 -- KD: warps over (key tile, d range); the ranges a head splits into
@@ -26,11 +29,15 @@ local function ksplit(p, t)
   local want = div(p.NW, p.MT * div(p.BN, 16))
   return math.max(1, math.min(want, div(p.D, 16)))
 end
+local function esize(p) return p.dtype:find("e4m3") and 1 or 2 end
 local function smem_bytes(p, t)
   local m = 16 * p.MT
   local q = p.KD == 1 and 16 or m * (p.D + PAD) * 2
-  return q + p.BN * (p.D + PAD) * 2 + ksplit(p, t) * m * (p.BN + 8) * 4
-       + m * (p.BN + PAD) * 2 + 3 * m * 4
+  local kv = (p.ST == 1 or esize(p) == 1) and p.BN * (p.D + PAD) * 2 or 16
+  local base = q + kv + ksplit(p, t) * m * (p.BN + 8) * 4 + m * (p.BN + PAD) * 2 + 3 * m * 4
+  base = div(base + 15, 16) * 16
+  if p.ST == 1 then return base end
+  return base + p.ST * 2 * p.BN * (p.D * esize(p) + 16)
 end
 
 return {
@@ -47,7 +54,10 @@ return {
     { "SEGMAX", { 128, 256 } },
     { "RE", { 0, 1 } },
     { "KD", { 0, 1 } },
+    { "ST", { 1, 2, 3, 4, 6 } },
   },
+
+  lds_at_launch = true,
 
   threads = function(p, t) return p.NW * t.wave_size end,
 
@@ -70,7 +80,21 @@ return {
         return false, "KD: not one key tile x d range a warp for every warp"
       end
     end
-    if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the workgroup's" end
+    if p.ST > 1 then
+      if t.vendor ~= "nvidia" then
+        return false, "no global -> LDS copy on this target: the register stage (ST 1) serves it"
+      end
+      if p.KD == 1 then return false, "KD reads K into registers: no ring" end
+      if p.RE ~= 1 then return false, "a ring frees the registers RE 0 saves" end
+      if p.D > 256 then return false, "a ring stage of d 512 leaves no second block a unit" end
+      -- a block alone stalls at each barrier with its copies: a ring streams at two blocks a unit
+      if 2 * smem_bytes(p, t) > t.lds_at_launch_max then return false, "a ring's LDS leaves no second block a unit" end
+    elseif smem_bytes(p, t) > t.lds_per_workgroup then
+      -- the register form keeps to the LDS a launch gets unasked (48 KiB on NVIDIA): what it
+      -- holds in flight is in registers, and its sweeps never wanted more
+      return false, "LDS over the workgroup's"
+    end
+    if smem_bytes(p, t) > t.lds_at_launch_max then return false, "LDS over the workgroup's" end
     -- segment ceilings: 256 below d256 (the seed's argmin at d128 batch 1 deep); from d256 the
     -- seed's 128 (s256 never won there on RDNA) and 256 again. On the H200, 256 lost at 6/1/256
     -- batch 1 32K (68 us against 47) while the reduce was one block a row; the column-sliced
@@ -83,6 +107,8 @@ return {
     -- fragments, softmax columns and addresses (REGS_BASE, read off the ELF counts)
     local acc = div(otiles, p.NW) * div(256, t.wave_size)
     local regs = acc + 8 * keys + 4 * keys + REGS_BASE + (p.RE == 1 and 16 or 0)
+    -- a ring holds no chunk in flight: a key's page, and fp8's chunks between LDS and conversion
+    if p.ST > 1 then regs = acc + (esize(p) == 1 and 5 or 1) * keys + REGS_BASE + (p.RE == 1 and 16 or 0) end
     if p.KD == 1 then
       -- V's chunks and pages alone through LDS; K's chunks (half the words for fp8) and every M
       -- tile's Q fragments over the warp's d range (16 x range halves over the wave) and scores

@@ -205,7 +205,7 @@ def visible_keys(L, qlen, window):
 class Problem:
     """One row's problem over nsets timing sets that share one cache and differ in their blocks and q."""
 
-    def __init__(self, dname, d, g, hkv, q, lens, bs, window, softcap, sinks, nsets, device, gen, cpu_gen):
+    def __init__(self, dname, d, g, hkv, q, lens, bs, window, softcap, sinks, nsets, device, gen, cpu_gen, ordered=False):
         self.dname, self.qt = dname, QTYPE[dname]
         self.fp8 = dname.endswith("_e4m3")
         self.dtype = TORCH_T[self.qt]
@@ -222,6 +222,8 @@ class Problem:
         # the physical blocks: a random permutation over all sets' logical blocks, so no two
         # (set, sequence, logical block) share one and consecutive keys are scattered
         perm = torch.randperm(used, generator=cpu_gen).to(torch.int32)
+        if ordered:   # diagnostic (--table ordered): a sequence's blocks consecutive in memory
+            perm = torch.arange(used, dtype=torch.int32)
         bt = torch.randint(0, used, (nsets, self.batch, self.max_blocks), generator=cpu_gen, dtype=torch.int32)
         k = 0
         for s in range(nsets):
@@ -528,7 +530,8 @@ def run_row(a, kt, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
         print("%s: skipped, needs ~%.0f GB (--mem-gb %g)" % (tag, need, a.mem_gb))
         return [], None, 0
     with torch.cuda.stream(stream):
-        P = Problem(dname, d, g, hkv, q, lens, a.bs, window, softcap, sinks, nsets, "cuda", gen, cpu_gen)
+        P = Problem(dname, d, g, hkv, q, lens, a.bs, window, softcap, sinks, nsets, "cuda", gen, cpu_gen,
+                    ordered=a.table == "ordered")
     stream.synchronize()
     summary = {"cfg": cfg, "kernel": "", "path": "", "split": "", "err": float("nan"), "times": {}, "notes": []}
 
@@ -906,6 +909,9 @@ def main():
     ap.add_argument("--lens", default="mixed", choices=["mixed", "equal"],
                     help="mixed: others uniform in [ctx/2, ctx]; equal: all ctx (the peers read the same keys)")
     ap.add_argument("--bs", type=int, default=16, help="cache block size")
+    ap.add_argument("--table", default="random", choices=["random", "ordered"],
+                    help="block tables: a random permutation (serving), or each sequence's blocks in order "
+                         "(a diagnostic: how much the scattered pages cost)")
     ap.add_argument("--window", default="0")
     ap.add_argument("--softcap", default="0")
     ap.add_argument("--sinks", default="0", help="0, 1 or 0,1")

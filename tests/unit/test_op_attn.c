@@ -490,6 +490,32 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, f8, 2, &t) == 1);
     t.dtype = DT_BF16;                    /* the same split is light enough with 16-bit KV */
     KT_CHECK(op->law_pick(&d, f8, 2, &t) == 0);
+    /* a grid short of the device: units with a block first. Batch 1, 2K keys, 4 kv heads: BN 64
+     * splits into 16 segments (64 blocks), BN 16 into 64 (256 blocks, every unit), though BN 64
+     * holds more keys in flight a unit */
+    kt_candidate sh[2];
+    pair_of(sh, var(128, 1, 64, 8, 256, 2), var(128, 1, 16, 8, 256, 2));
+    kt_problem u = prob(DT_BF16, 128, 2, 4, 16, 0, 0, 0, 1, 1, 2048);
+    KT_CHECK(op->law_pick(&d, sh, 2, &u) == 1);
+    u.dim[KT_ATTN_D_BATCH] = 32;          /* both fill the device: keys in flight decide */
+    u.dim[KT_ATTN_D_CTX] = 32768;
+    KT_CHECK(op->law_pick(&d, sh, 2, &u) == 0);
+    /* the ring: from d 256 passed over for one 16-row tile even with a resident block more, taken
+     * past it; at d 128 judged by the keys after, where its resident block more wins */
+    kt_candidate rg[2];
+    pair_of(rg, var(256, 1, 16, 4, 128, 3), var(256, 1, 16, 4, 128, 4));
+    rg[1].v.p[KT_ATTN_P_ST] = 2;
+    kt_problem w8 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 8, 32768);
+    KT_CHECK(op->law_pick(&d, rg, 2, &w8) == 0);
+    w8.dim[KT_ATTN_D_Q] = 4;
+    rg[0].v.p[KT_ATTN_P_MT] = rg[1].v.p[KT_ATTN_P_MT] = 2;
+    KT_CHECK(op->law_pick(&d, rg, 2, &w8) == 1);
+    pair_of(rg, var(128, 1, 32, 4, 256, 3), var(128, 1, 32, 4, 256, 4));
+    rg[1].v.p[KT_ATTN_P_ST] = 2;
+    kt_problem r8 = prob(DT_BF16, 128, 4, 8, 16, 0, 0, 0, 1, 8, 32768);
+    KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 1);
+    rg[1].v.occupancy = 3;                /* no block more: a tie, the first candidate */
+    KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 0);
 }
 
 /* ---- the GPU reference, emulated ---- */
