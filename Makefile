@@ -73,6 +73,11 @@ out/bin/law_offline: bench/law_offline.c out/lib/libkt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(KT_CFLAGS) $(CFLAGS) -o $@ bench/law_offline.c out/lib/libkt.a $(LIBS)
 
+# bench/law_replay.c: any op's law (op->law_pick, as libktrt runs it) replayed on a sweep's database.
+out/bin/law_replay: bench/law_replay.c out/lib/libkt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -o $@ bench/law_replay.c out/lib/libkt.a $(LIBS)
+
 # bench/read.cu: bench_gemm's read and copy ceiling kernels, one cubin for sm_90a. Optional: `make
 # bench-read` builds it where nvcc is found (NVCC, PATH, /usr/local/cuda/bin) and says so where it
 # is not; bench_gemm then reports both ceilings as unavailable.
@@ -117,7 +122,7 @@ out/tests/%: tests/unit/%.cpp
 	$(CXX) -std=c++17 -O1 -Wall -I. -Itemplates -Itests/unit -o $@ $<
 
 # `make test` is what CI runs: every phase, then one summary line.
-test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so out/lib/libktrt.so out/lib/libktrt.a
+test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so out/lib/libktrt.so out/lib/libktrt.a out/bin/law_replay
 	@sh tests/run_all.sh "$(TEST_BINS)" "$(FUZZ_BINS)"
 test-unit: $(TEST_BINS) out/bin/kt
 	@sh tests/run_unit.sh $(TEST_BINS)

@@ -7,7 +7,7 @@ phase() {  # phase NAME COMMAND...
     echo "== $1"
     if "$@_run"; then status="$status $1:pass"; else status="$status $1:FAIL"; fi
 }
-unit_run() { sh tests/run_unit.sh $UNIT && sh tests/unit/test_resources_vs_tools.sh && sh tests/unit/test_libktrt_exports.sh && sh tests/unit/test_tune_refuse.sh && sh tests/unit/test_tune_ffi.sh &&
+unit_run() { sh tests/run_unit.sh $UNIT && sh tests/unit/test_resources_vs_tools.sh && sh tests/unit/test_libktrt_exports.sh && sh tests/unit/test_tune_refuse.sh && sh tests/unit/test_tune_ffi.sh && sh tests/unit/test_law_replay.sh &&
              sh tests/device/build.sh && sh tests/device/test_return_db.sh; }
 fuzz_run() { sh tests/run_fuzz.sh $FUZZ; }
 compile_run() { sh tests/run_compile.sh; }
