@@ -248,6 +248,17 @@ check "attn_decode gfx1201: head size 512 and fp8 caches built within 64 KiB of 
     sqlite3 $DB \"SELECT writefile('$DIR/attn.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_d256_%' LIMIT 1\" > /dev/null &&
     llvm-readelf-19 --notes $DIR/attn.co | grep -q '_reduce'"
 
+# decode with the keys split over the warps (templates/attn/decode_ws.lua): a sample on every target
+# (AMD: the register stage, ST 1; NVIDIA: the ring), every ok kernel spilling nothing
+WS=templates/attn/decode_ws.lua
+for t in $TARGETS; do
+    check "attn_decode (keys over the warps) on $t: >= 4 ok kernels of a sample of 8, none failed" sh -c "
+        $KT gen --recipe $WS --target $t --db $DB --quiet --sample 8 > $DIR/ws-$t.txt 2>&1 || { cat $DIR/ws-$t.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
+        f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws%' AND target='$t' AND status = 'failed'\")
+        echo \"\$n ok, \$f failed\"; [ \$n -ge 4 ] && [ \$f = 0 ]"
+done
+
 # the attention ops' float64 GPU reference (templates/ref/attn_ref.lua, ops reference:attn_decode
 # and reference:attn_prefill): one kernel per dtype on every target, no spill (SGPR ones included:
 # the series' constants live in LDS for that), no scratch; the verifier loads it by the name

@@ -123,3 +123,25 @@ template <bool kV> KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&
 #endif
     }
 }
+
+#ifdef KT_KV_RING
+/* A ring's copies of tile j0 (a thread's keys and column, as kt_issue loads them) into stage
+ * lds (the thread's first K row there; rows kLdR bytes apart, V's kRingV bytes past K's; a
+ * template with a ring defines both and kEszKV); none past the segment (block-uniform),
+ * the group closed either way so that every thread counts the same groups. */
+KT_DEV void kt_ring_issue(unsigned lds, const unsigned char *kbase, const unsigned char *vbase, const kt_pages &p,
+                          const kt_attn_args &a, unsigned magic, int j0, int kr, int kv_hi)
+{
+    if (j0 < kv_hi) {
+#pragma unroll
+        for (int i = 0; i < kChunks; i++) {
+            const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, a.block_size);
+            const long long page = p.page[i];
+            kt_copy16_async(lds + i * kKeysPass * kLdR, kbase + (page * a.k_stride_block + (long long)slot * a.k_stride_slot) * kEszKV);
+            kt_copy16_async(lds + kRingV + i * kKeysPass * kLdR, vbase + (page * a.v_stride_block + (long long)slot * a.v_stride_slot) * kEszKV);
+        }
+    }
+    kt_copy_commit();
+}
+
+#endif

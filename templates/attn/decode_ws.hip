@@ -1,0 +1,320 @@
+/* decode_ws.hip: paged decode and speculative verify with the keys split over the warps (op
+ * attn_decode, the ABI, launch geometry, segment law and partials of decode.hip:
+ * templates/abi/attn.h, runtime/op_attn.c). The recipe's axes (decode_ws.lua) read as
+ *   D       head size,
+ *   MT      1: one 16-row tile of rows a block (g * q rows; more take more row blocks),
+ *   BN      keys a warp's tile,
+ *   NW      warps: a round of the KV loop is NW tiles, warp w taking tile w,
+ *   SEGMAX  the most split-KV segments a launch may be given,
+ *   QL      1: Q's fragments re-read from LDS every tile (d 256: the registers go to O),
+ *   ST      stages of the ring the rounds are copied into (NVIDIA: cp.async, ST - 1 rounds
+ *           ahead); 1: the next round staged in registers (AMD: no global -> LDS copy).
+ * Why (bench/NOTES.md, seventh session): decode.hip splits every tile's work over its warps, so
+ * each tile costs three barriers, the partial scores through LDS and P through LDS; ncu put its
+ * issue at twice cuDNN's for the same bytes. Here a warp runs FlashAttention-2's loop on its own
+ * keys with S, P and O in registers (arch/prefill_ops.h's maps, the same on every target as
+ * prefill.hip), the block meets at one barrier a round, and the warps' (m, l, O) are merged once
+ * after the loop, in warp order (deterministic), as the reduce merges segments. */
+#include "abi/attn.h"
+#include "arch/attn_ops.h"
+#include "arch/prefill_ops.h"
+
+#include "attn/dtype.h"
+
+namespace {
+
+constexpr int kD = KT_D;
+constexpr int kBW = KT_BN;                           /* keys a warp's tile */
+constexpr int kNW = KT_NW;
+constexpr int kThreads = kNW * KT_WAVE;
+constexpr int kBN = kNW * kBW;                       /* keys a round (the tile kv.h loads) */
+constexpr int kNT = kBW / 16;                        /* 16-key tiles a warp's tile */
+constexpr int kDT = kD / 16;                         /* 16-column tiles of d */
+constexpr bool kQL = KT_QL != 0;
+constexpr int kST = KT_ST;
+constexpr bool kRing = kST > 1;
+constexpr int kPad = 8;
+constexpr int kLdQ = kD + kPad;
+constexpr int kLdK = kLdQ;                           /* [key][d] rows in LDS, 16-bit */
+constexpr int kChunkElems = 8;                       /* 16-bit caches only (fp8: decode.hip) */
+constexpr int kPerKey = kD / kChunkElems;
+constexpr int kKeysPass = kThreads / kPerKey;
+constexpr int kChunks = kBN / kKeysPass;
+constexpr int kQChunks = (16 * kD / 8 + kThreads - 1) / kThreads;
+static_assert(KT_MT == 1, "one 16-row tile a block");
+static_assert(!KT_KV8, "16-bit caches only");
+static_assert(kD % 16 == 0 && kBW % 16 == 0, "whole 16x16 tiles");
+static_assert(kThreads % kPerKey == 0 && kBN % kKeysPass == 0, "whole keys a thread, the round in whole passes");
+static_assert(!kRing || KT_ASYNC_COPY, "a ring needs a global -> LDS copy");
+/* the ring (or, ST 1, the one buffer): stages of K's round then V's, rows kLdR bytes */
+constexpr int kEszKV = 2;
+constexpr int kLdR = kLdK * 2;
+constexpr int kRingV = kBN * kLdR;
+constexpr int kStageBytes = 2 * kRingV;
+constexpr int kStages = kRing ? kST : 1;
+/* LDS: Q's 16 rows, then the stages; after the loop the stages hold the warps' O (fp32) and
+ * (m, l) for the merge */
+constexpr int kQBytes = 16 * kLdQ * 2;
+constexpr int kMergeBytes = kNW * 16 * (kD + 2) * 4;
+constexpr int kRingBytes = kStages * kStageBytes > kMergeBytes ? kStages * kStageBytes : kMergeBytes;
+constexpr int kSmemBytes = kQBytes + kRingBytes;
+static_assert(kQBytes % 16 == 0 && kStageBytes % 16 == 0, "16-byte aligned regions");
+
+#define KT_KV_RING 1
+#include "attn/kv.h"
+#include "attn/rows.h"
+
+#include "attn/row_reduce.h"
+
+} // namespace
+
+KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
+{
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    unsigned short *const sm_q = (unsigned short *)sm_raw;
+    unsigned char *const ring = sm_raw + kQBytes;
+    if (!kt_dynamic_shared_fits(kSmemBytes)) return;   /* less LDS than the layout: nothing written */
+    const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
+    const int g = a.num_heads / a.num_kv_heads;
+    const int seq = kt_block_id_y(), seg = kt_block_id_z();
+    const int row_blocks = kt_grid_blocks_x() / a.num_kv_heads;
+    const int kvh = kt_block_id_x() / row_blocks, row0 = kt_block_id_x() % row_blocks * 16;
+    const int q0 = a.query_start_loc[seq], qlen = a.query_start_loc[seq + 1] - q0;
+    const int seq_len = a.seq_lens[seq], ctx = seq_len - qlen, rows = g * qlen;
+    const int lo = a.window > 0 && ctx - a.window + 1 > 0 ? ctx - a.window + 1 : 0;
+    const int per = ((seq_len - lo + a.num_segments - 1) / a.num_segments + kBN - 1) / kBN * kBN;
+    const int kv_lo = lo + seg * per, kv_hi = kv_lo + per < seq_len ? kv_lo + per : seq_len;
+    if (qlen <= 0 || row0 >= rows || seg >= a.num_segments) return;   /* uniform */
+    const int *bt = a.block_table + (long long)seq * a.bt_stride;
+    const int nseg = a.num_segments;
+    const int last = (row0 + 16 < rows ? row0 + 16 : rows) - 1;
+    const int pos_first = ctx + row0 / g, pos_last = ctx + last / g;
+    const float neg_inf = kt_neg_inf();
+    const bool capped = a.softcap > 0.0f;
+    const float score_scale = a.scale * a.k_scale * (capped ? 1.0f : kLog2e);
+    const float exp_scale = capped ? 1.0f : score_scale;
+
+    /* the thread's keys and column of every round, and the round's first copy */
+    const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
+    const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEszKV;
+    const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEszKV;
+    const unsigned magic = kt_block_magic(a.block_size);
+    const unsigned ring_lds = kt_lds_addr(ring) + kr * kLdR + col * kEszKV;
+    kt_pages pages;   /* of the round whose loads are issued next */
+    kt_v16 kr_[kChunks], vr_[kChunks];   /* ST 1: the next round in flight (unused with a ring) */
+    if (kv_lo < kv_hi) {
+        kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
+        if constexpr (kRing) {
+#pragma unroll
+            for (int t = 0; t < kST - 1; t++) {
+                kt_ring_issue(ring_lds + t * kStageBytes, kbase, vbase, pages, a, magic, kv_lo + t * kBN, kr, kv_hi);
+                kt_find_pages(pages, bt, a.block_size, magic, kv_lo + (t + 1) * kBN, kr, kv_hi);
+            }
+        } else {
+            kt_issue(kr_, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_issue(vr_, vbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_find_pages(pages, bt, a.block_size, magic, kv_lo + kBN, kr, kv_hi);
+        }
+    }
+    /* Q's 16 rows; rows past the sequence's are zeros */
+    {
+        const unsigned short *q = (const unsigned short *)a.q;
+        constexpr int kPerRow = kD / 8;
+#pragma unroll
+        for (int i = 0; i < kQChunks; i++) {
+            const int c = tid + i * kThreads;
+            if (c >= 16 * kPerRow) break;
+            const int r = c / kPerRow, qc = (c % kPerRow) * 8, rg = row0 + r;
+            kt_v16 v = kt_v16_make(0u, 0u, 0u, 0u);
+            if (rg < rows)
+                v = kt_ldg16(q + (long long)(q0 + rg / g) * a.q_stride_tok + (long long)(kvh * g + rg % g) * a.q_stride_head + qc);
+            kt_sts16(sm_q + r * kLdQ + qc, v);
+        }
+    }
+    kt_barrier();
+    kt_frag_a qf[kQL ? 1 : kDT];
+    if constexpr (!kQL) {
+#pragma unroll
+        for (int kk = 0; kk < kDT; kk++) kt_load_a(qf[kk], sm_q + kk * 16, kLdQ, lane);
+    }
+    /* the lane's rows (one element of each class): running max and its share of the sum, log2
+     * units; the sink's term once a block (warp 0, the first lane of a row) and only unsplit */
+    const bool with_sink = a.sinks && nseg == 1;
+    float m[kt_acc_elems], l[kt_acc_elems];
+    kt_acc o[kDT];
+#pragma unroll
+    for (int i = 0; i < kt_acc_elems; i++) {
+        const int rg = row0 + kt_s_q(lane, i);
+        const bool sink = with_sink && warp == 0 && rg < rows;
+        m[i] = sink ? a.sinks[kvh * g + rg % g] * kLog2e : neg_inf;
+        l[i] = sink && (lane & kRowBits) == 0 ? 1.0f : 0.0f;
+    }
+#pragma unroll
+    for (int dt = 0; dt < kDT; dt++) kt_acc_zero(o[dt]);
+
+    int use = 0, fill = kST - 1;
+    for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
+        if constexpr (kRing) {
+            kt_copy_wait_pending<kRing ? kST - 2 : 0>();
+            kt_barrier();   /* the round in LDS; every warp done with stage fill (the last round's) */
+            kt_ring_issue(ring_lds + fill * kStageBytes, kbase, vbase, pages, a, magic, j0 + (kST - 1) * kBN, kr, kv_hi);
+            kt_find_pages(pages, bt, a.block_size, magic, j0 + kST * kBN, kr, kv_hi);
+        } else {
+            kt_barrier();   /* every warp done with the buffer */
+            kt_store_rows<false>((unsigned short *)ring, kr_, kr, col);
+            kt_store_rows<true>((unsigned short *)(ring + kRingV), vr_, kr, col);
+            kt_barrier();
+            /* the next round in flight over this one's work (past the segment it rereads the
+             * last key: no branch around the loads) */
+            kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_find_pages(pages, bt, a.block_size, magic, j0 + 2 * kBN, kr, kv_hi);
+        }
+        const unsigned char *stage = ring + use * kStageBytes;
+        const unsigned short *kt = (const unsigned short *)stage + warp * kBW * kLdK;
+        const unsigned short *vt = (const unsigned short *)(stage + kRingV) + warp * kBW * kLdK;
+        use = use + 1 == kStages ? 0 : use + 1;
+        fill = fill + 1 == kStages ? 0 : fill + 1;
+        const int jw = j0 + warp * kBW;   /* the warp's keys (warp-uniform) */
+        if (jw >= kv_hi) continue;
+
+        kt_acc s[kNT];
+#pragma unroll
+        for (int nt = 0; nt < kNT; nt++) kt_acc_zero(s[nt]);
+#pragma unroll
+        for (int kk = 0; kk < kDT; kk++) {
+            kt_frag_a qt;
+            if (kQL) kt_load_a(qt, sm_q + kk * 16, kLdQ, lane);
+            else qt = qf[kQL ? 0 : kk];
+#pragma unroll
+            for (int nt = 0; nt < kNT; nt++) {
+                kt_frag_b fb;
+                kt_load_b(fb, kt + nt * 16 * kLdK + kk * 16, kLdK, lane);
+                kt_score_mma<kt_elem>(s[nt], qt, fb);
+            }
+        }
+        if (capped) {
+#pragma unroll
+            for (int nt = 0; nt < kNT; nt++)
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    kt_acc_set(s[nt], i, a.softcap * kt_tanh(kt_acc_get(s[nt], i) * score_scale / a.softcap) * kLog2e);
+        }
+        /* a tile every row sees whole needs no mask (warp-uniform) */
+        const bool whole = row0 + 16 <= rows && jw + kBW <= kv_hi && jw + kBW - 1 <= pos_first &&
+                           (a.window <= 0 || pos_last - jw < a.window);
+        if (!whole) {
+            int rpos[kt_acc_elems];
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) {
+                const int rg = row0 + kt_s_q(lane, i);
+                rpos[i] = kt_rep(i) == i && rg < rows ? ctx + rg / g : -1;
+            }
+#pragma unroll
+            for (int nt = 0; nt < kNT; nt++)
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) {
+                    const int p = rpos[kt_rep(i)], j = jw + nt * 16 + kt_s_n(lane, i);
+                    const bool seen = j < kv_hi && j <= p && (a.window <= 0 || p - j < a.window);
+                    kt_acc_set(s[nt], i, seen ? kt_acc_get(s[nt], i) : neg_inf);
+                }
+        }
+        kt_frag_a pf[kNT];
+        bool moved = false;
+        float base[kt_acc_elems], alpha[kt_acc_elems], sum[kt_acc_elems];
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) {
+            if (kt_rep(i) != i) continue;
+            float mx = neg_inf;
+#pragma unroll
+            for (int nt = 0; nt < kNT; nt++) mx = kt_fmax(mx, kt_class_reduce<true>(s[nt], i));
+            mx = kt_row_max(mx) * exp_scale;
+            const float m_new = kt_fmax(m[i], mx);
+            base[i] = m_new == neg_inf ? 0.0f : m_new;
+            alpha[i] = kt_exp2(m[i] - base[i]);
+            moved = moved || m_new != m[i];
+            m[i] = m_new;
+            sum[i] = 0.0f;
+        }
+#pragma unroll
+        for (int nt = 0; nt < kNT; nt++) {
+#pragma unroll
+            for (int e = 0; e < kt_acc_elems; e++)
+                kt_acc_set(s[nt], e, kt_exp2(kt_acc_get(s[nt], e) * exp_scale - base[kt_rep(e)]));
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++)
+                if (kt_rep(i) == i) sum[i] += kt_class_reduce<false>(s[nt], i);
+            kt_p_frag<kt_pv_elem>(pf[nt], s[nt]);
+        }
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            if (kt_rep(i) == i) l[i] = l[i] * alpha[i] + sum[i];
+        if (kt_wave_any(moved)) {
+#pragma unroll
+            for (int dt = 0; dt < kDT; dt++)
+#pragma unroll
+                for (int e = 0; e < kt_acc_elems; e++) kt_acc_set(o[dt], e, kt_acc_get(o[dt], e) * alpha[kt_rep(e)]);
+        }
+#pragma unroll
+        for (int kk = 0; kk < kNT; kk++)
+#pragma unroll
+            for (int dt = 0; dt < kDT; dt++) {
+                kt_frag_b fb;
+                kt_load_v(fb, vt + kk * 16 * kLdK + dt * 16, kLdK, lane);
+                kt_pv_mma<kt_pv_elem>(o[dt], pf[kk], fb);
+            }
+    }
+    kt_copy_wait();
+    kt_barrier();   /* every warp done with the stages: they hold the merge now */
+
+    /* the warps' (m, l) and O into LDS: O [warp][row][d] fp32, then m, l [warp][row] */
+    float *const mo = (float *)ring;
+    float *const mm = mo + kNW * 16 * kD, *const ml = mm + kNW * 16;
+#pragma unroll
+    for (int i = 0; i < kt_acc_elems; i++) {
+        if (kt_rep(i) != i) continue;
+        const float lr = kt_row_sum(l[i]);
+        if ((lane & kRowBits) == 0) {
+            mm[warp * 16 + kt_s_q(lane, i)] = m[i];
+            ml[warp * 16 + kt_s_q(lane, i)] = lr;
+        }
+    }
+#pragma unroll
+    for (int dt = 0; dt < kDT; dt++)
+#pragma unroll
+        for (int e = 0; e < kt_acc_elems; e++)
+            mo[(warp * 16 + kt_s_q(lane, e)) * kD + dt * 16 + kt_s_n(lane, e)] = kt_acc_get(o[dt], e);
+    kt_barrier();
+
+    /* each thread its (row, column) elements: the warps' weights 2^(m_w - M), in warp order */
+    float *ml_part = a.partials;
+    float *acc_part = a.partials ? a.partials + 2LL * a.num_tokens * a.num_heads * nseg : (float *)0;
+    for (int c = tid; c < 16 * kD; c += kThreads) {
+        const int r = c / kD, d = c % kD, rg = row0 + r;
+        if (rg >= rows) continue;
+        float mx = neg_inf;
+#pragma unroll
+        for (int w = 0; w < kNW; w++) mx = kt_fmax(mx, mm[w * 16 + r]);
+        float lsum = 0.0f, acc = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kNW; w++) {
+            const float wt = mx == neg_inf || mm[w * 16 + r] == neg_inf ? 0.0f : kt_exp2(mm[w * 16 + r] - mx);
+            lsum += ml[w * 16 + r] * wt;
+            acc += mo[(w * 16 + r) * kD + d] * wt;
+        }
+        const int tok = q0 + rg / g, h = kvh * g + rg % g;
+        const long long row = (long long)tok * a.num_heads + h;
+        if (nseg > 1) {
+            if (d == 0) {
+                ml_part[(row * nseg + seg) * 2] = mx;
+                ml_part[(row * nseg + seg) * 2 + 1] = lsum;
+            }
+            acc_part[(row * nseg + seg) * kD + d] = acc * a.v_scale;
+        } else {
+            const kt_elem out = kt_from_float<kt_elem>(lsum > 0.0f ? acc * a.v_scale / lsum : 0.0f);
+            ((unsigned short *)a.out)[(long long)tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
+        }
+    }
+}
+
+#include "attn/reduce.h"
