@@ -292,7 +292,7 @@ void kt_attn_ref_cpu(const kt_problem *p, int bt_stride, long long q_stride_tok,
     kt_attn_ref_f64(&r, ref);
 }
 
-#define ATTN_LEX_MAX_KEYS 12
+#define ATTN_LEX_MAX_KEYS 16
 
 int kt_attn_lex_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, kt_attn_misfit_fn misfit,
                      kt_attn_law_key_fn key_of, int nkeys)

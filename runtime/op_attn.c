@@ -29,9 +29,11 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
 };
 
 /* Every axis is required but SEGMAX (no axis: no split), RE (no axis: Q's fragments are read
- * from LDS every tile), KD (no axis: K goes through LDS) and ST (no axis: no ring). */
+ * from LDS every tile), KD (no axis: K goes through LDS), ST (no axis: no ring) and WS (no axis:
+ * decode.hip's form). */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
     {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
+    {"WS", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -190,7 +192,9 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * own segment count) is bandwidth-bound, so K and V are best read once (the fewest row blocks)
  * by fewer warps; a shorter one is bound by the block's fixed costs (Q, the first loads, the
  * partials), which fewer segments (the smaller ceiling) and more warps finish sooner.
- * First the units with a block at all: a grid short of the device leaves units that read
+ * decode_ws.hip's form (WS 1) only where nothing else fits: its variants have not been swept, and
+ * the rest of the rule was fitted without them (timed once, at parity; bench/NOTES.md). Then the
+ * units with a block at all: a grid short of the device leaves units that read
  * nothing (a smaller tile, whose minimum segment is shorter, splits into more blocks). Then a
  * ring (ST > 1: the next tiles copied into LDS, no registers held): from d 256 taken where the
  * rows pass one 16-row tile (the registers it frees serve their O accumulators: speculative rows
@@ -208,7 +212,7 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * moved the rule to +5.3% (288 keys of tests/device/attn_shapes.json) and +6.9% (gemma-3 tp 4,
  * 124 keys), the two keys in front were fitted on both together: +3.2% pooled over the 412
  * (bench/NOTES.md, seventh session). */
-#define ATTN_LAW_KEYS 12
+#define ATTN_LAW_KEYS 13
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
@@ -239,6 +243,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     const int ring = PAR(v, ST) > 1;
     int i = 0;
+    key[i++] = -PAR(v, WS);
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, D) <= 128 ? 0 : DIM(p, G) * DIM(p, Q) > 16 ? ring : -ring;
     key[i++] = -attn_split_weight(p, segs);

@@ -18,9 +18,10 @@
 /* kt_variant.p[] of a decode kernel (recipe axes D MT BN NW SEGMAX RE KD ST). D is the head size
  * the kernel is compiled for, MT its 16-row M tiles (g * q <= 16 * MT rows), BN its KV tile (keys),
  * NW its warps, SEGMAX the most split-KV segments it may be given (its scratch ceiling), RE and
- * KD where Q and K live (decode.hip), ST the tiles of its LDS ring (1: none). */
+ * KD where Q and K live (decode.hip), ST the tiles of its LDS ring (1: none), WS 1 for
+ * decode_ws.hip (the keys split over the warps). */
 enum { KT_ATTN_P_D, KT_ATTN_P_MT, KT_ATTN_P_BN, KT_ATTN_P_NW, KT_ATTN_P_SEGMAX, KT_ATTN_P_RE, KT_ATTN_P_KD, KT_ATTN_P_ST,
-       KT_ATTN_NPARAMS };
+       KT_ATTN_P_WS, KT_ATTN_NPARAMS };
 
 /* The dimensions of an attn_decode problem, in kt_problem.dim[] order. */
 enum {

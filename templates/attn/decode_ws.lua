@@ -2,7 +2,8 @@
 -- keys split over the warps, one 16-row tile of rows a block. Axes as the template reads them: D,
 -- MT (1 only), BN keys a warp's tile, NW warps (a round is NW tiles), SEGMAX, QL (Q re-read from
 -- LDS each tile), ST (ring stages on NVIDIA, cp.async; 1 on AMD: the next round in registers).
--- 16-bit caches only for now (an fp8 cache is decode.hip's).
+-- WS 1 names the form for the law (runtime/op_attn.c). 16-bit caches only for now (an fp8 cache is
+-- decode.hip's).
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
@@ -31,6 +32,7 @@ return {
     { "SEGMAX", { 128, 256 } },
     { "QL", { 0, 1 } },
     { "ST", { 1, 2, 3 } },
+    { "WS", { 1 } },
   },
 
   lds_at_launch = true,

@@ -516,6 +516,14 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 1);
     rg[1].v.occupancy = 3;                /* no block more: a tie, the first candidate */
     KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 0);
+    /* decode_ws's form (not swept yet) only where decode.hip's has nothing: passed over even with
+     * a resident block more, taken alone */
+    kt_candidate ws[2];
+    pair_of(ws, var(128, 1, 32, 4, 256, 3), var(128, 1, 16, 4, 256, 4));
+    ws[1].v.p[KT_ATTN_P_WS] = 1;
+    ws[1].v.p[KT_ATTN_P_ST] = 2;
+    KT_CHECK(op->law_pick(&d, ws, 2, &r8) == 0);
+    KT_CHECK(op->law_pick(&d, ws + 1, 1, &r8) == 0);
 }
 
 /* ---- the GPU reference, emulated ---- */
