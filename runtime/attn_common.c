@@ -75,6 +75,13 @@ int kt_attn_check_args(const kt_attn_args *a, const char *op, char *err, size_t 
      * lays out is far smaller) */
     for (int i = 0; i < 6; i++)
         if (kv_strides[i] > INT32_MAX) ARG_FAIL("%s = %lld, must be below 2^31 elements", kv_names[i], kv_strides[i]);
+    /* and a slot's offset within its block in bytes as a 32-bit product */
+    for (int i = 0; i < 2; i++) {
+        const long long slot = i ? a->v_stride_slot : a->k_stride_slot;
+        if (slot * a->block_size * 2 > INT32_MAX)
+            ARG_FAIL("%s = %lld times block_size = %d: a block's slots must span below 2^30 elements", i ? "v_stride_slot" : "k_stride_slot",
+                     slot, a->block_size);
+    }
     return KT_OK;
 }
 

@@ -113,6 +113,13 @@ static const char *attn_misfit(const kt_variant *v, const kt_problem *p, int uni
         snprintf(buf, len, "bad variant: MT=%d BN=%d NW=%d SEGMAX=%d", PAR(v, MT), PAR(v, BN), PAR(v, NW), PAR(v, SEGMAX));
         return buf;
     }
+    /* the kernels address a page's aligned 16-key groups with one base each (attn/kv.h); vLLM's
+     * block sizes are multiples of 16 */
+    if (DIM(p, BS) % 16) {
+        snprintf(buf, len, "block_size=%lld: decode reads whole 16-key groups of a page, a multiple of 16 is needed",
+                 DIM(p, BS));
+        return buf;
+    }
     if (DIM(p, HKV) * attn_row_blocks(v, p) > GRID_X_MAX || DIM(p, BATCH) > GRID_YZ_MAX) {
         snprintf(buf, len, "hkv=%lld batch=%lld over the grid limits", DIM(p, HKV), DIM(p, BATCH));
         return buf;

@@ -14,13 +14,19 @@
  *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
  *                                 value, subnormals included, is an f16);
  *   kt_wave_any(p)                whether p holds on any lane of the wave (uniform over it);
+ *   kt_mul_wide(a, b)             a 32 x 32 -> 64-bit unsigned product, one instruction where the
+ *                                 compiler would otherwise multiply 64 x 64 (a loop-invariant
+ *                                 operand's zero extension is out of its sight on NVPTX);
  *   kt_e4m3x2_to_bf16x2(x)        the same as two bf16, exact (the 254 finite codes; NaN is not
- *                                 kept on sm_90, as on AMD: a cache holds none).
+ *                                 kept on sm_90, as on AMD: a cache holds none);
+ *   KT_E4M3_F16_ONE_OP            1 where e4m3 -> f16 is one instruction a pair and e4m3 -> bf16
+ *                                 several (sm_89+), 0 where both are the same bit trick (AMD).
  * The index math is KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp (which
  * includes this file once per prelude: each branch has its own guard). */
 
 #if defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_NV_H)
 #define KT_ARCH_ATTN_OPS_NV_H
+#define KT_E4M3_F16_ONE_OP 1
 
 /* ldmatrix .trans: lane l addresses row k = l % 8 + 8 * ((l / 8) % 2), column n = 8 * (l / 16) of
  * the [k][n] tile, so the four 8x8 matrices land in r[0..3] as kt_load_b leaves them from [n][k]. */
@@ -42,6 +48,13 @@ KT_DEV kt_v16 kt_ldg16_stream(const void *p)
 }
 
 KT_DEV bool kt_wave_any(bool p) { return __any_sync(0xFFFFFFFFu, p) != 0; }
+
+KT_DEV unsigned long long kt_mul_wide(unsigned a, unsigned b)
+{
+    unsigned long long r;
+    asm("mul.wide.u32 %0, %1, %2;" : "=l"(r) : "r"(a), "r"(b));
+    return r;
+}
 
 typedef uint2 kt_v8;
 KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return i == 0 ? v.x : v.y; }
@@ -81,6 +94,7 @@ KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
 
 #elif !defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_AMD_H)
 #define KT_ARCH_ATTN_OPS_AMD_H
+#define KT_E4M3_F16_ONE_OP 0
 
 /* The seven magnitude bits of each byte placed at f16's exponent-low and mantissa-high bits, the
  * sign at f16's: the value times 2^-8 (e4m3's bias 7 against f16's 15; an e4m3 subnormal becomes
@@ -105,6 +119,8 @@ KT_DEV bool kt_wave_any(bool p)
     }
     return x != 0.0f;
 }
+/* v_mad_u64_u32 from the zero extensions */
+KT_DEV unsigned long long kt_mul_wide(unsigned a, unsigned b) { return (unsigned long long)a * b; }
 typedef unsigned kt_v8 __attribute__((ext_vector_type(2)));
 KT_DEV unsigned kt_v8_word(kt_v8 v, int i) { return v[i]; }
 KT_DEV kt_v8 kt_ldg8_stream(const void *p) { return __builtin_nontemporal_load((const kt_v8 *)p); }

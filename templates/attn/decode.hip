@@ -22,8 +22,9 @@
  *     after the current K is stored to LDS, V after the current V), so a tile's loads are in
  *     flight over a whole tile of work;
  *   - a thread loads whole 16-byte pieces of a few keys' rows (a wave reads whole rows: the loads
- *     coalesce), K and V the same keys, so a key's block-table entry is read once a tile, a tile
- *     ahead, with the division by block_size done as a multiply;
+ *     coalesce), K and V the same keys, addressed in aligned 16-key groups (attn/kv.h): a
+ *     group's block-table entry is read once a tile, a tile ahead, and a key adds only its
+ *     offset in the group to the group's page base;
  *   - K and V go to LDS as the cache stores them, [key][d], with 16-byte stores: S = Q K^T takes K
  *     as B = W[n = key][k = d] (kt_load_b), O = P V takes V as a [k][n] tile (kt_load_b_kn);
  *     with KD, K skips LDS (below);
@@ -137,7 +138,20 @@ static_assert((kKSplit & (kKSplit - 1)) == 0 && kKSteps * kKSplit == kD / 16, "t
 static_assert(kOTiles >= 1 && kOTiles * KT_NW == KT_MT * (kD / 16), "output tiles split evenly over the warps");
 static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt * kTpr == kBN, "a power-of-two thread group a row");
 
+/* S's operand type (attn/kv.h's KT_S_F16): q's, but f16 for an fp8 cache read through LDS (KD 0)
+ * where e4m3 -> f16 is one instruction a pair and e4m3 -> bf16 five: Q is converted once a block
+ * as it is stored (exact within f16's range, clamped to +-65504 past it), and K's conversion a
+ * pair drops from five instructions to one (the H200's fp8 d256 kernels read at half the ceiling,
+ * bound by the instructions a key). KD keeps q's type: its Q lives in registers (dtype.h). */
+#define KT_S_F16 (KT_KV8 && !KT_KD && KT_E4M3_F16_ONE_OP && KT_ELEM_IS_BF16)
+#if KT_S_F16
+typedef kt_f16 kt_s_elem;
+#else
+typedef kt_elem kt_s_elem;
+#endif
+
 #define KT_KV_RING 1
+#define KT_KV_GROUPS 1
 #include "attn/kv.h"
 
 /* The per-block facts every phase reads. */
@@ -160,8 +174,17 @@ struct alignas(16) kt_smem {
 constexpr int kSmemHead = ((int)sizeof(kt_smem) + 15) / 16 * 16;
 constexpr int kSmemBytes = kSmemHead + (kRing ? kST * kStageBytes : 0);
 
-/* Q rows of the block: row r is query token r / g of the sequence, head kvh * g + r % g; rows
- * past the sequence's query rows are zeros. */
+/* two bf16 as two f16 (KT_S_F16's Q), clamped to f16's range; NaN stays NaN */
+KT_DEV unsigned kt_bf16x2_to_f16x2(unsigned w)
+{
+    float x[2] = {kt_bits_float(w << 16), kt_bits_float(w & 0xffff0000u)};
+#pragma unroll
+    for (int i = 0; i < 2; i++) x[i] = x[i] > 65504.0f ? 65504.0f : (x[i] < -65504.0f ? -65504.0f : x[i]);
+    return kt_from_float<kt_f16>(x[0]).bits | (unsigned)kt_from_float<kt_f16>(x[1]).bits << 16;
+}
+
+/* Q rows of the block in S's operand type: row r is query token r / g of the sequence, head
+ * kvh * g + r % g; rows past the sequence's query rows are zeros. */
 KT_DEV void kt_load_q(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g, int tid)
 {
     const unsigned short *q = (const unsigned short *)a.q;
@@ -176,6 +199,10 @@ KT_DEV void kt_load_q(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g
         if (rg < g * s.qlen) {
             const long long off = (long long)(s.q0 + rg / g) * a.q_stride_tok + (long long)(s.kvh * g + rg % g) * a.q_stride_head + col;
             v = kt_ldg16(q + off);
+#if KT_S_F16
+            v = kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(v, 0)), kt_bf16x2_to_f16x2(kt_v16_word(v, 1)),
+                            kt_bf16x2_to_f16x2(kt_v16_word(v, 2)), kt_bf16x2_to_f16x2(kt_v16_word(v, 3)));
+#endif
         }
         kt_sts16(sm.q + r * kLdQ + col, v);
     }
@@ -196,31 +223,32 @@ KT_DEV kt_kd_chunk kt_kd_load(const unsigned char *p) { return kt_ldg16_stream(p
 KT_DEV kt_v16 kt_kd_elems(kt_kd_chunk c) { return c; }
 #endif
 
-/* The lane's K rows of its key tile nt: row kt_direct_row(lane, c) of the 16 (clamped as
- * kt_key_of clamps), their pages held from lookup to load as kt_pages holds V's. */
-struct kt_kpages { int page[kt_direct_chunks]; };
+/* The lane's K rows of its key tile nt (rows kt_direct_row(lane, c) of the 16): one 16-key group
+ * (kv.h), its page held from lookup to load as kt_groups holds V's. */
+struct kt_kgroup { int page, slot0; };
 
-KT_DEV int kt_kd_key(int j0, int nt, int c, int lane, int kv_hi) { return kt_key_of(j0 + nt * 16, kt_direct_row(lane, c), 0, kv_hi); }
-
-KT_DEV void kt_kd_find(kt_kpages &p, const int *bt, unsigned magic, int j0, int nt, int lane, int kv_hi)
+KT_DEV void kt_kd_find(kt_kgroup &p, const int *bt, int bs, unsigned magic, int j0, int nt, int kv_hi)
 {
-#pragma unroll
-    for (int c = 0; c < kt_direct_chunks; c++) p.page[c] = bt[kt_blk_of(kt_kd_key(j0, nt, c, lane, kv_hi), magic)];
+    const int last = (kv_hi - 1) & ~15, want = j0 + nt * 16, key0 = want < last ? want : last;
+    const int blk = kt_blk_of(key0, magic);
+    p.page = bt[blk];
+    p.slot0 = key0 - blk * bs;
 }
 
 /* chunk sp * kt_direct_chunks + c: row c's k (relabelled) kt_direct_k(lane, c) of span sp of the
- * warp's d range, which base already points at */
-KT_DEV void kt_kd_issue(kt_kd_chunk (&r)[kKdChunks], const unsigned char *base, const kt_kpages &p, int bs, unsigned magic,
-                        int j0, int nt, int lane, int kv_hi, long long stride_block, int stride_slot)
+ * warp's d range, where k's column points; rows at or past kv_hi read the group's first key */
+KT_DEV void kt_kd_issue(kt_kd_chunk (&r)[kKdChunks], const kt_kv_src &k, const kt_kgroup &p, int j0, int nt, int lane, int kv_hi)
 {
-    constexpr long long kEsz = KT_KV8 ? 1 : 2;
+    constexpr int kEsz = KT_KV8 ? 1 : 2;
+    const int left = kv_hi - j0 - nt * 16;
+    const unsigned char *grp = k.base + (kt_mul_wide((unsigned)p.page, k.sb) + p.slot0 * k.ss);
 #pragma unroll
     for (int c = 0; c < kt_direct_chunks; c++) {
-        const int key = kt_kd_key(j0, nt, c, lane, kv_hi), slot = kt_slot_of(key, magic, bs);
-        const unsigned char *row = base + ((long long)p.page[c] * stride_block + (long long)slot * stride_slot) * kEsz;
+        const int row = kt_direct_row(lane, c);
+        const unsigned char *at = grp + (row < left ? row : 0) * k.ss;   /* kv.h's clamp */
 #pragma unroll
         for (int sp = 0; sp < kKdSpans; sp++)
-            r[sp * kt_direct_chunks + c] = kt_kd_load(row + (long long)(sp * kt_direct_span + kt_direct_k(lane, c)) * kEsz);
+            r[sp * kt_direct_chunks + c] = kt_kd_load(at + (sp * kt_direct_span + kt_direct_k(lane, c)) * kEsz);
     }
 }
 
@@ -445,11 +473,11 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
             kt_frag_b fb;
             kt_load_b(fb, kt + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
             if constexpr (kQRegs) {
-                kt_mma<kt_elem>(acc, qf[k], fb);
+                kt_mma<kt_s_elem>(acc, qf[k], fb);
             } else {
                 kt_frag_a fa;
                 kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                kt_mma<kt_elem>(acc, fa, fb);
+                kt_mma<kt_s_elem>(acc, fa, fb);
             }
         }
         float *slab = sm.s + part * kM * kLdS;
@@ -486,7 +514,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int seq_len = a.seq_lens[seq];
     s.ctx = seq_len - s.qlen;
     /* the visible keys of the whole block: from the first row's window start to the last row */
-    const int lo = a.window > 0 && s.ctx - a.window + 1 > 0 ? s.ctx - a.window + 1 : 0;
+    /* rounded down to 16 keys (kv.h's groups; the softmax masks the keys below the window) */
+    const int lo = (a.window > 0 && s.ctx - a.window + 1 > 0 ? s.ctx - a.window + 1 : 0) & ~15;
     const int span = seq_len - lo;
     const int per = ((span + a.num_segments - 1) / a.num_segments + kBN - 1) / kBN * kBN;
     s.kv_lo = lo + seg * per;
@@ -511,9 +540,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     /* the thread's V keys (and, without KD, K keys) and column of every tile */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
-    constexpr long long kEsz = KT_KV8 ? 1 : 2;
-    const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)s.kvh * a.v_stride_head + col) * kEsz;
     const unsigned magic = kt_block_magic(a.block_size);
+    const kt_kv_src vsrc = kt_kv_src_make(a.v_cache, a.v_stride_head, a.v_stride_block, a.v_stride_slot, s.kvh, col);
     kt_v16 vr_[kChunks];
 
     if constexpr (kKD) {
@@ -522,24 +550,24 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         float *slab = sm.s + warp / kNT * kM * kLdS;
         kt_frag_a qf[KT_MT * kKdSpans * kt_direct_steps];
         kt_load_q_direct(qf, a, s, g, d0, lane);
-        const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + d0) * kEsz;
+        const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, d0);
         kt_kd_chunk kd[kKdChunks];
         /* The block-table reads run two tiles ahead of the loads they address: a read queues
          * behind the loads in flight, so one tile ahead it arrives as late as they do (the H200:
          * 32/8/128 batch 8 32K, BN64, 340 -> 282 us; d256 unchanged). The loop steps two tiles
          * so that each page set is named at compile time: tile u of a step issues the next tile
          * with page set u, then looks up the pages set u issues with next, two tiles on. */
-        kt_kpages kp[2];
-        kt_pages pg[2];
+        kt_kgroup kp[2];
+        kt_groups pg[2];
         if (s.kv_lo < s.kv_hi) {
-            kt_kd_find(kp[0], bt, magic, s.kv_lo, nt, lane, s.kv_hi);
-            kt_find_pages(pg[0], bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
-            kt_kd_issue(kd, kbase, kp[0], a.block_size, magic, s.kv_lo, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-            kt_issue(vr_, vbase, pg[0], a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+            kt_kd_find(kp[0], bt, a.block_size, magic, s.kv_lo, nt, s.kv_hi);
+            kt_find_groups(pg[0], bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+            kt_kd_issue(kd, ksrc, kp[0], s.kv_lo, nt, lane, s.kv_hi);
+            kt_issue(vr_, vsrc, pg[0], s.kv_lo, kr, s.kv_hi);
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                kt_kd_find(kp[u], bt, magic, s.kv_lo + (1 + u) * kBN, nt, lane, s.kv_hi);
-                kt_find_pages(pg[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, kr, s.kv_hi);
+                kt_kd_find(kp[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, nt, s.kv_hi);
+                kt_find_groups(pg[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, kr, s.kv_hi);
             }
         }
         /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
@@ -567,8 +595,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                         for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
                     }
                 }
-                kt_kd_issue(kd, kbase, kp[u], a.block_size, magic, j0 + kBN, nt, lane, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-                kt_kd_find(kp[u], bt, magic, j0 + 3 * kBN, nt, lane, s.kv_hi);
+                kt_kd_issue(kd, ksrc, kp[u], j0 + kBN, nt, lane, s.kv_hi);
+                kt_kd_find(kp[u], bt, a.block_size, magic, j0 + 3 * kBN, nt, s.kv_hi);
 #pragma unroll
                 for (int mt = 0; mt < KT_MT; mt++)
 #pragma unroll
@@ -577,8 +605,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_barrier();   /* the slabs are whole; the previous P V is done with V and P */
 
                 kt_store_rows<true>(sm.kv, vr_, kr, col);
-                kt_issue(vr_, vbase, pg[u], a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-                kt_find_pages(pg[u], bt, a.block_size, magic, j0 + 3 * kBN, kr, s.kv_hi);
+                kt_issue(vr_, vsrc, pg[u], j0 + kBN, kr, s.kv_hi);
+                kt_find_groups(pg[u], bt, a.block_size, magic, j0 + 3 * kBN, kr, s.kv_hi);
                 kt_softmax(sm, a, s, g, j0, score_scale, tid);
                 kt_barrier();   /* V, P and alpha */
                 kt_pv(sm, sm.kv, o, warp, lane);
@@ -587,24 +615,24 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     } else if constexpr (kRing) {
         kt_frag_a qf[kQRegs ? kKSteps : 1];
         kt_q_regs(qf, sm, warp, lane);
-        const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
+        const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, col);
         unsigned char *const ring = sm_raw + kSmemHead;
         const unsigned ring_lds = kt_lds_addr(ring) + kr * kLdR + col * kEszKV;   /* the thread's first K row */
-        kt_pages pages;   /* of the tile whose copies are issued next */
+        kt_groups pages;   /* of the tile whose copies are issued next */
         if (s.kv_lo < s.kv_hi) {
-            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
 #pragma unroll
             for (int t = 0; t < kST - 1; t++) {
-                kt_ring_issue(ring_lds + t * kStageBytes, kbase, vbase, pages, a, magic, s.kv_lo + t * kBN, kr, s.kv_hi);
-                kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + (t + 1) * kBN, kr, s.kv_hi);
+                kt_ring_issue(ring_lds + t * kStageBytes, ksrc, vsrc, pages, s.kv_lo + t * kBN, kr, s.kv_hi);
+                kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo + (t + 1) * kBN, kr, s.kv_hi);
             }
         }
         int use = 0, fill = kST - 1;   /* the stages of this tile and of the copy issued in it */
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
             kt_copy_wait_pending<kRing ? kST - 2 : 0>();   /* this thread's copies of tile j0 */
             kt_barrier();   /* everyone's; and the previous tile's P V is done with stage fill and P */
-            kt_ring_issue(ring_lds + fill * kStageBytes, kbase, vbase, pages, a, magic, j0 + (kST - 1) * kBN, kr, s.kv_hi);
-            kt_find_pages(pages, bt, a.block_size, magic, j0 + kST * kBN, kr, s.kv_hi);
+            kt_ring_issue(ring_lds + fill * kStageBytes, ksrc, vsrc, pages, j0 + (kST - 1) * kBN, kr, s.kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, j0 + kST * kBN, kr, s.kv_hi);
             const unsigned char *stage = ring + use * kStageBytes;
             const unsigned short *kt = (const unsigned short *)stage;
             const unsigned short *vt = (const unsigned short *)(stage + kBN * kLdR);
@@ -631,21 +659,21 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     } else {
         kt_frag_a qf[kQRegs ? kKSteps : 1];
         kt_q_regs(qf, sm, warp, lane);
-        const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)s.kvh * a.k_stride_head + col) * kEsz;
+        const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, col);
         kt_v16 kr_[kChunks];
-        kt_pages pages;   /* of the tile whose loads are issued next */
+        kt_groups pages;   /* of the tile whose loads are issued next */
         if (s.kv_lo < s.kv_hi) {
-            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
-            kt_issue(kr_, kbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
-            kt_issue(vr_, vbase, pages, a.block_size, magic, s.kv_lo, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
-            kt_find_pages(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo, kr, s.kv_hi);
+            kt_issue(kr_, ksrc, pages, s.kv_lo, kr, s.kv_hi);
+            kt_issue(vr_, vsrc, pages, s.kv_lo, kr, s.kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
         }
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
             /* The next tile's loads are issued even after the last tile (they reread the segment's
              * last key): no branch around them, which on AMD would wait for every load in flight. */
             kt_barrier();                 /* the previous tile's P V is done with the buffer and P */
             kt_store_rows<false>(sm.kv, kr_, kr, col);
-            kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.k_stride_block, a.k_stride_slot);
+            kt_issue(kr_, ksrc, pages, j0 + kBN, kr, s.kv_hi);
             kt_barrier();
 
             /* 1. partial scores */
@@ -657,9 +685,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
              * wait for V); then the online softmax */
             kt_store_rows<true>(sm.kv, vr_, kr, col);
             {
-                kt_pages after;
-                kt_find_pages(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
-                kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, s.kv_hi, a.v_stride_block, a.v_stride_slot);
+                kt_groups after;
+                kt_find_groups(after, bt, a.block_size, magic, j0 + 2 * kBN, kr, s.kv_hi);
+                kt_issue(vr_, vsrc, pages, j0 + kBN, kr, s.kv_hi);
                 pages = after;
             }
             kt_softmax(sm, a, s, g, j0, score_scale, tid);

@@ -61,6 +61,7 @@ constexpr int kSmemBytes = kQBytes + kRingBytes;
 static_assert(kQBytes % 16 == 0 && kStageBytes % 16 == 0, "16-byte aligned regions");
 
 #define KT_KV_RING 1
+#define KT_KV_GROUPS 1
 #include "attn/kv.h"
 #include "attn/rows.h"
 
@@ -81,7 +82,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int kvh = kt_block_id_x() / row_blocks, row0 = kt_block_id_x() % row_blocks * 16;
     const int q0 = a.query_start_loc[seq], qlen = a.query_start_loc[seq + 1] - q0;
     const int seq_len = a.seq_lens[seq], ctx = seq_len - qlen, rows = g * qlen;
-    const int lo = a.window > 0 && ctx - a.window + 1 > 0 ? ctx - a.window + 1 : 0;
+    /* rounded down to 16 keys (kv.h's groups; the masks drop the keys below the window) */
+    const int lo = (a.window > 0 && ctx - a.window + 1 > 0 ? ctx - a.window + 1 : 0) & ~15;
     const int per = ((seq_len - lo + a.num_segments - 1) / a.num_segments + kBN - 1) / kBN * kBN;
     const int kv_lo = lo + seg * per, kv_hi = kv_lo + per < seq_len ? kv_lo + per : seq_len;
     if (qlen <= 0 || row0 >= rows || seg >= a.num_segments) return;   /* uniform */
@@ -96,24 +98,24 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     /* the thread's keys and column of every round, and the round's first copy */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
-    const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEszKV;
-    const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEszKV;
     const unsigned magic = kt_block_magic(a.block_size);
+    const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, kvh, col);
+    const kt_kv_src vsrc = kt_kv_src_make(a.v_cache, a.v_stride_head, a.v_stride_block, a.v_stride_slot, kvh, col);
     const unsigned ring_lds = kt_lds_addr(ring) + kr * kLdR + col * kEszKV;
-    kt_pages pages;   /* of the round whose loads are issued next */
+    kt_groups pages;   /* of the round whose loads are issued next */
     kt_v16 kr_[kChunks], vr_[kChunks];   /* ST 1: the next round in flight (unused with a ring) */
     if (kv_lo < kv_hi) {
-        kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
+        kt_find_groups(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
         if constexpr (kRing) {
 #pragma unroll
             for (int t = 0; t < kST - 1; t++) {
-                kt_ring_issue(ring_lds + t * kStageBytes, kbase, vbase, pages, a, magic, kv_lo + t * kBN, kr, kv_hi);
-                kt_find_pages(pages, bt, a.block_size, magic, kv_lo + (t + 1) * kBN, kr, kv_hi);
+                kt_ring_issue(ring_lds + t * kStageBytes, ksrc, vsrc, pages, kv_lo + t * kBN, kr, kv_hi);
+                kt_find_groups(pages, bt, a.block_size, magic, kv_lo + (t + 1) * kBN, kr, kv_hi);
             }
         } else {
-            kt_issue(kr_, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
-            kt_issue(vr_, vbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, a.v_stride_block, a.v_stride_slot);
-            kt_find_pages(pages, bt, a.block_size, magic, kv_lo + kBN, kr, kv_hi);
+            kt_issue(kr_, ksrc, pages, kv_lo, kr, kv_hi);
+            kt_issue(vr_, vsrc, pages, kv_lo, kr, kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, kv_lo + kBN, kr, kv_hi);
         }
     }
     /* Q's 16 rows; rows past the sequence's are zeros */
@@ -157,8 +159,8 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         if constexpr (kRing) {
             kt_copy_wait_pending<kRing ? kST - 2 : 0>();
             kt_barrier();   /* the round in LDS; every warp done with stage fill (the last round's) */
-            kt_ring_issue(ring_lds + fill * kStageBytes, kbase, vbase, pages, a, magic, j0 + (kST - 1) * kBN, kr, kv_hi);
-            kt_find_pages(pages, bt, a.block_size, magic, j0 + kST * kBN, kr, kv_hi);
+            kt_ring_issue(ring_lds + fill * kStageBytes, ksrc, vsrc, pages, j0 + (kST - 1) * kBN, kr, kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, j0 + kST * kBN, kr, kv_hi);
         } else {
             kt_barrier();   /* every warp done with the buffer */
             kt_store_rows<false>((unsigned short *)ring, kr_, kr, col);
@@ -166,9 +168,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_barrier();
             /* the next round in flight over this one's work (past the segment it rereads the
              * last key: no branch around the loads) */
-            kt_issue(kr_, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.k_stride_block, a.k_stride_slot);
-            kt_issue(vr_, vbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, a.v_stride_block, a.v_stride_slot);
-            kt_find_pages(pages, bt, a.block_size, magic, j0 + 2 * kBN, kr, kv_hi);
+            kt_issue(kr_, ksrc, pages, j0 + kBN, kr, kv_hi);
+            kt_issue(vr_, vsrc, pages, j0 + kBN, kr, kv_hi);
+            kt_find_groups(pages, bt, a.block_size, magic, j0 + 2 * kBN, kr, kv_hi);
         }
         const unsigned char *stage = ring + use * kStageBytes;
         const unsigned short *kt = (const unsigned short *)stage + warp * kBW * kLdK;

@@ -5,9 +5,11 @@
  * (cache elements a 16-byte load: 8, or 16 for fp8), kKeysPass (keys the block loads in one pass:
  * kThreads / (kD / kChunkElems)), kChunks (keys a thread loads a tile) and kLdK (pitch of the
  * [key][d] tile); the template includes arch/attn_ops.h (kt_e4m3x2_to_f16x2, kt_ldg16_stream) at
- * file scope (kt_e4m3x2_to_bf16x2 too). decode.hip and prefill.hip both stream through these: a key's page is held from its
- * lookup to its loads, its slot recomputed at each load (a register less a key, which prefill,
- * holding Q, S and O across the loop, needs more than an integer multiply). */
+ * file scope (kt_e4m3x2_to_bf16x2 too). Two ways to address a thread's keys: decode's
+ * (KT_KV_GROUPS: 16-key groups, one page base a group, below) and prefill's (a key's page held
+ * from its lookup to its loads, its slot recomputed at each load: a register less a key, which
+ * prefill, holding Q, S and O across the loop, needs more than an integer multiply; any
+ * block_size). */
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -39,10 +41,14 @@ KT_DEV float kt_tanh(float x)
 }
 
 /* Two e4m3 cache bytes (the low 16 bits of x) as two elements of S's operand type (K) or of
- * P V's (V: f16, attn/dtype.h) in one word, exact. */
+ * P V's (V: f16, attn/dtype.h) in one word, exact. S's type is kt_elem, or f16 where the template
+ * defines KT_S_F16 1 (decode.hip: fp8 caches on targets where e4m3 -> f16 is one instruction). */
+#ifndef KT_S_F16
+#define KT_S_F16 0
+#endif
 KT_DEV unsigned kt_kv8_pair(unsigned x)
 {
-#if KT_ELEM_IS_BF16
+#if KT_ELEM_IS_BF16 && !KT_S_F16
     return kt_e4m3x2_to_bf16x2(x);
 #else
     return kt_e4m3x2_to_f16x2(x);
@@ -50,6 +56,92 @@ KT_DEV unsigned kt_kv8_pair(unsigned x)
 }
 KT_DEV unsigned kt_kv8_pair_pv(unsigned x) { return kt_e4m3x2_to_f16x2(x); }
 
+KT_DEV unsigned kt_block_magic(int block_size)
+{
+    return (unsigned)((0x100000000ull + (unsigned)block_size - 1) / (unsigned)block_size);
+}
+KT_DEV int kt_blk_of(int key, unsigned magic) { return (int)(((unsigned long long)(unsigned)key * magic) >> 32); }
+
+#ifdef KT_KV_GROUPS
+/* Decode's addressing, in 16-key groups. Its tiles start at multiples of 16 keys (the window's
+ * lower bound is rounded down to one; the softmax masks the keys below it) and block_size is a
+ * multiple of 16 (op_attn.c's misfit), so an aligned group of 16 keys lies in one page. A
+ * thread's keys of a tile, kr + i * kKeysPass (kKeysPass a power of two), fall into kGroups
+ * groups fixed at compile time (kt_grp_of): per tile a group costs one block-table read, and one
+ * page base per cache; a key costs its offset in the group (the same every tile: hoisted) and a
+ * select for keys at or past kv_hi, which read a key of the sequence instead (their scores are
+ * masked and their P is 0, and a real key's values are finite: the loads stay unconditional,
+ * which AMD needs). The seventh session's ncu put decode's issue at twice cuDNN's for the same
+ * bytes; the per-key page lookup, clamp, slot and two 64-bit products were the shared part. */
+static_assert(16 % kKeysPass == 0 || kKeysPass % 16 == 0, "a thread's keys a power-of-two apart");
+constexpr int kGroups = kKeysPass < 16 ? kChunks * kKeysPass / 16 : kChunks;
+KT_DEV constexpr int kt_grp_of(int i) { return kKeysPass < 16 ? i * kKeysPass / 16 : i; }
+/* tile-relative first key of the thread's group gi */
+KT_DEV int kt_grp_start(int gi, int kr) { return kKeysPass < 16 ? 16 * gi : ((kr + gi * kKeysPass) & ~15); }
+
+/* the pages of a thread's groups of one tile, and where each group starts in its page */
+struct kt_groups { int page[kGroups]; int slot0[kGroups]; };
+
+/* One cache as a thread reads it: its kv head and column (base) and the strides in bytes (a
+ * block's below 2^32, a slot's times block_size below 2^31: attn_common.c's checks). */
+struct kt_kv_src {
+    const unsigned char *base;
+    unsigned sb;
+    int ss;
+};
+
+KT_DEV kt_kv_src kt_kv_src_make(const void *cache, long long stride_head, long long stride_block, long long stride_slot,
+                                int kvh, int col)
+{
+    constexpr int kEsz = KT_KV8 ? 1 : 2;
+    kt_kv_src c;
+    c.base = (const unsigned char *)cache + ((long long)kvh * stride_head + col) * kEsz;
+    c.sb = (unsigned)stride_block * kEsz;
+    c.ss = (int)stride_slot * kEsz;
+    return c;
+}
+
+/* the groups of tile j0 (the block-table reads); a group past the segment reads the last
+ * visible key's group, a page the sequence has, so that a group's first key is always a key of
+ * the sequence */
+KT_DEV void kt_find_groups(kt_groups &p, const int *bt, int bs, unsigned magic, int j0, int kr, int kv_hi)
+{
+    const int last = (kv_hi - 1) & ~15;
+#pragma unroll
+    for (int gi = 0; gi < kGroups; gi++) {
+        const int want = j0 + kt_grp_start(gi, kr), key0 = want < last ? want : last;
+        const int blk = kt_blk_of(key0, magic);
+        p.page[gi] = bt[blk];
+        p.slot0[gi] = key0 - blk * bs;
+    }
+}
+
+/* the first key of each of the thread's groups in one cache (once a tile: a key adds only its
+ * offset in the group) */
+KT_DEV void kt_group_bases(const unsigned char *(&b)[kGroups], const kt_kv_src &c, const kt_groups &p)
+{
+#pragma unroll
+    for (int gi = 0; gi < kGroups; gi++) b[gi] = c.base + (kt_mul_wide((unsigned)p.page[gi], c.sb) + p.slot0[gi] * c.ss);
+}
+
+/* where key kr + i * kKeysPass of the tile is (left: the segment's keys from the tile's first);
+ * one at or past the segment's end reads its group's first key instead (a 32-bit select) */
+KT_DEV const unsigned char *kt_key_addr(const kt_kv_src &c, const unsigned char *const (&b)[kGroups], int i, int kr, int left)
+{
+    const int o = kr + i * kKeysPass;
+    return b[kt_grp_of(i)] + (o < left ? (o & 15) * c.ss : 0);
+}
+
+/* The 16-byte loads of one cache (K or V) for a thread's keys of the tile at j0. Read once by the
+ * kernel (KV streams): not kept in L1. */
+KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const kt_kv_src &c, const kt_groups &p, int j0, int kr, int kv_hi)
+{
+    const unsigned char *b[kGroups];
+    kt_group_bases(b, c, p);
+#pragma unroll
+    for (int i = 0; i < kChunks; i++) r[i] = kt_ldg16_stream(kt_key_addr(c, b, i, kr, kv_hi - j0));
+}
+#else
 /* Where a thread's keys of a tile live: key kr + i * kKeysPass of the tile (kt_key_of) sits in
  * physical block page[i], for K and V alike (one block-table read a key a tile), at slot key -
  * (key / block_size) * block_size. A key at or past kv_hi reads the last visible key (kv_hi - 1)
@@ -60,17 +152,12 @@ KT_DEV unsigned kt_kv8_pair_pv(unsigned x) { return kt_e4m3x2_to_f16x2(x); }
  * holds (max_seq_len * block_size). */
 struct kt_pages { int page[kChunks]; };
 
-KT_DEV unsigned kt_block_magic(int block_size)
-{
-    return (unsigned)((0x100000000ull + (unsigned)block_size - 1) / (unsigned)block_size);
-}
 
 KT_DEV int kt_key_of(int j0, int kr, int i, int kv_hi)
 {
     const int want = j0 + kr + i * kKeysPass;
     return want < kv_hi ? want : kv_hi - 1;
 }
-KT_DEV int kt_blk_of(int key, unsigned magic) { return (int)(((unsigned long long)(unsigned)key * magic) >> 32); }
 KT_DEV int kt_slot_of(int key, unsigned magic, int bs) { return key - kt_blk_of(key, magic) * bs; }
 
 /* the pages of the tile at j0 (the block-table reads) */
@@ -93,6 +180,7 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
         r[i] = kt_ldg16_stream(base + ((long long)p.page[i] * stride_block + (long long)slot * stride_slot) * kEsz);
     }
 }
+#endif
 
 /* A thread's chunks into the [key][d] tile (pitch kLdK), 16-byte stores: K (kV false) as S's
  * operand type, which S = Q K^T takes as B = W[n = key][k = d] (kt_load_b); V as P V's, which O =
@@ -124,24 +212,24 @@ template <bool kV> KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&
     }
 }
 
-#ifdef KT_KV_RING
+#if defined(KT_KV_RING) && defined(KT_KV_GROUPS)
 /* A ring's copies of tile j0 (a thread's keys and column, as kt_issue loads them) into stage
  * lds (the thread's first K row there; rows kLdR bytes apart, V's kRingV bytes past K's; a
- * template with a ring defines both and kEszKV); none past the segment (block-uniform),
- * the group closed either way so that every thread counts the same groups. */
-KT_DEV void kt_ring_issue(unsigned lds, const unsigned char *kbase, const unsigned char *vbase, const kt_pages &p,
-                          const kt_attn_args &a, unsigned magic, int j0, int kr, int kv_hi)
+ * template with a ring defines both); none past the segment (block-uniform), the group closed
+ * either way so that every thread counts the same groups. */
+KT_DEV void kt_ring_issue(unsigned lds, const kt_kv_src &k, const kt_kv_src &v, const kt_groups &p, int j0, int kr, int kv_hi)
 {
     if (j0 < kv_hi) {
+        const int left = kv_hi - j0;
+        const unsigned char *bk[kGroups], *bv[kGroups];
+        kt_group_bases(bk, k, p);
+        kt_group_bases(bv, v, p);
 #pragma unroll
         for (int i = 0; i < kChunks; i++) {
-            const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, a.block_size);
-            const long long page = p.page[i];
-            kt_copy16_async(lds + i * kKeysPass * kLdR, kbase + (page * a.k_stride_block + (long long)slot * a.k_stride_slot) * kEszKV);
-            kt_copy16_async(lds + kRingV + i * kKeysPass * kLdR, vbase + (page * a.v_stride_block + (long long)slot * a.v_stride_slot) * kEszKV);
+            kt_copy16_async(lds + i * kKeysPass * kLdR, kt_key_addr(k, bk, i, kr, left));
+            kt_copy16_async(lds + kRingV + i * kKeysPass * kLdR, kt_key_addr(v, bv, i, kr, left));
         }
     }
     kt_copy_commit();
 }
-
 #endif

@@ -94,7 +94,7 @@ static void test_args(void)
     struct { const char *field; void (*spoil)(kt_attn_args *); } bad[] = {
         {"q is NULL", NULL}, {"num_heads", NULL}, {"head_size", NULL}, {"bt_stride", NULL}, {"k_stride_slot", NULL},
         {"window", NULL}, {"max_query_len", NULL}, {"scale", NULL}, {"q is not 16-byte aligned", NULL},
-        {"num_tokens", NULL},
+        {"num_tokens", NULL}, {"v_stride_slot", NULL},
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         kt_attn_args b = a;
@@ -109,11 +109,27 @@ static void test_args(void)
         case 7: b.scale = 0.0f; break;
         case 8: b.q = (const char *)b.q + 8; break;
         case 9: b.num_tokens = b.num_seqs * b.max_query_len + 1; break;
+        case 10: b.v_stride_slot = 1LL << 26; break;   /* 16 slots x 2^26 x 2 bytes: 2^31 */
         }
         err[0] = 0;
         KT_CHECK(op->problem_of_args(&b, &got, err, sizeof err) == KT_EINVAL);
         KT_CHECK(strstr(err, bad[i].field) != NULL);
     }
+}
+
+/* decode addresses whole 16-key groups of a page: other block sizes have no variant, by name */
+static void test_block_size(void)
+{
+    kt_variant v = var(128, 1, 32, 4, 256, 2);
+    char buf[160];
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    kt_problem p = prob(DT_BF16, 128, 4, 2, 16, 0, 0, 0, 1, 2, 500);
+    KT_CHECK(op->misfit(&v, &p, 132, buf, sizeof buf) == NULL && op->launches(&v, &p, 32, 132, l) >= 1);
+    p = prob(DT_BF16, 128, 4, 2, 48, 0, 0, 0, 1, 2, 500);
+    KT_CHECK(op->misfit(&v, &p, 132, buf, sizeof buf) == NULL);
+    p = prob(DT_BF16, 128, 4, 2, 24, 0, 0, 0, 1, 2, 500);
+    const char *why = op->misfit(&v, &p, 132, buf, sizeof buf);
+    KT_CHECK(why && strstr(why, "block_size=24") && op->launches(&v, &p, 32, 132, l) == 0);
 }
 
 /* ---- the segment law and its workspace ---- */
@@ -226,7 +242,8 @@ static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
     const int row0 = rb * m_rows;
     if (row0 >= g * qlen || seg >= e->nseg) return;   /* as the kernel: no rows, a surplus segment */
     const int win = a->window + (e->bug == BUG_WINDOW ? -1 : 0);
-    const int lo = win > 0 && ctx - win + 1 > 0 ? ctx - win + 1 : 0;
+    /* the kernel's lower bound rounded down to 16 keys; the masks drop the keys below the window */
+    const int lo = (win > 0 && ctx - win + 1 > 0 ? ctx - win + 1 : 0) & ~15;
     const int span = len - lo;
     const int per = ((span + e->nseg - 1) / e->nseg + bn - 1) / bn * bn;
     const int kv_lo = lo + seg * per, kv_hi = kv_lo + per < len ? kv_lo + per : len;
@@ -680,6 +697,7 @@ int main(void)
 {
     test_keys();
     test_args();
+    test_block_size();
     test_law();
     test_emulation();
     test_law_pick();
