@@ -229,10 +229,7 @@ struct kt_kgroup { int page, slot0; };
 
 KT_DEV void kt_kd_find(kt_kgroup &p, const int *bt, int bs, unsigned magic, int j0, int nt, int kv_hi)
 {
-    const int last = (kv_hi - 1) & ~15, want = j0 + nt * 16, key0 = want < last ? want : last;
-    const int blk = kt_blk_of(key0, magic);
-    p.page = bt[blk];
-    p.slot0 = key0 - blk * bs;
+    kt_find_group(p.page, p.slot0, bt, bs, magic, j0 + nt * 16, kv_hi);
 }
 
 /* chunk sp * kt_direct_chunks + c: row c's k (relabelled) kt_direct_k(lane, c) of span sp of the

@@ -104,16 +104,20 @@ KT_DEV kt_kv_src kt_kv_src_make(const void *cache, long long stride_head, long l
 /* the groups of tile j0 (the block-table reads); a group past the segment reads the last
  * visible key's group, a page the sequence has, so that a group's first key is always a key of
  * the sequence */
+/* the page of the group at key0 and where in it the group starts; key0 past the segment's last
+ * group is clamped to it */
+KT_DEV void kt_find_group(int &page, int &slot0, const int *bt, int bs, unsigned magic, int key0, int kv_hi)
+{
+    const int last = (kv_hi - 1) & ~15, k = key0 < last ? key0 : last;
+    const int blk = kt_blk_of(k, magic);
+    page = bt[blk];
+    slot0 = k - blk * bs;
+}
+
 KT_DEV void kt_find_groups(kt_groups &p, const int *bt, int bs, unsigned magic, int j0, int kr, int kv_hi)
 {
-    const int last = (kv_hi - 1) & ~15;
 #pragma unroll
-    for (int gi = 0; gi < kGroups; gi++) {
-        const int want = j0 + kt_grp_start(gi, kr), key0 = want < last ? want : last;
-        const int blk = kt_blk_of(key0, magic);
-        p.page[gi] = bt[blk];
-        p.slot0[gi] = key0 - blk * bs;
-    }
+    for (int gi = 0; gi < kGroups; gi++) kt_find_group(p.page[gi], p.slot0[gi], bt, bs, magic, j0 + kt_grp_start(gi, kr), kv_hi);
 }
 
 /* the first key of each of the thread's groups in one cache (once a tile: a key adds only its
