@@ -40,9 +40,10 @@ static const char *const attn_workspaces[] = {"split-KV partials"};
 /* The segment law's one empirical constant (the seed's MIN_TPS): a segment covers at least this
  * many KV tiles, below which its partials and the reduce cost more than the parallelism buys. */
 #define ATTN_LAW_MIN_TILES 2
-/* decode.hip's reduce: block (row, 32-column slice) of 8 segment lanes x 32 columns */
+/* decode.hip's reduce (attn/reduce.h): block (row, column slice) of 256 threads, a slice from 32
+ * columns (8 segment lanes) to 256 (one) */
 #define ATTN_REDUCE_THREADS 256
-#define ATTN_REDUCE_COLS 32
+#define ATTN_REDUCE_COLS_MIN 32
 #define GRID_YZ_MAX 65535LL
 #define GRID_X_MAX 2147483647LL
 
@@ -132,6 +133,19 @@ static const char *attn_misfit(const kt_variant *v, const kt_problem *p, int uni
     return NULL;
 }
 
+/* The reduce's column slices a row: each slice recomputes the row's statistics, so as few as
+ * fill the device: doubled from a whole row (or 256 columns) while rows x slices stay under two
+ * blocks a compute unit, to at most d / 32 (batch 1, 6 heads, d 256: 8 slices, 48 blocks; 512
+ * rows: one). */
+static long long attn_reduce_slices(const kt_problem *p, int units)
+{
+    const long long rows = DIM(p, BATCH) * DIM(p, Q) * attn_heads(p);
+    const long long most = ceil_div(DIM(p, D), ATTN_REDUCE_COLS_MIN);
+    long long s = ceil_div(DIM(p, D), ATTN_REDUCE_THREADS);
+    while (s < most && rows * s < 2LL * (units > 0 ? units : 1)) s *= 2;
+    return s;
+}
+
 static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
@@ -145,7 +159,7 @@ static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size
                                    (unsigned)(v->lds_bytes > 0 ? v->lds_bytes : 0)};   /* all of it at launch */
     if (segs <= 1) return 1;
     out[1].suffix = "_reduce";
-    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p)), (unsigned)ceil_div(DIM(p, D), ATTN_REDUCE_COLS), 1},
+    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p)), (unsigned)attn_reduce_slices(p, units), 1},
                                    {ATTN_REDUCE_THREADS, 1, 1}, 0};
     return 2;
 }
@@ -203,22 +217,25 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * the rest of the rule was fitted without them (timed once, at parity; bench/NOTES.md). Then the
  * units with a block at all: a grid short of the device leaves units that read
  * nothing (a smaller tile, whose minimum segment is shorter, splits into more blocks). Then a
- * ring (ST > 1: the next tiles copied into LDS, no registers held): from d 256 taken where the
- * rows pass one 16-row tile (the registers it frees serve their O accumulators: speculative rows
- * 6-13% faster on the H200) and passed over otherwise (as fast or slower, and slower still with
- * more stages: the streams are not short of bytes in flight); at d <= 128 left to the keys after
- * (there the registers it frees are a resident block more, which keys in flight see). A ring
- * counts BN keys in flight a resident block, as the register form (bench/NOTES.md, seventh
- * session). Then, lexicographically, among the candidates compiled for the head size: the split's
+ * ring (ST > 1: the next tiles copied into LDS, no registers held): from d 256 passed over (as
+ * fast or slower, and slower still with more stages: the streams are not short of bytes in
+ * flight; since the grouped addressing freed the register form's registers, speculative rows no
+ * longer want it either: 26 us against 50 at d256 q 4 batch 1 16K); at d <= 128 left to the keys
+ * after (there the registers it frees are a resident block more, which keys in flight see). A
+ * ring counts BN keys in flight a resident block, as the register form (bench/NOTES.md, seventh
+ * session), and an fp8 key half a 16-bit one (its bytes: fp8 d128 then takes BN 64, 9-14% faster).
+ * Then, lexicographically, among the candidates compiled for the head size: the split's
  * weight; keys in flight a unit, capped; the fewest row blocks; short of streaming, the smaller segment
- * ceiling; fewer warps streaming, more otherwise; Q's fragments in registers (RE); K through LDS
+ * ceiling; streaming one 16-row tile, fewer warps, else more (more rows are more arithmetic a key,
+ * which more warps share); Q's fragments in registers (RE); K through LDS
  * (KD 0: since the softmax's vector reads the LDS form is the faster or level at equal
  * residency); the larger ceiling; the smaller tile; the fewest idle rows; the first candidate.
  * Fitted on the H200's sweeps (every fitting candidate timed): before the ring, +3.44% pooled in
  * sample (168 keys) and +2.1% held out on gemma-3 tp 4; with the ring's variants, whose sweeps
  * moved the rule to +5.3% (288 keys of tests/device/attn_shapes.json) and +6.9% (gemma-3 tp 4,
  * 124 keys), the two keys in front were fitted on both together: +3.2% pooled over the 412
- * (bench/NOTES.md, seventh session). */
+ * (bench/NOTES.md, seventh session). Refitted on the eighth session's sweep (272 keys, the new
+ * addressing): +4.67% -> +2.31% pooled in sample (bench/NOTES.md, ninth session). */
 #define ATTN_LAW_KEYS 13
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
@@ -246,18 +263,19 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH) * segs;
     const long long resident = occ < ceil_div(blocks, units) ? occ : ceil_div(blocks, units);
-    const long long in_flight = resident * PAR(v, BN);
+    /* an fp8 key is half a 16-bit key's bytes */
+    const long long in_flight = resident * PAR(v, BN) / (kt_attn_kv8(p->dtype) ? 2 : 1);
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     const int ring = PAR(v, ST) > 1;
     int i = 0;
     key[i++] = -PAR(v, WS);
     key[i++] = blocks < units ? blocks : units;
-    key[i++] = PAR(v, D) <= 128 ? 0 : DIM(p, G) * DIM(p, Q) > 16 ? ring : -ring;
+    key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
     key[i++] = -attn_split_weight(p, segs);
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = -rb;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);
-    key[i++] = streams ? -PAR(v, NW) : PAR(v, NW);
+    key[i++] = streams && DIM(p, G) * DIM(p, Q) <= 16 ? -PAR(v, NW) : PAR(v, NW);
     key[i++] = PAR(v, RE);
     key[i++] = -PAR(v, KD);
     key[i++] = PAR(v, SEGMAX);

@@ -60,6 +60,7 @@ KT_DEV int kt_block_id_y(void) { return (int)__builtin_amdgcn_workgroup_id_y(); 
 KT_DEV int kt_block_id_z(void) { return (int)__builtin_amdgcn_workgroup_id_z(); }
 /* the dispatch packet's grid size is in work-items */
 KT_DEV int kt_grid_blocks_x(void) { return (int)(__builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x()); }
+KT_DEV int kt_grid_blocks_y(void) { return (int)(__builtin_amdgcn_grid_size_y() / __builtin_amdgcn_workgroup_size_y()); }
 KT_DEV int kt_lane_id(void) { return kt_thread_id() & (KT_WAVE - 1); }
 KT_DEV int kt_wave_id(void) { return __builtin_amdgcn_readfirstlane(kt_thread_id() / KT_WAVE); }
 

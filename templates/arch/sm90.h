@@ -81,6 +81,7 @@ KT_DEV int kt_block_id_x(void) { return (int)blockIdx.x; }
 KT_DEV int kt_block_id_y(void) { return (int)blockIdx.y; }
 KT_DEV int kt_block_id_z(void) { return (int)blockIdx.z; }
 KT_DEV int kt_grid_blocks_x(void) { return (int)gridDim.x; }
+KT_DEV int kt_grid_blocks_y(void) { return (int)gridDim.y; }
 KT_DEV int kt_lane_id(void) { return (int)threadIdx.x & 31; }
 KT_DEV int kt_wave_id(void) { return (int)threadIdx.x >> 5; }
 KT_DEV void kt_barrier(void) { __syncthreads(); }

@@ -524,7 +524,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     /* no rows here, or a segment past the bound count (uniform over the block) */
     if (s.qlen <= 0 || s.row0 >= g * s.qlen || seg >= a.num_segments) return;
-    if constexpr (!kKD) kt_load_q(sm, a, s, g, tid);
     for (int r = tid; r < kM; r += kThreads) {
         const int h = s.kvh * g + (s.row0 + r) % g;
         sm.m[r] = with_sink ? a.sinks[h] * kLog2e : neg_inf;    /* m and s are kept in log2 units */
@@ -610,8 +609,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
         }
     } else if constexpr (kRing) {
-        kt_frag_a qf[kQRegs ? kKSteps : 1];
-        kt_q_regs(qf, sm, warp, lane);
         const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, col);
         unsigned char *const ring = sm_raw + kSmemHead;
         const unsigned ring_lds = kt_lds_addr(ring) + kr * kLdR + col * kEszKV;   /* the thread's first K row */
@@ -624,6 +621,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo + (t + 1) * kBN, kr, s.kv_hi);
             }
         }
+        kt_load_q(sm, a, s, g, tid);   /* after the first copies: its loads wait beside theirs */
+        kt_frag_a qf[kQRegs ? kKSteps : 1];
+        kt_q_regs(qf, sm, warp, lane);
         int use = 0, fill = kST - 1;   /* the stages of this tile and of the copy issued in it */
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
             kt_copy_wait_pending<kRing ? kST - 2 : 0>();   /* this thread's copies of tile j0 */
@@ -654,8 +654,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
         kt_copy_wait();   /* none is issued past the segment; kept so that no copy outlives the block */
     } else {
-        kt_frag_a qf[kQRegs ? kKSteps : 1];
-        kt_q_regs(qf, sm, warp, lane);
         const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, col);
         kt_v16 kr_[kChunks];
         kt_groups pages;   /* of the tile whose loads are issued next */
@@ -665,6 +663,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_issue(vr_, vsrc, pages, s.kv_lo, kr, s.kv_hi);
             kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
         }
+        kt_load_q(sm, a, s, g, tid);   /* after the first loads: its loads wait beside theirs */
+        kt_frag_a qf[kQRegs ? kKSteps : 1];
+        kt_q_regs(qf, sm, warp, lane);
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
             /* The next tile's loads are issued even after the last tile (they reread the segment's
              * last key): no branch around them, which on AMD would wait for every load in flight. */

@@ -6,14 +6,19 @@
  * whose every thread walks the whole segment list cost ~30 us of 34 at 64 segments (first H200
  * run); one block a (token, head) row whose threads share the segments still left 6 blocks on
  * the device at 6/1/256 batch 1, each walking 128-256 segments of 256 columns (ncu: 113 us of
- * the 134, the main kernel 21). Now block (x, y) = (row, 32-column slice): every block takes the
- * segments' maximum and weights w_s = 2^(m_s - M) into LDS and L = sum l_s w_s (each block the
- * same, in the same order), then its 8 segment lanes x 32 columns sum their segments' columns in
- * four independent chains, and the lanes' sums meet in LDS in a fixed order. Deterministic for a
- * given segment count. m is in log2 units (the main kernel's). */
-constexpr int kReduceCols = 32;
-constexpr int kReduceLanes = 8;
-constexpr int kReduceThreads = kReduceCols * kReduceLanes;
+ * the 134, the main kernel 21). So a row's columns may be sliced over gridDim.y blocks (a power of
+ * two, from kD / 256 to kD / 32: runtime/op_attn.c takes as many as the rows need to fill the
+ * device): block (x, y) = (row, slice of C = kD / gridDim.y columns), its 256 threads C columns
+ * x 256 / C segment lanes. Every block takes the segments' maximum and weights w_s = 2^(m_s - M)
+ * into LDS and L = sum l_s w_s (each block the same, in the same order), its lanes sum their
+ * segments' columns in four chains, and the lanes' sums meet in LDS in a fixed order:
+ * deterministic for a given segment count and launch. A lane's accumulators are loaded before the
+ * statistics, up to kt_reduce_row's N at once, so that batch 1 waits for about one round trip
+ * to L2 instead of one per few segments. Slicing is not free: ncu on the H200 at 16/2/256 q 4
+ * batch 8 (512 rows, 24 segments) put the 8-slice reduce at 20.7 us against the main kernel's 227,
+ * issue-bound on eight copies of each row's statistics; rows that fill the device take one slice.
+ * m is in log2 units (the main kernel's). */
+constexpr int kReduceThreads = 256;
 constexpr int kReduceWaves = kReduceThreads / KT_WAVE > 0 ? kReduceThreads / KT_WAVE : 1;
 
 /* max (op 0) or sum (op 1) over the block; every thread gets the result */
@@ -35,50 +40,98 @@ template <int kOp> KT_DEV float kt_block_reduce(float v, float *scratch, int tid
     return v;
 }
 
-KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
+struct kt_reduce_lds {
+    float w[KT_SEGMAX];
+    float scratch[kReduceWaves];
+    float lanes[kReduceThreads];
+};
+
+/* a lane's accumulators i0 .. i0 + N - 1 (segment lane + i * L), zero past the segments; L is a
+ * constant so that the loads are one base and immediate offsets */
+template <int N, int L> KT_DEV void kt_reduce_load(float (&av)[N], const float *col, int lane_s, int i0, int nseg)
 {
-    KT_SHARED float w[KT_SEGMAX];
-    KT_SHARED float scratch[kReduceWaves];
-    KT_SHARED float lanes[kReduceLanes][kReduceCols];
-    const int tid = kt_thread_id();
-    const long long row = kt_block_id_x();            /* token * num_heads + head */
-    /* uniform over the block: one segment wrote out itself; bind never gives more than SEGMAX */
-    if (row >= (long long)a.num_tokens * a.num_heads || a.num_segments <= 1 || !a.partials ||
-        a.num_segments > KT_SEGMAX)
-        return;
+#pragma unroll
+    for (int i = 0; i < N; i++) av[i] = lane_s + (i0 + i) * L < nseg ? col[(i0 + i) * L * kD] : 0.0f;
+}
+template <int N, int L> KT_DEV void kt_reduce_add(float (&part)[4], const float (&av)[N], const float *w, int lane_s, int i0, int nseg)
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const int sg = lane_s + (i0 + i) * L;
+        if (sg < nseg) part[(i0 + i) & 3] += av[i] * w[sg];
+    }
+}
+
+/* One row's merge (the block's slice of it) by L segment lanes of 256 / L columns, a lane's first N
+ * accumulators loaded up front; N is chosen per launch from the segments a lane has
+ * (block-uniform), so that few segments do not pay for a long unrolled list. */
+template <int N, int L> KT_DEV void kt_reduce_row(const kt_attn_args &a, kt_reduce_lds &sm, long long row, int tid)
+{
+    constexpr int kCols = kReduceThreads / L;
     const int nseg = a.num_segments, h = (int)(row % a.num_heads);
     const long long tok = row / a.num_heads;
+    const int c = tid % kCols, lane_s = tid / kCols, d = kt_block_id_y() * kCols + c;
+    const int per_lane = (nseg + L - 1) / L;
     const float *ml = a.partials + row * nseg * 2;
-    const float *acc = a.partials + 2LL * a.num_tokens * a.num_heads * nseg + row * nseg * kD;
+    const float *col = a.partials + 2LL * a.num_tokens * a.num_heads * nseg + row * nseg * kD + (long long)lane_s * kD + d;
+    float av[N];
+    kt_reduce_load<N, L>(av, col, lane_s, 0, nseg);
     const float sink = a.sinks ? a.sinks[h] * kLog2e : kt_neg_inf();
     /* an empty segment has l = 0 (and m = -inf): weight 0 */
     float mx = sink;
     for (int sg = tid; sg < nseg; sg += kReduceThreads)
         if (ml[2 * sg + 1] > 0.0f && ml[2 * sg] > mx) mx = ml[2 * sg];
-    mx = kt_block_reduce<0>(mx, scratch, tid);
+    mx = kt_block_reduce<0>(mx, sm.scratch, tid);
     float l = 0.0f;
     for (int sg = tid; sg < nseg; sg += kReduceThreads) {
         const float ls = ml[2 * sg + 1];
         const float ws = ls > 0.0f ? kt_exp2(ml[2 * sg] - mx) : 0.0f;
-        w[sg] = ws;
+        sm.w[sg] = ws;
         l += ls * ws;
     }
-    l = kt_block_reduce<1>(l, scratch, tid) + (a.sinks ? kt_exp2(sink - mx) : 0.0f);
+    l = kt_block_reduce<1>(l, sm.scratch, tid) + (a.sinks ? kt_exp2(sink - mx) : 0.0f);
     kt_barrier();   /* the weights */
-    const int c = tid % kReduceCols, lane_s = tid / kReduceCols;
-    const int d = kt_block_id_y() * kReduceCols + c;
     float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (d < kD) {
-        int sg = lane_s, u = 0;
-        for (; sg < nseg; sg += kReduceLanes, u = (u + 1) & 3) part[u] += acc[(long long)sg * kD + d] * w[sg];
+    kt_reduce_add<N, L>(part, av, sm.w, lane_s, 0, nseg);
+    for (int i0 = N; i0 < per_lane; i0 += 8) {   /* past N: eight loads in flight at a time */
+        float rest[8];
+        kt_reduce_load<8, L>(rest, col, lane_s, i0, nseg);
+        kt_reduce_add<8, L>(part, rest, sm.w, lane_s, i0, nseg);
     }
-    lanes[lane_s][c] = (part[0] + part[1]) + (part[2] + part[3]);
+    sm.lanes[tid] = (part[0] + part[1]) + (part[2] + part[3]);
     kt_barrier();
-    if (lane_s == 0 && d < kD) {
+    if (lane_s == 0) {
         float sum = 0.0f;
 #pragma unroll
-        for (int i = 0; i < kReduceLanes; i++) sum += lanes[i][c];
+        for (int i = 0; i < L; i++) sum += sm.lanes[i * kCols + c];
         const kt_elem out = kt_from_float<kt_elem>(l > 0.0f ? sum / l : 0.0f);
         ((unsigned short *)a.out)[tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
+    }
+}
+
+KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
+{
+    KT_SHARED kt_reduce_lds sm;
+    const int tid = kt_thread_id();
+    const long long row = kt_block_id_x();            /* token * num_heads + head */
+    const int slices = kt_grid_blocks_y();
+    /* uniform over the block: one segment wrote out itself; bind never gives more than SEGMAX; a
+     * slice count the layout cannot take (op_attn.c gives powers of two from kD / 256 to kD / 32)
+     * writes nothing */
+    if (row >= (long long)a.num_tokens * a.num_heads || a.num_segments <= 1 || !a.partials ||
+        a.num_segments > KT_SEGMAX || slices < 1 || kD % slices)
+        return;
+    /* 32 columns a slice (the most slices: few rows) keeps all of a lane's segments in flight;
+     * wider slices have rows enough to hide their latency, eight loads at a time */
+    const int nseg = a.num_segments;
+    switch (kD / slices) {
+    case 32:
+        if (nseg <= 8 * 8) kt_reduce_row<8, 8>(a, sm, row, tid);
+        else kt_reduce_row<32, 8>(a, sm, row, tid);
+        break;
+    case 64: kt_reduce_row<8, 4>(a, sm, row, tid); break;
+    case 128: kt_reduce_row<8, 2>(a, sm, row, tid); break;
+    case 256: kt_reduce_row<8, 1>(a, sm, row, tid); break;
+    default: break;
     }
 }

@@ -167,6 +167,24 @@ static void test_law(void)
         KT_CHECK(s >= 1 && s <= last && (s == 1 || s * 2 * b <= (long long)units * 2));
         last = s;
     }
+    /* the reduce's column slices: as few as fill the device (two blocks a unit), 32 to 256
+     * columns a slice. Batch 1, 8 heads, d 256: 8 rows x 8 slices; 512 rows: whole rows; d 512
+     * never over 256 columns a block; d 64 at most 2 */
+    p.dim[KT_ATTN_D_BATCH] = 1;
+    KT_CHECK(op->launches(&v, &p, 32, units, l) == 2 && l[1].dims.grid[0] == 16 && l[1].dims.grid[1] == 8 &&
+             l[1].dims.block[0] == 256);
+    p.dim[KT_ATTN_D_BATCH] = 8;            /* 128 rows: 4 slices of 64 columns, 512 blocks */
+    KT_CHECK(op->launches(&v, &p, 32, units, l) == 2 && l[1].dims.grid[1] == 4);
+    p.dim[KT_ATTN_D_BATCH] = 8;
+    p.dim[KT_ATTN_D_Q] = 4;                /* 512 rows */
+    KT_CHECK(op->launches(&v, &p, 32, units, l) == 2 && l[1].dims.grid[1] == 1);
+    kt_variant v512 = var(512, 1, 32, 4, 256, 1);
+    kt_problem p512 = prob(DT_BF16, 512, 8, 2, 16, 0, 0, 0, 4, 8, 32768);
+    KT_CHECK(op->launches(&v512, &p512, 32, units, l) == 2 && l[1].dims.grid[1] == 2);
+    kt_variant v64 = var(64, 1, 32, 4, 256, 4);
+    kt_problem p64 = prob(DT_BF16, 64, 8, 1, 16, 0, 0, 0, 1, 1, 32768);
+    KT_CHECK(op->launches(&v64, &p64, 32, units, l) == 2 && l[1].dims.grid[1] == 2);
+    p.dim[KT_ATTN_D_Q] = 1;
     /* a short (windowed) range: a segment keeps at least two 32-key tiles */
     p = prob(DT_BF16, 256, 8, 2, 16, 128, 0, 0, 1, 1, 32768);
     long long s = segments_of(&v, &p, units);
@@ -517,7 +535,14 @@ static void test_law_pick(void)
     u.dim[KT_ATTN_D_BATCH] = 32;          /* both fill the device: keys in flight decide */
     u.dim[KT_ATTN_D_CTX] = 32768;
     KT_CHECK(op->law_pick(&d, sh, 2, &u) == 0);
-    /* the ring: from d 256 passed over for one 16-row tile even with a resident block more, taken
+    /* warps with more than one 16-row tile of rows: more while streaming too (32 rows: twice the
+     * arithmetic a key) */
+    s.dim[KT_ATTN_D_BATCH] = 32;
+    s.dim[KT_ATTN_D_Q] = 4;
+    w[0].v.p[KT_ATTN_P_MT] = w[1].v.p[KT_ATTN_P_MT] = 2;
+    KT_CHECK(op->law_pick(&d, w, 2, &s) == 0);
+    s.dim[KT_ATTN_D_Q] = 1;
+    /* the ring: from d 256 passed over even with a resident block more, for one 16-row tile and
      * past it; at d 128 judged by the keys after, where its resident block more wins */
     kt_candidate rg[2];
     pair_of(rg, var(256, 1, 16, 4, 128, 3), var(256, 1, 16, 4, 128, 4));
@@ -526,13 +551,21 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, rg, 2, &w8) == 0);
     w8.dim[KT_ATTN_D_Q] = 4;
     rg[0].v.p[KT_ATTN_P_MT] = rg[1].v.p[KT_ATTN_P_MT] = 2;
-    KT_CHECK(op->law_pick(&d, rg, 2, &w8) == 1);
+    KT_CHECK(op->law_pick(&d, rg, 2, &w8) == 0);
     pair_of(rg, var(128, 1, 32, 4, 256, 3), var(128, 1, 32, 4, 256, 4));
     rg[1].v.p[KT_ATTN_P_ST] = 2;
     kt_problem r8 = prob(DT_BF16, 128, 4, 8, 16, 0, 0, 0, 1, 8, 32768);
     KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 1);
     rg[1].v.occupancy = 3;                /* no block more: a tie, the first candidate */
     KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 0);
+    /* an fp8 key is half a 16-bit one's bytes in flight: BN 64 at 3 blocks (96 16-bit keys' worth)
+     * over BN 32 at 4 (64); with a 16-bit cache both pass the cap and the smaller tile is taken */
+    kt_candidate fk[2];
+    pair_of(fk, var(128, 1, 32, 4, 256, 4), var(128, 1, 64, 4, 256, 3));
+    kt_problem x8 = prob(DT_BF16_E4M3, 128, 4, 8, 16, 0, 0, 0, 1, 8, 8192);
+    KT_CHECK(op->law_pick(&d, fk, 2, &x8) == 1);
+    x8.dtype = DT_BF16;
+    KT_CHECK(op->law_pick(&d, fk, 2, &x8) == 0);
     /* decode_ws's form (not swept yet) only where decode.hip's has nothing: passed over even with
      * a resident block more, taken alone */
     kt_candidate ws[2];
