@@ -256,8 +256,9 @@ static long long attn_split_weight(const kt_problem *p, long long segs)
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
 {
     const kt_variant *v = &c->v;
+    const long long rows = DIM(p, G) * DIM(p, Q);   /* of a kv head */
     const long long rb = attn_row_blocks(v, p);
-    const long long idle = rb * 16 * PAR(v, MT) - DIM(p, G) * DIM(p, Q);
+    const long long idle = rb * 16 * PAR(v, MT) - rows;
     const int units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long segs = attn_segments(v, p, units);
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
@@ -275,7 +276,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = -rb;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);
-    key[i++] = streams && DIM(p, G) * DIM(p, Q) <= 16 ? -PAR(v, NW) : PAR(v, NW);
+    key[i++] = streams && rows <= 16 ? -PAR(v, NW) : PAR(v, NW);
     key[i++] = PAR(v, RE);
     key[i++] = -PAR(v, KD);
     key[i++] = PAR(v, SEGMAX);
