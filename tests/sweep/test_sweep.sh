@@ -222,9 +222,21 @@ shapes_limit() {
     fresh "$DIR/limit.ktdb" &&
     ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/limit2.json" \
         --db "$DIR/limit.ktdb" > "$DIR/limit2.txt" 2>&1 &&
-    grep "rmsnorm_add 2 shapes, 22 problems;" "$DIR/limit2.txt"
+    grep "rmsnorm_add 2 shapes, 22 problems;" "$DIR/limit2.txt" &&
+    # [lo, hi]: the edges from lo's to hi's (rows 20 .. 100: 32, 64, 128); hi below lo refused
+    printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": [20, 100]}]' > "$DIR/range.json" &&
+    fresh "$DIR/limit.ktdb" &&
+    ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/range.json" \
+        --db "$DIR/limit.ktdb" > "$DIR/range.txt" 2>&1 &&
+    grep "rmsnorm_add 1 shape x 3 buckets = 3" "$DIR/range.txt" &&
+    [ "$(q "$DIR/limit.ktdb" "SELECT count(*) FROM problem WHERE key = 'rmsnorm_add bf16 hidden=2048 rows<=32'")" = 1 ] &&
+    [ "$(q "$DIR/limit.ktdb" "SELECT count(*) FROM problem WHERE key = 'rmsnorm_add bf16 hidden=2048 rows<=16'")" = 0 ] &&
+    printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": [100, 20]}]' > "$DIR/range-bad.json" &&
+    ! ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/range-bad.json" \
+        --db "$DIR/limit.ktdb" > "$DIR/range-bad.txt" 2>&1 &&
+    grep 'entry 0: rmsnorm_add "rows": \[lo, hi\] needs integers 1 <= lo <= hi' "$DIR/range-bad.txt"
 }
-check "a --shapes entry's bucketed dimension limits its buckets (rows 100: 1 .. 128)" shapes_limit
+check "a --shapes entry's bucketed dimension limits its buckets (rows 100: 1 .. 128; [20, 100]: 32 .. 128)" shapes_limit
 
 echo "sweep: $checks checks, $failed failed"
 [ "$failed" = 0 ]
