@@ -339,3 +339,28 @@ kt_launch_dims kt_attn_ref_gpu_dims(void *ra_args, long long tokens, long long h
     kt_launch_dims d = {{(unsigned)(tokens * heads), 1, 1}, {KT_ATTN_REF_THREADS, 1, 1}, 0};
     return d;
 }
+
+/* ---- split-KV ---- */
+
+#define ATTN_REDUCE_THREADS 256
+#define ATTN_REDUCE_COLS_MIN 32
+
+kt_launch_dims kt_attn_reduce_launch(long long rows, long long d, int units)
+{
+    const long long most = (d + ATTN_REDUCE_COLS_MIN - 1) / ATTN_REDUCE_COLS_MIN;
+    long long s = (d + ATTN_REDUCE_THREADS - 1) / ATTN_REDUCE_THREADS;
+    while (s < most && rows * s < 2LL * (units > 0 ? units : 1)) s *= 2;
+    return (kt_launch_dims){{(unsigned)rows, (unsigned)s, 1}, {ATTN_REDUCE_THREADS, 1, 1}, 0};
+}
+
+long long kt_attn_partial_bytes(long long heads, long long d) { return heads * (d + 2) * (long long)sizeof(float); }
+
+void kt_attn_bind_split(kt_attn_args *a, long long want, void *const *workspace, const long long *workspace_bytes)
+{
+    long long segs = want > 1 ? want : 1;
+    const long long per_pair = kt_attn_partial_bytes(a->num_heads, a->head_size);
+    const long long have = workspace && workspace[0] ? workspace_bytes[0] : 0;
+    while (segs > 1 && (long long)a->num_tokens * segs * per_pair > have) segs /= 2;
+    a->num_segments = (int)segs;
+    a->partials = segs > 1 ? (float *)workspace[0] : NULL;
+}

@@ -96,6 +96,19 @@ void kt_attn_set_args(kt_attn_args *a, const kt_problem *p, void *const *buffers
  * ref_cpu are. */
 void kt_attn_ref_cpu(const kt_problem *p, int bt_stride, long long q_stride_tok, void *const *host, double *ref);
 
+/* Split-KV, as both ops run it (templates/attn/reduce.h merges the partials). The reduce's launch
+ * for rows (token, head) pairs of head size d on a device of `units` compute units: a block (row,
+ * column slice) of 256 threads, the slices doubled from ceil(d / 256) while rows x slices stay
+ * under two blocks a unit, to at most d / 32 (each slice recomputes the row's statistics). */
+kt_launch_dims kt_attn_reduce_launch(long long rows, long long d, int units);
+/* Bytes of partials a (token, segment) pair takes over heads heads of size d: {m, l} and d
+ * accumulators, fp32 each. */
+long long kt_attn_partial_bytes(long long heads, long long d);
+/* bind's split fields: want segments (>= 1), halved while the caller's workspace (NULL or
+ * workspace_bytes[0] bytes) holds fewer than a->num_tokens x segments pairs; one segment has no
+ * partials. */
+void kt_attn_bind_split(kt_attn_args *a, long long want, void *const *workspace, const long long *workspace_bytes);
+
 /* The law's lexicographic pick: among the candidates misfit admits, the one whose key (nkeys
  * values, the larger the better, compared in order) is greatest, the first on ties; -1 when none. */
 typedef const char *(*kt_attn_misfit_fn)(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len);

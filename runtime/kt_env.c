@@ -56,6 +56,7 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_ATTN_BUDGET_MIN",   "3",                    "device run_all.sh: minutes of the attention sweep of KT_ATTN_MODEL"},
     {"KT_ATTN_MODEL",        "models/qwen3-next-80b-a3b", "device run_all.sh: the model whose attention problems are swept"},
     {"KT_ATTN_SHAPES_MIN",   "3",                    "device run_all.sh: minutes of the sweep of tests/device/attn_shapes.json"},
+    {"KT_ATTN_SHAPES",       "tests/device/attn_shapes.json", "device run_all.sh: the shapes file of that sweep"},
     {"KT_ATTN_TP",           "4",                    "device run_all.sh: the tensor-parallel size of that sweep"},
     {"KT_PREFILL_ARGS",      "(the issue's grid)",   "device run_all.sh: bench_prefill.py's arguments"},
     {"KT_PREFILL_MIN",       "2",                    "device run_all.sh: minutes of each attn_prefill sweep"},

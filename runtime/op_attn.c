@@ -28,22 +28,19 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
     {"ctx", 1, attn_ctx_edges, NE(attn_ctx_edges), 0},
 };
 
-/* Every axis is required but SEGMAX (no axis: no split), RE (no axis: Q's fragments are read
- * from LDS every tile), KD (no axis: K goes through LDS), ST (no axis: no ring) and WS (no axis:
- * decode.hip's form). */
+/* Required: D, BN, NW, and the rows a block as MT (decode.hip, decode_ws.hip) or BM (prefill.hip).
+ * SEGMAX (no axis: no split), RE (no axis: Q's fragments are read from LDS every tile), KD (no
+ * axis: K goes through LDS), ST (no axis: no ring), WS (no axis: not decode_ws.hip's form) and WD
+ * (no axis: a warp holds all of d) have fallbacks. */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
-    {"D", 0, 16}, {"MT", 0, 1}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
-    {"WS", 0, 0},
+    {"D", 0, 16}, {"MT", 0, 0}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
+    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
 /* The segment law's one empirical constant (the seed's MIN_TPS): a segment covers at least this
  * many KV tiles, below which its partials and the reduce cost more than the parallelism buys. */
 #define ATTN_LAW_MIN_TILES 2
-/* decode.hip's reduce (attn/reduce.h): block (row, column slice) of 256 threads, a slice from 32
- * columns (8 segment lanes) to 256 (one) */
-#define ATTN_REDUCE_THREADS 256
-#define ATTN_REDUCE_COLS_MIN 32
 #define GRID_YZ_MAX 65535LL
 #define GRID_X_MAX 2147483647LL
 
@@ -53,10 +50,14 @@ static const char *const attn_workspaces[] = {"split-KV partials"};
 static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 static long long attn_heads(const kt_problem *p) { return DIM(p, G) * DIM(p, HKV); }
 
-/* Blocks a kv head's g * q rows take (each of 16 * MT rows). */
+/* Rows a block: 16 * MT (decode.hip, decode_ws.hip; the tiles split over the warps), BM
+ * (prefill.hip: a 16-row tile a warp, or a row group of WD warps) */
+static long long attn_block_rows(const kt_variant *v) { return PAR(v, MT) > 0 ? 16LL * PAR(v, MT) : PAR(v, BM); }
+
+/* Blocks a kv head's g * q rows take. */
 static long long attn_row_blocks(const kt_variant *v, const kt_problem *p)
 {
-    return ceil_div(DIM(p, G) * DIM(p, Q), 16LL * PAR(v, MT));
+    return ceil_div(DIM(p, G) * DIM(p, Q), attn_block_rows(v));
 }
 
 /* Keys the longest sequence's rows can see: the window bounds a windowed layer's. */
@@ -110,8 +111,10 @@ static const char *attn_misfit(const kt_variant *v, const kt_problem *p, int uni
         snprintf(buf, len, "compiled for head size %d, the problem's is d=%lld", PAR(v, D), DIM(p, D));
         return buf;
     }
-    if (PAR(v, MT) < 1 || PAR(v, BN) < 16 || PAR(v, NW) < 1 || PAR(v, SEGMAX) < 1) {
-        snprintf(buf, len, "bad variant: MT=%d BN=%d NW=%d SEGMAX=%d", PAR(v, MT), PAR(v, BN), PAR(v, NW), PAR(v, SEGMAX));
+    if ((PAR(v, MT) < 1) == (PAR(v, BM) < 16) || attn_block_rows(v) % 16 || PAR(v, BN) < 16 || PAR(v, NW) < 1 ||
+        PAR(v, SEGMAX) < 1) {
+        snprintf(buf, len, "bad variant: MT=%d BM=%d (one of them, rows a block) BN=%d NW=%d SEGMAX=%d", PAR(v, MT),
+                 PAR(v, BM), PAR(v, BN), PAR(v, NW), PAR(v, SEGMAX));
         return buf;
     }
     /* the kernels address a page's aligned 16-key groups with one base each (attn/kv.h); vLLM's
@@ -133,19 +136,6 @@ static const char *attn_misfit(const kt_variant *v, const kt_problem *p, int uni
     return NULL;
 }
 
-/* The reduce's column slices a row: each slice recomputes the row's statistics, so as few as
- * fill the device: doubled from a whole row (or 256 columns) while rows x slices stay under two
- * blocks a compute unit, to at most d / 32 (batch 1, 6 heads, d 256: 8 slices, 48 blocks; 512
- * rows: one). */
-static long long attn_reduce_slices(const kt_problem *p, int units)
-{
-    const long long rows = DIM(p, BATCH) * DIM(p, Q) * attn_heads(p);
-    const long long most = ceil_div(DIM(p, D), ATTN_REDUCE_COLS_MIN);
-    long long s = ceil_div(DIM(p, D), ATTN_REDUCE_THREADS);
-    while (s < most && rows * s < 2LL * (units > 0 ? units : 1)) s *= 2;
-    return s;
-}
-
 static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
@@ -158,9 +148,9 @@ static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size
                                    {(unsigned)(PAR(v, NW) * wave_size), 1, 1},
                                    (unsigned)(v->lds_bytes > 0 ? v->lds_bytes : 0)};   /* all of it at launch */
     if (segs <= 1) return 1;
+    /* the reduce's column slices: batch 1, 6 heads, d 256: 8 slices, 48 blocks; 512 rows: one */
     out[1].suffix = "_reduce";
-    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p)), (unsigned)attn_reduce_slices(p, units), 1},
-                                   {ATTN_REDUCE_THREADS, 1, 1}, 0};
+    out[1].dims = kt_attn_reduce_launch(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p), DIM(p, D), units);
     return 2;
 }
 
@@ -168,7 +158,7 @@ static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size
 static long long attn_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
 {
     if (i != 0 || PAR(v, SEGMAX) <= 1) return 0;
-    return attn_partial_units(v, p, units) * attn_heads(p) * (DIM(p, D) + 2) * (long long)sizeof(float);
+    return attn_partial_units(v, p, units) * kt_attn_partial_bytes(attn_heads(p), DIM(p, D));
 }
 
 /* every partial is written before the reduce reads it: all of it may be poisoned */
@@ -190,13 +180,7 @@ static int attn_problem_of_args(const void *args, kt_problem *p, char *err, size
 static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                       const long long *workspace_bytes)
 {
-    kt_attn_args *a = args;
-    long long segs = attn_segments(v, p, units);
-    const long long per_unit = (long long)a->num_heads * (a->head_size + 2) * (long long)sizeof(float);
-    const long long have = workspace && workspace[0] ? workspace_bytes[0] : 0;
-    while (segs > 1 && (long long)a->num_tokens * segs * per_unit > have) segs /= 2;
-    a->num_segments = (int)segs;
-    a->partials = segs > 1 ? (float *)workspace[0] : NULL;
+    kt_attn_bind_split(args, attn_segments(v, p, units), workspace, workspace_bytes);
 }
 
 /* ---- the law ----
@@ -213,8 +197,14 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * own segment count) is bandwidth-bound, so K and V are best read once (the fewest row blocks)
  * by fewer warps; a shorter one is bound by the block's fixed costs (Q, the first loads, the
  * partials), which fewer segments (the smaller ceiling) and more warps finish sooner.
- * decode_ws.hip's form (WS 1) only where nothing else fits: its variants have not been swept, and
- * the rest of the rule was fitted without them (timed once, at parity; bench/NOTES.md). Then the
+ * First, prefill.hip's form (BM: a 16-row tile a warp, K and V read once a block) where a kv head's
+ * rows carry rows x d >= ATTN_LAW_ROWS_WORK multiply-adds a key (32 rows at d 256: what decode.hip's
+ * split of a tile's work over its warps, partial scores and P through LDS, stops paying for) and
+ * the batch's keys give every compute unit at least ATTN_LAW_ROWS_KEYS of them (two 64-key tiles:
+ * the block's fixed costs, 64 rows of Q and of partials, over at least that), with at most a
+ * quarter of the block's 16-row tiles idle (they compute on zeros: 48 rows in 64, not 32); else it and
+ * decode_ws.hip's form (WS 1) only where nothing else fits (the rest of the rule was fitted without
+ * them). Among prefill.hip's: the fewest d-slices (WD), the larger tile, Q read from LDS. Then the
  * units with a block at all: a grid short of the device leaves units that read
  * nothing (a smaller tile, whose minimum segment is shorter, splits into more blocks). Then a
  * ring (ST > 1: the next tiles copied into LDS, no registers held): from d 256 passed over (as
@@ -226,8 +216,8 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * session), and an fp8 key half a 16-bit one (its bytes: fp8 d128 then takes BN 64, 9-14% faster).
  * Then, lexicographically, among the candidates compiled for the head size: the split's
  * weight; keys in flight a unit, capped; the fewest row blocks; short of streaming, the smaller segment
- * ceiling; streaming one 16-row tile, fewer warps, else more (more rows are more arithmetic a key,
- * which more warps share); Q's fragments in registers (RE); K through LDS
+ * ceiling; streaming at most 16 x 256 multiply-adds a key (rows x d: one 16-row tile at d 256, two
+ * at d 128), fewer warps, else more (more arithmetic a key, which more warps share); Q's fragments in registers (RE); K through LDS
  * (KD 0: since the softmax's vector reads the LDS form is the faster or level at equal
  * residency); the larger ceiling; the smaller tile; the fewest idle rows; the first candidate.
  * Fitted on the H200's sweeps (every fitting candidate timed): before the ring, +3.44% pooled in
@@ -235,11 +225,17 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * moved the rule to +5.3% (288 keys of tests/device/attn_shapes.json) and +6.9% (gemma-3 tp 4,
  * 124 keys), the two keys in front were fitted on both together: +3.2% pooled over the 412
  * (bench/NOTES.md, seventh session). Refitted on the eighth session's sweep (272 keys, the new
- * addressing): +4.67% -> +2.31% pooled in sample (bench/NOTES.md, ninth session). */
-#define ATTN_LAW_KEYS 13
+ * addressing): +4.67% -> +2.31% pooled in sample (bench/NOTES.md, ninth session). With prefill.hip's
+ * kernels swept at q 4 and 8 (five geometries, 240 keys) beside the ninth session's 277: +9.39% with
+ * them last, +2.23% pooled over the 469 with the rule above (the two thresholds chosen on them:
+ * flat from 96 to 192 keys a unit); on the landed kernels' sweep (idle row groups unguarded, hence
+ * the quarter) +2.61% over the same 469 keys (bench/NOTES.md, tenth session). */
+#define ATTN_LAW_KEYS 16
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
+#define ATTN_LAW_ROWS_WORK (32 * 256)   /* rows x d a key from which prefill.hip's form comes first */
+#define ATTN_LAW_ROWS_KEYS 128      /* ... given this many of the batch's keys a compute unit */
 
 /* ceil(log2(partial bytes x ATTN_LAW_SPLIT_SHARE / KV bytes)) of a segment, 0 when under or
  * unsplit */
@@ -253,12 +249,24 @@ static long long attn_split_weight(const kt_problem *p, long long segs)
     return ratio > 1.0 ? (long long)ceil(log2(ratio)) : 0;
 }
 
+/* whether v is prefill.hip's form and p's rows and keys put it first (above) */
+static int attn_rows_first(const kt_variant *v, const kt_problem *p, int units)
+{
+    if (PAR(v, BM) <= 0) return 0;
+    const long long rows = DIM(p, G) * DIM(p, Q);
+    const long long keys = DIM(p, HKV) * attn_row_blocks(v, p) * DIM(p, BATCH) * attn_visible(p);
+    /* its idle row groups compute on zeros (prefill.hip): at most a quarter of a block's */
+    const long long tiles = attn_row_blocks(v, p) * PAR(v, BM) / 16, idle_tiles = tiles - ceil_div(rows, 16);
+    return rows * DIM(p, D) >= ATTN_LAW_ROWS_WORK && keys >= (long long)ATTN_LAW_ROWS_KEYS * units &&
+           4 * idle_tiles <= tiles;
+}
+
 static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[ATTN_LAW_KEYS])
 {
     const kt_variant *v = &c->v;
     const long long rows = DIM(p, G) * DIM(p, Q);   /* of a kv head */
     const long long rb = attn_row_blocks(v, p);
-    const long long idle = rb * 16 * PAR(v, MT) - rows;
+    const long long idle = rb * attn_block_rows(v) - rows;
     const int units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long segs = attn_segments(v, p, units);
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
@@ -269,14 +277,19 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     const int ring = PAR(v, ST) > 1;
     int i = 0;
-    key[i++] = -PAR(v, WS);
+    key[i++] = attn_rows_first(v, p, units) ? 1 : -(PAR(v, WS) || PAR(v, BM) > 0);
+    /* among prefill.hip's: the fewest d-slices, then the larger tile and Q read from LDS (a
+     * block streams its segment: a tile's fixed steps over more keys, registers for residency) */
+    key[i++] = -PAR(v, WD);
+    key[i++] = PAR(v, BM) > 0 ? PAR(v, BN) : 0;
+    key[i++] = PAR(v, BM) > 0 ? PAR(v, QL) : 0;
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
     key[i++] = -attn_split_weight(p, segs);
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = -rb;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);
-    key[i++] = streams && rows <= 16 ? -PAR(v, NW) : PAR(v, NW);
+    key[i++] = streams && rows * DIM(p, D) <= 16 * 256 ? -PAR(v, NW) : PAR(v, NW);
     key[i++] = PAR(v, RE);
     key[i++] = -PAR(v, KD);
     key[i++] = PAR(v, SEGMAX);
@@ -287,6 +300,20 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
 static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
 {
     return kt_attn_lex_pick(d, c, n, p, attn_misfit, attn_law_key, ATTN_LAW_KEYS);
+}
+
+/* prefill.hip's blocks (a 16-row tile a warp) are not timed where most of their row tiles would
+ * be idle, more than twice the tiles a kv head's rows fill: plain decode's g rows, a few
+ * speculative rows of a small group (those warps only copy) */
+static int attn_prune(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, int law_idx, int *keep)
+{
+    const long long tiles = ceil_div(DIM(p, G) * DIM(p, Q), 16);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        keep[i] = i == law_idx || PAR(&c[i].v, BM) <= 0 || PAR(&c[i].v, BM) / 16 <= 2 * tiles;
+        kept += keep[i];
+    }
+    return kept;
 }
 
 /* ---- verification sets ----
@@ -493,7 +520,7 @@ const kt_op kt_op_attn_decode = {
     .problem_of_args = attn_problem_of_args,
     .bind = attn_bind,
     .law_pick = attn_law_pick,
-    .prune = NULL,
+    .prune = attn_prune,
     .buffers = attn_buffers,
     .fill = attn_fill,
     .args_for = attn_args_for,

@@ -1,7 +1,8 @@
 /* op_attn_prefill.c: the paged prefill attention descriptor (op "attn_prefill",
  * runtime/op_attn_prefill.h): key `attn_prefill <dt> d= g= hkv= bs= win= cap= sink= qlen<= batch<=
  * ctx<=`, recipe templates/attn/prefill.lua, template templates/attn/prefill.hip, ABI
- * templates/abi/attn.h. One launch, no workspace (no split-KV in this version). What it shares
+ * templates/abi/attn.h. Split-KV where the grid is short of the device (a chunk over a long
+ * prefix): segments into a workspace of partials and a second launch merging them. What it shares
  * with attn_decode (checks, value generators, the float64 reference, the error bound) is in
  * attn_common.c. No model problems yet (from_model NULL): tune derives none until the serving
  * path asks for prefill keys. Pure functions: no I/O, no state, no GPU. */
@@ -28,8 +29,12 @@ static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
 };
 
 static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
-    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"QL", 0, 0},
+    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"QL", 0, 0}, {"SEGMAX", 1, 1},
 };
+static const char *const prefill_workspaces[] = {"split-KV partials"};
+
+/* a segment covers at least this many KV tiles (decode's MIN_TPS, runtime/op_attn.c) */
+#define PREFILL_SPLIT_MIN_TILES 2
 
 #define GRID_Y_MAX 65535LL
 #define GRID_X_MAX 2147483647LL
@@ -43,6 +48,23 @@ static long long prefill_heads(const kt_problem *p) { return DIM(p, G) * DIM(p, 
 static long long prefill_row_blocks(const kt_variant *v, const kt_problem *p)
 {
     return ceil_div(DIM(p, G) * DIM(p, QLEN), PAR(v, BM));
+}
+
+/* The split: none while the grid (kv heads x row blocks x sequences) has a block for every
+ * compute unit (each block then streams its keys alone, as FlashAttention-2 runs prefill); short
+ * of it (a chunk of few tokens over a long prefix, one sequence of a small group), as many
+ * segments as fill the resident slots (compute units x the kernel's blocks a unit), each of at
+ * least PREFILL_SPLIT_MIN_TILES tiles of the longest sequence's keys, at most SEGMAX. */
+static long long prefill_segments(const kt_variant *v, const kt_problem *p, int units)
+{
+    const long long u = units > 0 ? units : 1, occ = v->occupancy > 0 ? v->occupancy : 1;
+    const long long blocks = DIM(p, HKV) * prefill_row_blocks(v, p) * DIM(p, BATCH);
+    if (PAR(v, SEGMAX) <= 1 || blocks >= u) return 1;
+    long long s = u * occ / (blocks > 0 ? blocks : 1);
+    const long long by_tiles = DIM(p, CTX) / (PREFILL_SPLIT_MIN_TILES * PAR(v, BN));
+    if (s > by_tiles) s = by_tiles;
+    if (s > PAR(v, SEGMAX)) s = PAR(v, SEGMAX);
+    return s < 1 ? 1 : s;
 }
 
 /* ---- geometry ---- */
@@ -70,19 +92,41 @@ static int prefill_launches(const kt_variant *v, const kt_problem *p, int wave_s
 {
     char buf[160];
     if (!v || !p || !out || prefill_misfit(v, p, units, buf, sizeof buf)) return 0;
-    memset(out, 0, sizeof *out);
+    const long long segs = prefill_segments(v, p, units);
+    memset(out, 0, 2 * sizeof *out);
     out[0].suffix = "";
-    out[0].dims = (kt_launch_dims){{(unsigned)(DIM(p, HKV) * prefill_row_blocks(v, p)), (unsigned)DIM(p, BATCH), 1},
+    out[0].dims = (kt_launch_dims){{(unsigned)(DIM(p, HKV) * prefill_row_blocks(v, p)), (unsigned)DIM(p, BATCH), (unsigned)segs},
                                    {(unsigned)(PAR(v, NW) * wave_size), 1, 1},
                                    /* all of the kernel's LDS is taken at launch (prefill.lua) */
                                    (unsigned)(v->lds_bytes > 0 ? v->lds_bytes : 0)};
-    return 1;
+    if (segs <= 1) return 1;
+    /* the merge over every (token, head) row the buckets allow; rows past the tokens exit */
+    out[1].suffix = "_reduce";
+    out[1].dims = kt_attn_reduce_launch(DIM(p, BATCH) * DIM(p, QLEN) * prefill_heads(p), DIM(p, D), units);
+    return 2;
 }
 
-static long long prefill_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i) { return 0; }
-static long long prefill_workspace_poison_bytes(int i, long long bytes) { return 0; }
-static int prefill_needs_workspace(const kt_variant *v) { return 0; }
-static int prefill_split_of(const kt_variant *v) { return -1; }
+/* (token, segment) pairs of partials any problem of p's buckets can need: the split fills the
+ * resident slots only, so tokens x segments <= qlen x batch x TARGET / (hkv x row blocks x batch)
+ * <= TARGET x BM / (g x hkv), whatever the lengths below the bucket's edges; and at most tokens x
+ * SEGMAX */
+static long long prefill_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
+{
+    if (i != 0 || PAR(v, SEGMAX) <= 1) return 0;
+    const long long qlen = kt_op_bucket(p->op, KT_PREFILL_D_QLEN, DIM(p, QLEN));
+    const long long batch = kt_op_bucket(p->op, KT_PREFILL_D_BATCH, DIM(p, BATCH));
+    const long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    const long long target = (long long)(units > 0 ? units : 1) * occ;
+    const long long by_law = ceil_div(target * PAR(v, BM), prefill_heads(p));
+    const long long by_ceiling = qlen * batch * PAR(v, SEGMAX);
+    return (by_law < by_ceiling ? by_law : by_ceiling) * kt_attn_partial_bytes(prefill_heads(p), DIM(p, D));
+}
+/* every partial is written before the reduce reads it */
+static long long prefill_workspace_poison_bytes(int i, long long bytes) { return i == 0 ? bytes : 0; }
+/* a split variant uses the partials when it has them, and runs one segment without (bind) */
+static int prefill_needs_workspace(const kt_variant *v) { return PAR(v, SEGMAX) > 1; }
+static long long prefill_workspace_min_bytes(const kt_variant *v, const kt_problem *p, int units, int i) { return 0; }
+static int prefill_split_of(const kt_variant *v) { return PAR(v, SEGMAX); }
 
 /* ---- arguments ---- */
 
@@ -91,13 +135,11 @@ static int prefill_problem_of_args(const void *args, kt_problem *p, char *err, s
     return kt_attn_problem_of_args(&kt_op_attn_prefill, args, p, err, errlen);
 }
 
-/* one segment always: the struct's split fields say so */
+/* the launch geometry's segment count, fewer where the caller's workspace is smaller */
 static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                          const long long *workspace_bytes)
 {
-    kt_attn_args *a = args;
-    a->num_segments = 1;
-    a->partials = NULL;
+    kt_attn_bind_split(args, prefill_segments(v, p, units), workspace, workspace_bytes);
 }
 
 /* ---- the law ----
@@ -333,12 +375,16 @@ const kt_op kt_op_attn_prefill = {
     .args_size = sizeof(kt_attn_args),
     .launches = prefill_launches,
     .misfit = prefill_misfit,
-    .nworkspaces = 0,
-    .workspace_names = NULL,
+    .nworkspaces = 1,
+    .workspace_names = prefill_workspaces,
     .workspace_bytes = prefill_workspace_bytes,
+    /* as decode's: a larger untuned split is clamped by bind (fewer segments, still correct) */
+    .workspace_floor_bytes = 32LL << 20,
+    .workspace_min_bytes = prefill_workspace_min_bytes,
     .workspace_poison_bytes = prefill_workspace_poison_bytes,
     .needs_workspace = prefill_needs_workspace,
     .split_of = prefill_split_of,
+    .split_label = "split-KV segments at most (where the grid is short of the device)",
     .problem_of_args = prefill_problem_of_args,
     .bind = prefill_bind,
     .law_pick = prefill_law_pick,

@@ -20,13 +20,21 @@
  *       held for the whole loop: what lets a warp own two 16-row tiles at d128 with WD 1, so that
  *       every K and V fragment read from LDS serves 32 rows.
  *
- * Block (x, y) = (kv head x row block, sequence): grid.x = num_kv_heads * ceil(g * max_query_len
- * / BM) from the host's max_query_len, grid.y = num_seqs; a shorter sequence's surplus row blocks
- * exit at once (cheaper than a prefix-sum search over query_start_loc per block, and the grid is
+ * Block (x, y, z) = (kv head x row block, sequence, segment): grid.x = num_kv_heads * ceil(g *
+ * max_query_len / BM) from the host's max_query_len, grid.y = num_seqs, grid.z = num_segments; a
+ * shorter sequence's surplus row blocks exit at once (cheaper than a prefix-sum search over
+ * query_start_loc per block, and the grid is
  * the host's to size without reading device memory). grid.x runs kv heads fastest and a
  * sequence's row blocks last-first: the last rows see the most keys, so the longest blocks of
- * every head start earliest (longest first keeps the causal triangle's tail short). No split-KV in this
- * version: prefill has tokens x heads / BM blocks to fill the device with.
+ * every head start earliest (longest first keeps the causal triangle's tail short). Split-KV
+ * (num_segments > 1): a block's visible keys are cut into num_segments runs of whole tiles, each
+ * block writing its rows' (m, l) and unnormalised O into the partials as decode does
+ * (templates/abi/attn.h), merged by <kernel>_reduce (attn/reduce.h); for a long context that
+ * too few blocks would read (a chunk over a long prefix; speculative verify, op attn_decode, whose
+ * g x q rows fill one or two blocks). A row group past the sequence's rows computes on Q's zeros,
+ * masked and never written: a branch around its products cost prefill 3-7% on the H200 (its
+ * scheduling, at equal registers) and saved speculative decode 8% at q 4 (bench/NOTES.md, tenth
+ * session).
  *
  * The two products are held as arch/prefill_ops.h orients them: S = Q K^T on NVIDIA, S^T = K Q^T
  * on AMD (O, O^T alike), so that P goes from the score accumulators into P V's operand in
@@ -163,7 +171,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     if (!kt_dynamic_shared_fits(kSmemBytes)) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
-    const int seq = kt_block_id_y();
+    const int seq = kt_block_id_y(), seg = kt_block_id_z(), nseg = a.num_segments;
     /* kv head fastest, then row blocks last-first: the blocks that see the most keys, of every
      * head, start first (head-major order left one head's longest blocks for the end) */
     const int row_blocks = kt_grid_blocks_x() / a.num_kv_heads;   /* blocks sharing a kv head */
@@ -173,13 +181,19 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int qlen = a.query_start_loc[seq + 1] - q0;
     const int rows = g * qlen;
     const int ctx = a.seq_lens[seq] - qlen;
-    if (qlen <= 0 || row0 >= rows) return;   /* a shorter sequence's surplus block (uniform) */
+    /* a shorter sequence's surplus block, a segment past the launch's count (uniform) */
+    if (qlen <= 0 || row0 >= rows || seg >= nseg) return;
     const int last = (row0 + kBM < rows ? row0 + kBM : rows) - 1;
     const int pos_first = ctx + row0 / g, pos_last = ctx + last / g;
     /* the keys any row of the block sees: the first row's window start to the last row's causal
      * limit (<= seq_len) */
-    const int kv_lo = a.window > 0 && pos_first - a.window + 1 > 0 ? pos_first - a.window + 1 : 0;
-    const int kv_hi = pos_last + 1;
+    const int vis_lo = a.window > 0 && pos_first - a.window + 1 > 0 ? pos_first - a.window + 1 : 0;
+    const int vis_hi = pos_last + 1;
+    /* split-KV: segment seg's share of them, whole tiles (only the last can end past its keys, at
+     * the causal limit, which the mask holds); a segment past the keys is empty and writes l = 0 */
+    const int per = ((vis_hi - vis_lo + nseg - 1) / nseg + kBN - 1) / kBN * kBN;
+    const int kv_lo = vis_lo + seg * per < vis_hi ? vis_lo + seg * per : vis_hi;
+    const int kv_hi = kv_lo + per < vis_hi ? kv_lo + per : vis_hi;
     const int *bt = a.block_table + (long long)seq * a.bt_stride;
     /* the warp's first row in the block and first d column (its d-slice: Q's k, O's n) */
     const int wd = warp % kWD, wrow = (warp / kWD) * kMW * 16, dcol = wd * kDS * 16;
@@ -198,10 +212,12 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const unsigned magic = kt_block_magic(a.block_size);
     kt_stage kst, vst;
     kt_pages pages;   /* of the tile being loaded: its K issued, its V next */
-    kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
     const unsigned k_lds = kt_lds_addr(sm_k + kr * kLdK + col), v_lds = kt_lds_addr(sm_v + kr * kLdK + col);
     const int k_sb = (int)a.k_stride_block, v_sb = (int)a.v_stride_block;
-    kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
+    if (kv_lo < kv_hi) {
+        kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
+        kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
+    }
 
     {
         const unsigned short *q = (const unsigned short *)a.q;
@@ -237,7 +253,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) {
             const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, i);
-            const bool sink = a.sinks && rg < rows;
+            const bool sink = a.sinks && rg < rows && nseg == 1;   /* split: the reduce adds it */
             m[mt][i] = sink ? a.sinks[kvh * g + rg % g] * kLog2e : neg_inf;
             /* the sink's term, once a row: in the first of the lanes that share it */
             l[mt][i] = sink && (lane & kRowBits) == 0 ? 1.0f : 0.0f;
@@ -322,8 +338,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                     for (int i = 0; i < kt_acc_elems; i++)
                         kt_acc_set(s[mt][nt], i, a.softcap * kt_tanh(kt_acc_get(s[mt][nt], i) * score_scale / a.softcap) * kLog2e);
         }
-        /* a tile every row of the block sees whole needs no mask (uniform over the block) */
-        const bool whole = row0 + kBM <= rows && j0 + kBN - 1 <= pos_first && (a.window <= 0 || pos_last - j0 < a.window);
+        /* a tile every row of the warp sees whole needs no mask (warp-uniform) */
+        const bool whole = row0 + wrow + kMW * 16 <= rows && j0 + kBN - 1 <= pos_first &&
+                           (a.window <= 0 || pos_last - j0 < a.window);
         if (!whole) {
             /* a row's position (-1: a row past the sequence's, which sees nothing), recomputed
              * here rather than held across the loop: only the diagonal's tiles pay for it */
@@ -412,12 +429,34 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     }
     kt_copy_wait();   /* the copy issued past the last tile lands before the block's LDS is gone */
 
-    /* out = O * v_scale / l, rounded once; a row that saw nothing writes zeros */
+    /* unsplit: out = O * v_scale / l, rounded once; a row that saw nothing writes zeros. Split:
+     * the segment's (m, l) and O * v_scale into the partials, which the reduce merges */
 #pragma unroll
-    for (int mt = 0; mt < kMW; mt++) {
+    for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
             if (kt_rep(i) == i) l[mt][i] = kt_row_sum(l[mt][i]);
+    if (nseg > 1) {
+        float *const acc = a.partials + 2LL * a.num_tokens * a.num_heads * nseg;
+#pragma unroll
+        for (int mt = 0; mt < kMW; mt++)
+#pragma unroll
+            for (int e = 0; e < kt_acc_elems; e++) {
+                const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, e);
+                if (rg >= rows) continue;
+                const long long pr = ((long long)(q0 + rg / g) * a.num_heads + kvh * g + rg % g) * nseg + seg;
+                if (kt_rep(e) == e && (lane & kRowBits) == 0 && wd == 0) {
+                    a.partials[pr * 2] = m[mt][e];
+                    a.partials[pr * 2 + 1] = l[mt][e];
+                }
+#pragma unroll
+                for (int dt = 0; dt < kDS; dt++)
+                    acc[pr * kD + dcol + dt * 16 + kt_s_n(lane, e)] = kt_acc_get(o[mt][dt], e) * a.v_scale;
+            }
+        return;
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMW; mt++) {
         float inv[kt_acc_elems];
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) inv[i] = l[mt][kt_rep(i)] > 0.0f ? a.v_scale / l[mt][kt_rep(i)] : 0.0f;
@@ -433,3 +472,5 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
     }
 }
+
+#include "attn/reduce.h"

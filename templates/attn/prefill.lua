@@ -10,7 +10,10 @@
 -- each tile instead of holding them: what lets a warp own two 16-row tiles at d128 without
 -- d-slices (each K / V fragment read from LDS then serves 32 rows, FlashAttention-2's shape). K
 -- and V each have a tile buffer; on NVIDIA 16-bit caches copy straight into them (cp.async), so no
--- register holds a tile in flight. No split-KV in this version.
+-- register holds a tile in flight. SEGMAX is the most split-KV segments a launch may be given
+-- (block z a segment; a second launch, <kernel>_reduce, merges their partials as decode's do).
+-- The same kernels serve attn_decode where a kv head has many rows (speculative verify: g x q
+-- rows, a 16-row tile a warp, K and V read once a block): ops lists both.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
@@ -30,7 +33,7 @@ return {
   family = "attn",
   template = "prefill.hip",
   kernel = "kt_attn_prefill",
-  ops = { "attn_prefill" },
+  ops = { "attn_prefill", "attn_decode" },
   axes = {
     { "dtype", { "bf16", "fp16", "bf16_e4m3", "fp16_e4m3" } },
     { "D", { 64, 128, 256, 512 } },
@@ -39,6 +42,7 @@ return {
     { "NW", { 4, 8 } },
     { "WD", { 1, 2, 4 } },
     { "QL", { 0, 1 } },
+    { "SEGMAX", { 128 } },
   },
 
   lds_at_launch = true,

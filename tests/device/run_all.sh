@@ -127,14 +127,15 @@ step rms rms.log run_rms
 run_attn_sweep() {
     need "$DB" "no database to tune into" || return 1
     # the model's own attention problems at its tp (KT_ATTN_MODEL, KT_ATTN_TP), then the shapes of
-    # tests/device/attn_shapes.json (the timing grid's keys and a few others), each in its budget
+    # tests/device/attn_shapes.json (the timing grid's keys and a few others; KT_ATTN_SHAPES names
+    # another file, e.g. tests/device/attn_spec_shapes.json), each in its budget
     if [ "${KT_ATTN_BUDGET_MIN:-3}" != 0 ]; then
         ./tune --modelpath "${KT_ATTN_MODEL:-models/qwen3-next-80b-a3b}" --tp "${KT_ATTN_TP:-4}" --target sm_90a \
             --db "$DB" --no-build --resume --only attn_decode --budget-min "${KT_ATTN_BUDGET_MIN:-3}" || return 1
     fi
     if [ "${KT_ATTN_SHAPES_MIN:-3}" != 0 ]; then
         ./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db "$DB" --no-build --resume --only attn_decode \
-            --shapes tests/device/attn_shapes.json --budget-min "${KT_ATTN_SHAPES_MIN:-3}"
+            --shapes "${KT_ATTN_SHAPES:-tests/device/attn_shapes.json}" --budget-min "${KT_ATTN_SHAPES_MIN:-3}"
     fi
 }
 run_attn_check() {

@@ -575,6 +575,71 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, ws + 1, 1, &r8) == 0);
 }
 
+/* prefill.hip's kernels serving decode: BM rows a block (no MT), the launch's row blocks from it,
+ * exactly one of MT and BM; the tuner times them only where at most half a block's row tiles idle;
+ * the law takes them only where nothing else fits (not swept when the rule was fitted) */
+static void test_rows_form(void)
+{
+    const int units = 132;
+    char buf[160];
+    kt_variant pf = var(256, 0, 32, 4, 128, 2);
+    pf.p[KT_ATTN_P_BM] = 64;
+    pf.p[KT_ATTN_P_WD] = 1;
+    kt_problem q8 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 8, 8, 32768);   /* 64 rows a kv head */
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    KT_CHECK(op->misfit(&pf, &q8, units, buf, sizeof buf) == NULL);
+    KT_CHECK(op->launches(&pf, &q8, 32, units, l) == 2 && l[0].dims.grid[0] == 2 && l[0].dims.block[0] == 128);
+    pf.p[KT_ATTN_P_BM] = 32;   /* 64 rows: two row blocks a kv head */
+    KT_CHECK(op->launches(&pf, &q8, 32, units, l) >= 1 && l[0].dims.grid[0] == 4);
+    pf.p[KT_ATTN_P_MT] = 2;    /* both: which is the block's rows? */
+    KT_CHECK(op->misfit(&pf, &q8, units, buf, sizeof buf) != NULL && strstr(buf, "MT=2 BM=32"));
+    pf.p[KT_ATTN_P_MT] = 0;
+    pf.p[KT_ATTN_P_BM] = 0;    /* neither */
+    KT_CHECK(op->misfit(&pf, &q8, units, buf, sizeof buf) != NULL);
+    pf.p[KT_ATTN_P_BM] = 24;   /* not whole 16-row tiles */
+    KT_CHECK(op->misfit(&pf, &q8, units, buf, sizeof buf) != NULL);
+
+    /* prune: BM 128 (8 tiles) at 64 rows (4) kept, at 32 rows (2) kept at BM 64 only, at 8 rows
+     * (plain decode, g 8) neither; the law's candidate always */
+    law_device d = law_device_from_target(kt_target_find("sm_90a"), units);
+    kt_candidate c[3];
+    memset(c, 0, sizeof c);
+    c[0].v = var(256, 1, 32, 4, 256, 2);
+    c[1].v = c[2].v = var(256, 0, 32, 4, 128, 2);
+    c[1].v.p[KT_ATTN_P_BM] = 64;
+    c[2].v.p[KT_ATTN_P_BM] = 128;
+    int keep[3];
+    KT_CHECK(op->prune(&d, c, 3, &q8, 0, keep) == 3);
+    kt_problem q4 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 4, 8, 32768);
+    KT_CHECK(op->prune(&d, c, 3, &q4, 0, keep) == 2 && keep[0] && keep[1] && !keep[2]);
+    kt_problem q1 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 8, 32768);
+    KT_CHECK(op->prune(&d, c, 3, &q1, 2, keep) == 2 && keep[0] && !keep[1] && keep[2]);
+    /* the law: prefill.hip's block first where a kv head's rows carry rows x d >= 32 x 256 a key
+     * and the batch gives every compute unit two 64-key tiles (q 8, batch 8, 32K: 64 x 256, 4K
+     * keys a unit), at most a quarter of its row tiles idle, the fewest d-slices, then the larger tile; decode.hip's below either (q 4 at
+     * d 128: 32 x 128; q 8 at batch 1, 1K keys: 15 keys a unit) */
+    KT_CHECK(op->law_pick(&d, c, 3, &q8) == 1);
+    kt_candidate r[3];
+    memset(r, 0, sizeof r);
+    r[0].v = var(256, 1, 32, 4, 256, 2);
+    r[1].v = r[2].v = var(256, 0, 64, 4, 128, 2);
+    r[1].v.p[KT_ATTN_P_BM] = r[2].v.p[KT_ATTN_P_BM] = 64;
+    r[1].v.p[KT_ATTN_P_WD] = 2;
+    r[2].v.p[KT_ATTN_P_WD] = 1;
+    r[1].v.p[KT_ATTN_P_BN] = 32;
+    KT_CHECK(op->law_pick(&d, r, 3, &q8) == 2);
+    kt_problem q4r = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 4, 8, 32768);   /* 32 rows: half of 64 idle */
+    KT_CHECK(op->law_pick(&d, r, 3, &q4r) == 0);
+    kt_problem g6 = prob(DT_BF16, 256, 6, 1, 16, 0, 0, 0, 8, 8, 32768);    /* 48 rows: a quarter */
+    KT_CHECK(op->law_pick(&d, r, 3, &g6) == 2);
+    kt_problem short8 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 8, 1, 1024);
+    KT_CHECK(op->law_pick(&d, r, 3, &short8) == 0);
+    kt_problem d128 = prob(DT_BF16, 128, 8, 2, 16, 0, 0, 0, 4, 8, 32768);
+    r[0].v.p[KT_ATTN_P_D] = r[1].v.p[KT_ATTN_P_D] = r[2].v.p[KT_ATTN_P_D] = 128;
+    KT_CHECK(op->law_pick(&d, r, 3, &d128) == 0);
+    KT_CHECK(op->law_pick(&d, r + 1, 2, &d128) == 1);   /* alone, still the fewest d-slices */
+}
+
 /* ---- the GPU reference, emulated ---- */
 
 static double max_rel_ulp(double (*f)(double, const double *), double (*ref)(double), double lo, double hi, int n,
@@ -733,6 +798,7 @@ int main(void)
     test_law();
     test_emulation();
     test_law_pick();
+    test_rows_form();
     test_ref_gpu();
     KT_TEST_END();
 }

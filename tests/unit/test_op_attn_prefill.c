@@ -130,7 +130,7 @@ static void test_sets(void)
 
 /* ---- a host emulation of prefill.hip ---- */
 
-enum { BUG_NONE, BUG_NO_RESCALE, BUG_CAUSAL_SHORT, BUG_WHOLE, BUG_WINDOW, BUG_SINK, BUG_HEAD };
+enum { BUG_NONE, BUG_NO_RESCALE, BUG_CAUSAL_SHORT, BUG_WHOLE, BUG_WINDOW, BUG_SINK, BUG_HEAD, BUG_SEGMENT_TILES };
 
 static float to_f(int fp16, uint16_t h) { return fp16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
 static uint16_t from_f(int fp16, float f) { return fp16 ? kt_f32_to_f16(f) : kt_f32_to_bf16(f); }
@@ -159,9 +159,10 @@ static float kv_at(const emu *e, const void *cache, int seq, int j, int kvh, int
     return kv8 ? e4m3(((const uint8_t *)cache)[off]) : to_f(fp16, ((const uint16_t *)cache)[off]);
 }
 
-/* Block (kv head, row block, sequence) as prefill.hip computes it, a row at a time (the order of a
- * row's fp32 sums differs from the kernel's butterflies, which the bound absorbs). */
-static void emu_block(const emu *e, int kvh, int rb, int seq)
+/* Block (kv head, row block, sequence, segment) as prefill.hip computes it, a row at a time (the
+ * order of a row's fp32 sums differs from the kernel's butterflies, which the bound absorbs); with
+ * a->num_segments > 1 into a->partials, as templates/abi/attn.h lays them out. */
+static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
 {
     const kt_attn_args *a = e->a;
     const int fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3;
@@ -176,8 +177,12 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
     const int last = (row0 + bm < rows ? row0 + bm : rows) - 1;
     const int pos_first = ctx + row0 / g, pos_last = ctx + last / g;
     const int win = a->window + (e->bug == BUG_WINDOW ? -1 : 0);
-    const int kv_lo = win > 0 && pos_first - win + 1 > 0 ? pos_first - win + 1 : 0;
-    const int kv_hi = pos_last + 1 - (e->bug == BUG_CAUSAL_SHORT);
+    const int vis_lo = win > 0 && pos_first - win + 1 > 0 ? pos_first - win + 1 : 0;
+    const int vis_hi = pos_last + 1 - (e->bug == BUG_CAUSAL_SHORT);
+    const int nseg = a->num_segments;
+    const int per = ((vis_hi - vis_lo + nseg - 1) / nseg + (e->bug == BUG_SEGMENT_TILES ? 0 : bn - 1)) / bn * bn;
+    const int kv_lo = vis_lo + seg * per < vis_hi ? vis_lo + seg * per : vis_hi;
+    const int kv_hi = kv_lo + per < vis_hi ? kv_lo + per : vis_hi;
     const float log2e = 1.4426950408889634f;
     const int capped = a->softcap > 0.0f;
     const float score_scale = a->scale * a->k_scale * (capped ? 1.0f : log2e);
@@ -188,7 +193,8 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
         const int pos = ctx + rg / g;
         const int h = kvh * g + (e->bug == BUG_HEAD ? (rg + 1) % g : rg % g);
         const uint16_t *qr = q + (long long)(q0 + rg / g) * a->q_stride_tok + (long long)h * a->q_stride_head;
-        float m = sinks ? sinks[kvh * g + rg % g] * log2e : -INFINITY, l = sinks ? 1.0f : 0.0f;
+        const int sink = sinks && nseg == 1;   /* split: the reduce's */
+        float m = sink ? sinks[kvh * g + rg % g] * log2e : -INFINITY, l = sink ? 1.0f : 0.0f;
         memset(o, 0, (size_t)d * sizeof *o);
         for (int j0 = kv_lo; j0 < kv_hi; j0 += bn) {
             const int whole = row0 + bm <= rows && j0 + bn - 1 <= (e->bug == BUG_WHOLE ? pos_last : pos_first) &&
@@ -219,8 +225,16 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
             l = l * al + sum;
             m = m_new;
         }
-        const float inv = l > 0.0f ? a->v_scale / l : 0.0f;
         const int tok = q0 + rg / g, hw = kvh * g + rg % g;
+        if (nseg > 1) {
+            const long long row = (long long)tok * a->num_heads + hw;
+            a->partials[(row * nseg + seg) * 2] = m;
+            a->partials[(row * nseg + seg) * 2 + 1] = l;
+            float *acc = a->partials + 2LL * a->num_tokens * a->num_heads * nseg + (row * nseg + seg) * d;
+            for (int x = 0; x < d; x++) acc[x] = o[x] * a->v_scale;
+            continue;
+        }
+        const float inv = l > 0.0f ? a->v_scale / l : 0.0f;
         for (int x = 0; x < d; x++)
             ((uint16_t *)e->h[1])[(long long)tok * a->o_stride_tok + (long long)hw * a->o_stride_head + x] = from_f(fp16, o[x] * inv);
     }
@@ -228,9 +242,36 @@ static void emu_block(const emu *e, int kvh, int rb, int seq)
     free(s);
 }
 
+/* reduce.h's merge of a row's segments: weights 2^(m_s - M) over the segments that saw a key,
+ * the sink's term once */
+static void emu_reduce(const emu *e)
+{
+    const kt_attn_args *a = e->a;
+    const int nseg = a->num_segments, d = a->head_size, fp16 = e->p->dtype == DT_FP16 || e->p->dtype == DT_FP16_E4M3;
+    const float *sinks = a->sinks && e->bug != BUG_SINK ? e->h[7] : NULL;
+    for (long long row = 0; row < (long long)a->num_tokens * a->num_heads; row++) {
+        const float *ml = a->partials + row * nseg * 2;
+        const float *acc = a->partials + 2LL * a->num_tokens * a->num_heads * nseg + row * nseg * d;
+        const int h = (int)(row % a->num_heads);
+        const float sink = sinks ? sinks[h] * 1.4426950408889634f : -INFINITY;
+        float mx = sink, l = 0.0f;
+        for (int sg = 0; sg < nseg; sg++)
+            if (ml[2 * sg + 1] > 0.0f && ml[2 * sg] > mx) mx = ml[2 * sg];
+        for (int sg = 0; sg < nseg; sg++) l += ml[2 * sg + 1] > 0.0f ? ml[2 * sg + 1] * exp2f(ml[2 * sg] - mx) : 0.0f;
+        if (sinks) l += exp2f(sink - mx);
+        for (int x = 0; x < d; x++) {
+            float sum = 0.0f;
+            for (int sg = 0; sg < nseg; sg++)
+                if (ml[2 * sg + 1] > 0.0f) sum += acc[(long long)sg * d + x] * exp2f(ml[2 * sg] - mx);
+            ((uint16_t *)e->h[1])[(row / a->num_heads) * a->o_stride_tok + (long long)h * a->o_stride_head + x] =
+                from_f(fp16, l > 0.0f ? sum / l : 0.0f);
+        }
+    }
+}
+
 /* The emulated kernel's error against the reference on the descriptor's own verification set,
- * over the grid launches() gives. */
-static double emulate(const kt_problem *p, int bm, int bn, int bug)
+ * over the grid launches() gives, with nseg segments (1: none; else forced, as bind may clamp) */
+static double emulate(const kt_problem *p, int bm, int bn, int bug, int nseg)
 {
     kt_op_buffer b[KT_OP_MAX_BUFFERS];
     const int nb = op->buffers(p, b);
@@ -246,14 +287,18 @@ static double emulate(const kt_problem *p, int bm, int bn, int bug)
     op->args_for(&a, p, h);
     kt_variant v = var((int)p->dim[KT_PREFILL_D_D], bm, bn, 4, 1);
     kt_op_launch l[KT_OP_MAX_LAUNCHES];
-    KT_CHECK(op->launches(&v, p, 32, 132, l) == 1);
+    KT_CHECK(op->launches(&v, p, 32, 132, l) >= 1);
     const int row_blocks = (int)l[0].dims.grid[0] / a.num_kv_heads;
     KT_CHECK((int)l[0].dims.grid[1] == a.num_seqs);
+    a.num_segments = nseg;
+    a.partials = nseg > 1 ? calloc((size_t)a.num_tokens * a.num_heads * nseg * (a.head_size + 2), sizeof(float)) : NULL;
     emu e = {p, &a, h, bm, bn, bug};
     for (int seq = 0; seq < a.num_seqs; seq++)
         for (int x = 0; x < (int)l[0].dims.grid[0]; x++)
-            emu_block(&e, x / row_blocks, row_blocks - 1 - x % row_blocks, seq);
+            for (int seg = 0; seg < nseg; seg++) emu_block(&e, x / row_blocks, row_blocks - 1 - x % row_blocks, seq, seg);
+    if (nseg > 1) emu_reduce(&e);
     const double err = op->rel_error(p, h, ref);
+    free(a.partials);
     free(ref);
     for (int i = 0; i < nb; i++) free(h[i]);
     return err;
@@ -261,31 +306,38 @@ static double emulate(const kt_problem *p, int bm, int bn, int bug)
 
 static void test_emulation(void)
 {
-    struct { int dt, d, g, hkv, bs, win, cap, sink, qlen, batch, ctx, bm, bn; } c[] = {
-        {DT_BF16, 64, 4, 2, 16, 0, 0, 0, 37, 3, 120, 64, 32},       /* GQA, chunked and fresh prompts */
-        {DT_FP16, 64, 1, 2, 16, 0, 0, 0, 75, 3, 75, 64, 32},        /* no GQA, prompts only */
-        {DT_BF16, 64, 8, 1, 32, 0, 0, 0, 21, 4, 200, 128, 64},      /* 168 rows: two 128-row blocks */
-        {DT_BF16, 128, 2, 2, 16, 40, 0, 0, 50, 3, 160, 64, 32},     /* window */
-        {DT_FP16, 64, 4, 1, 16, 17, 0, 0, 30, 3, 90, 64, 64},       /* window shorter than a tile */
-        {DT_BF16, 64, 4, 1, 16, 0, 30, 1, 19, 3, 90, 64, 32},       /* soft-cap, sinks */
-        {DT_BF16_E4M3, 64, 4, 2, 16, 0, 0, 0, 33, 2, 150, 128, 32}, /* fp8 cache */
-        {DT_FP16_E4M3, 64, 2, 2, 16, 24, 0, 1, 40, 3, 70, 64, 64},
+    /* nseg: split-KV segments (1 none; 2 and 3 uneven over the tiles; 9 leaves the short
+     * sequences' last segments empty) */
+    struct { int dt, d, g, hkv, bs, win, cap, sink, qlen, batch, ctx, bm, bn, nseg; } c[] = {
+        {DT_BF16, 64, 4, 2, 16, 0, 0, 0, 37, 3, 120, 64, 32, 1},       /* GQA, chunked and fresh prompts */
+        {DT_FP16, 64, 1, 2, 16, 0, 0, 0, 75, 3, 75, 64, 32, 1},        /* no GQA, prompts only */
+        {DT_BF16, 64, 8, 1, 32, 0, 0, 0, 21, 4, 200, 128, 64, 1},      /* 168 rows: two 128-row blocks */
+        {DT_BF16, 128, 2, 2, 16, 40, 0, 0, 50, 3, 160, 64, 32, 1},     /* window */
+        {DT_FP16, 64, 4, 1, 16, 17, 0, 0, 30, 3, 90, 64, 64, 1},       /* window shorter than a tile */
+        {DT_BF16, 64, 4, 1, 16, 0, 30, 1, 19, 3, 90, 64, 32, 1},       /* soft-cap, sinks */
+        {DT_BF16_E4M3, 64, 4, 2, 16, 0, 0, 0, 33, 2, 150, 128, 32, 1}, /* fp8 cache */
+        {DT_FP16_E4M3, 64, 2, 2, 16, 24, 0, 1, 40, 3, 70, 64, 64, 1},
+        {DT_BF16, 64, 4, 2, 16, 0, 0, 0, 37, 3, 120, 64, 32, 2},       /* split */
+        {DT_BF16, 64, 4, 1, 16, 0, 30, 1, 19, 3, 300, 64, 32, 3},      /* split, soft-cap, sinks */
+        {DT_FP16, 128, 2, 2, 16, 40, 0, 0, 50, 3, 160, 64, 32, 3},     /* split, window */
+        {DT_BF16_E4M3, 64, 8, 1, 16, 0, 0, 1, 8, 3, 700, 64, 32, 9},   /* speculative rows, empty segments */
     };
     for (int i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         kt_problem p = prob(c[i].dt, c[i].d, c[i].g, c[i].hkv, c[i].bs, c[i].win, c[i].cap, c[i].sink, c[i].qlen,
                             c[i].batch, c[i].ctx);
-        const double err = emulate(&p, c[i].bm, c[i].bn, BUG_NONE);
+        const double err = emulate(&p, c[i].bm, c[i].bn, BUG_NONE, c[i].nseg);
         KT_CHECK(err <= op->error_bound(p.dtype));
         if (!(err <= op->error_bound(p.dtype))) fprintf(stderr, "case %d: error %.3g over the bound %.3g\n", i, err, op->error_bound(p.dtype));
     }
     /* planted bugs are far outside the bound */
-    struct { int bug, win, sink, bm, bn; } bad[] = {
-        {BUG_NO_RESCALE, 0, 0, 64, 32}, {BUG_CAUSAL_SHORT, 0, 0, 64, 32}, {BUG_WHOLE, 0, 0, 64, 32},
-        {BUG_WINDOW, 8, 0, 64, 32}, {BUG_SINK, 0, 1, 64, 32}, {BUG_HEAD, 0, 0, 128, 64},
+    struct { int bug, win, sink, bm, bn, nseg; } bad[] = {
+        {BUG_NO_RESCALE, 0, 0, 64, 32, 1}, {BUG_CAUSAL_SHORT, 0, 0, 64, 32, 1}, {BUG_WHOLE, 0, 0, 64, 32, 1},
+        {BUG_WINDOW, 8, 0, 64, 32, 1}, {BUG_SINK, 0, 1, 64, 32, 1}, {BUG_HEAD, 0, 0, 128, 64, 1},
+        {BUG_SEGMENT_TILES, 0, 0, 64, 32, 3}, {BUG_SINK, 0, 1, 64, 32, 2},
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         kt_problem p = prob(DT_BF16, 64, 4, 1, 16, bad[i].win, 0, bad[i].sink, 37, 3, 120);
-        const double err = emulate(&p, bad[i].bm, bad[i].bn, bad[i].bug);
+        const double err = emulate(&p, bad[i].bm, bad[i].bn, bad[i].bug, bad[i].nseg);
         KT_CHECK(err > op->error_bound(p.dtype));
         if (!(err > op->error_bound(p.dtype))) fprintf(stderr, "planted bug %d: error %.3g within the bound\n", bad[i].bug, err);
     }
@@ -345,6 +397,62 @@ static void test_launch_law(void)
     KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
 }
 
+/* Split-KV where the grid is short of the device: a 16-token chunk over a 32K prefix (16/2/256:
+ * 128 rows, one 128-row block a kv head) takes 132 x 2 / 2 = 132 segments, capped at SEGMAX, and a
+ * reduce launch; a grid with a block a compute unit none; no SEGMAX axis none; the workspace
+ * sized for a key holds every problem of its buckets. */
+static void test_split(void)
+{
+    kt_variant v = var(256, 128, 32, 8, 2);
+    v.p[KT_PREFILL_P_SEGMAX] = 128;
+    kt_problem p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 16, 1, 32768);
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].dims.grid[0] == 2 && l[0].dims.grid[2] == 128);
+    KT_CHECK(strcmp(l[1].suffix, "_reduce") == 0 && l[1].dims.grid[0] == 16 * 16 && l[1].dims.block[0] == 256);
+    p.dim[KT_PREFILL_D_BATCH] = 16;   /* 32 blocks: 8 segments */
+    KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].dims.grid[2] == 8);
+    p.dim[KT_PREFILL_D_CTX] = 256;    /* a short context: 4 segments of two 32-key tiles */
+    KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].dims.grid[2] == 4);
+    p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1024, 1, 32768);   /* 128 blocks, short of 132: 2 */
+    KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].dims.grid[2] == 2);
+    p.dim[KT_PREFILL_D_QLEN] = 2048;  /* 256 blocks: no split, one launch */
+    KT_CHECK(op->launches(&v, &p, 32, 132, l) == 1 && l[0].dims.grid[2] == 1);
+    kt_variant none = var(256, 128, 32, 8, 2);
+    none.p[KT_PREFILL_P_SEGMAX] = 1;
+    p.dim[KT_PREFILL_D_QLEN] = 16;
+    KT_CHECK(op->launches(&none, &p, 32, 132, l) == 1 && op->workspace_bytes(&none, &p, 132, 0) == 0);
+    KT_CHECK(op->needs_workspace(&v) && !op->needs_workspace(&none));
+    /* bind: the law's count where the workspace holds it, halved where it does not, none without */
+    kt_problem key = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 64, 4, 32768);
+    const long long have = op->workspace_bytes(&v, &key, 132, 0);
+    int fits = 1;
+    for (int qlen = 33; qlen <= 64; qlen += 7)
+        for (int b = 1; b <= 4; b++)
+            for (int ctx = 16385; ctx <= 32768; ctx += 4096) {
+                kt_problem x = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, qlen, b, ctx);
+                if (op->launches(&v, &x, 32, 132, l) < 1) { fits = 0; continue; }
+                const long long need = l[0].dims.grid[2] > 1 ? (long long)qlen * b * l[0].dims.grid[2] * 16 * (256 + 2) * 4 : 0;
+                fits &= need <= have;
+            }
+    KT_CHECK(fits && have > 0);
+    kt_attn_args a;
+    memset(&a, 0, sizeof a);
+    a.num_tokens = 64 * 4;
+    a.num_heads = 16;
+    a.head_size = 256;
+    float scratch[1];
+    void *ws[1] = {scratch};
+    long long bytes[1] = {have};
+    op->bind(&a, &v, &key, 132, ws, bytes);
+    KT_CHECK(a.num_segments == 8 && a.partials == (float *)scratch);   /* 32 blocks: 264 / 32 */
+    bytes[0] = have / 2;                                                  /* half: 4 */
+    op->bind(&a, &v, &key, 132, ws, bytes);
+    KT_CHECK(a.num_segments == 4);
+    bytes[0] = 0;
+    op->bind(&a, &v, &key, 132, ws, bytes);
+    KT_CHECK(a.num_segments == 1 && a.partials == NULL);
+}
+
 int main(void)
 {
     test_keys();
@@ -352,5 +460,6 @@ int main(void)
     test_sets();
     test_emulation();
     test_launch_law();
+    test_split();
     KT_TEST_END();
 }
