@@ -54,10 +54,12 @@ static long long attn_heads(const kt_problem *p) { return DIM(p, G) * DIM(p, HKV
  * (prefill.hip: a 16-row tile a warp, or a row group of WD warps) */
 static long long attn_block_rows(const kt_variant *v) { return PAR(v, MT) > 0 ? 16LL * PAR(v, MT) : PAR(v, BM); }
 
-/* Blocks a kv head's g * q rows take. */
+/* Blocks a kv head's g * q rows take (1 for a row naming neither MT nor BM, which misfit refuses:
+ * the law and bind may see it first). */
 static long long attn_row_blocks(const kt_variant *v, const kt_problem *p)
 {
-    return ceil_div(DIM(p, G) * DIM(p, Q), attn_block_rows(v));
+    const long long rows = attn_block_rows(v);
+    return rows > 0 ? ceil_div(DIM(p, G) * DIM(p, Q), rows) : 1;
 }
 
 /* Keys the longest sequence's rows can see: the window bounds a windowed layer's. */
@@ -119,6 +121,10 @@ static const char *attn_misfit(const kt_variant *v, const kt_problem *p, int uni
     }
     /* the kernels address a page's aligned 16-key groups with one base each (attn/kv.h); vLLM's
      * block sizes are multiples of 16 */
+    if (PAR(v, SEGMAX) > GRID_YZ_MAX) {
+        snprintf(buf, len, "bad variant: SEGMAX=%d over the grid's %lld segments", PAR(v, SEGMAX), GRID_YZ_MAX);
+        return buf;
+    }
     if (DIM(p, BS) % 16) {
         snprintf(buf, len, "block_size=%lld: decode reads whole 16-key groups of a page, a multiple of 16 is needed",
                  DIM(p, BS));
@@ -236,6 +242,7 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
 #define ATTN_LAW_ROWS_WORK (32 * 256)   /* rows x d a key from which prefill.hip's form comes first */
 #define ATTN_LAW_ROWS_KEYS 128      /* ... given this many of the batch's keys a compute unit */
+_Static_assert(ATTN_LAW_KEYS <= KT_ATTN_LEX_MAX_KEYS, "kt_attn_lex_pick compares at most KT_ATTN_LEX_MAX_KEYS");
 
 /* ceil(log2(partial bytes x ATTN_LAW_SPLIT_SHARE / KV bytes)) of a segment, 0 when under or
  * unsplit */

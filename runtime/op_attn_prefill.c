@@ -83,6 +83,10 @@ static const char *prefill_misfit(const kt_variant *v, const kt_problem *p, int 
         snprintf(buf, len, "hkv=%lld qlen=%lld batch=%lld over the grid limits", DIM(p, HKV), DIM(p, QLEN), DIM(p, BATCH));
         return buf;
     }
+    if (PAR(v, SEGMAX) > GRID_Y_MAX) {
+        snprintf(buf, len, "bad variant: SEGMAX=%d over the grid's %lld segments", PAR(v, SEGMAX), GRID_Y_MAX);
+        return buf;
+    }
     return NULL;
 }
 
@@ -150,8 +154,8 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  * the slabs' LDS traffic and a barrier a tile cost 20-50% wherever a WD 1 variant exists). Then
  * it depends on whether the grid (kv heads x row blocks x sequences) reaches one block a compute
  * unit:
- *   - short of it, every block streams the whole context alone and the time is the block's chain
- *     a tile: the smaller BM (more blocks), the larger BN (a tile's fixed steps, barriers and
+ *   - short of it, every block streams its keys (the whole context, or its segment where the
+ *     split fills the slots) and the time is the block's chain a tile: the smaller BM (more blocks), the larger BN (a tile's fixed steps, barriers and
  *     row reductions, over more keys), the more resident blocks;
  *   - else whether the blocks fill the resident slots (compute units x occupancy; 90% counts as
  *     full: a second wave of an occupancy-1 kernel is no better than 97% of an occupancy-2

@@ -41,7 +41,7 @@ static int tune_grow(sweep_problem **ps, int *cap, int n)
 /* One static shape crossed with every combination of its op's bucket edges under the limits
  * (NULL or 0: every edge of that dimension), in key order. */
 static int tune_add_edges(sweep_problem **ps, int *cap, int *n, const kt_problem *shape, const long long *limit,
-                          const long long *floor, const char *layers, int calls, char *err, size_t errlen)
+                          const long long *lo_edge, const char *layers, int calls, char *err, size_t errlen)
 {
     const kt_op *op = shape->op;
     long long combos = kt_op_edge_combos(op, limit);
@@ -50,9 +50,9 @@ static int tune_add_edges(sweep_problem **ps, int *cap, int *n, const kt_problem
         sweep_problem *p = &(*ps)[(*n)++];
         memset(p, 0, sizeof *p);
         kt_problem_edge_combo(shape, limit, e, &p->p);
-        int below = 0;   /* an edge under the floor's bucket (floor NULL or 0: none) */
-        for (int k = 0; floor && k < op->ndims; k++)
-            below |= floor[k] > 0 && p->p.dim[k] < kt_op_bucket(op, k, floor[k]);
+        int below = 0;   /* an edge under lo_edge's bucket (lo_edge NULL or 0: none) */
+        for (int k = 0; lo_edge && k < op->ndims; k++)
+            below |= lo_edge[k] > 0 && p->p.dim[k] < kt_op_bucket(op, k, lo_edge[k]);
         if (below) { (*n)--; continue; }
         if (kt_problem_key(&p->p, p->key, sizeof p->key) < 0 || kt_problem_check(&p->p, err, errlen))
             return snprintf(err, errlen, "%s: a problem of this shape makes no key", op->name), -1;
@@ -110,7 +110,7 @@ static int tune_read_shapes(const char *path, const char *dtype, const char *onl
         const char *d = cJSON_IsString(dt) ? dt->valuestring : dtype;
         shape.dtype = kt_op_dtype_index(op, d);
         if (shape.dtype < 0) { rc = (snprintf(err, errlen, "%s: entry %d: %s has no dtype '%s'", path, i, op->name, d), -1); break; }
-        long long limit[KT_OP_MAX_DIMS] = {0}, floor[KT_OP_MAX_DIMS] = {0};
+        long long limit[KT_OP_MAX_DIMS] = {0}, lo_edge[KT_OP_MAX_DIMS] = {0};
         for (int k = 0; k < op->ndims && rc == 0; k++) {
             const kt_op_dim *dd = &op->dims[k];
             cJSON *v = cJSON_GetObjectItem(it, dd->name);
@@ -121,25 +121,25 @@ static int tune_read_shapes(const char *path, const char *dtype, const char *onl
                 if (cJSON_GetArraySize(v) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < 1 ||
                     b->valuedouble < a->valuedouble || b->valuedouble > 0x7fffffff || a->valuedouble != (int)a->valuedouble ||
                     b->valuedouble != (int)b->valuedouble) {
-                    rc = (snprintf(err, errlen, "%s: entry %d: %s \"%s\": [lo, hi] needs integers 1 <= lo <= hi", path, i,
-                                   op->name, dd->name), -1);
+                    rc = (snprintf(err, errlen, "%s: entry %d: %s \"%s\": [lo, hi] needs two integers 1 <= lo <= hi",
+                                   path, i, op->name, dd->name), -1);
                     break;
                 }
-                floor[k] = a->valueint;
+                lo_edge[k] = a->valueint;
                 limit[k] = b->valueint;
                 continue;
             }
             if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > 0x7fffffff || v->valuedouble != (int)v->valuedouble)
                 rc = (snprintf(err, errlen, "%s: entry %d: %s needs %s \"%s\"%s", path, i, op->name,
                                lo ? "a positive integer" : "an integer >= 0", dd->name,
-                               dd->bucketed ? " (a limit of its buckets), or none" : ""), -1);
+                               dd->bucketed ? " (a limit of its buckets), [lo, hi], or none" : ""), -1);
             else if (dd->bucketed) limit[k] = v->valueint;
             else shape.dim[k] = v->valueint;
         }
         if (rc) break;
         char layers[32];
         snprintf(layers, sizeof layers, "shape%d", i);
-        if (tune_wanted(only, op) && tune_add_edges(ps, cap, np, &shape, limit, floor, layers, 1, err, errlen)) { rc = -1; break; }
+        if (tune_wanted(only, op) && tune_add_edges(ps, cap, np, &shape, limit, lo_edge, layers, 1, err, errlen)) { rc = -1; break; }
         i++;
     }
     cJSON_Delete(root);

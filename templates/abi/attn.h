@@ -21,8 +21,9 @@
  * fp8 caches hold OCP e4m3fn (the "_e4m3" dtypes, on every target; gfx942's e4m3fnuz caches are
  * not served yet) and are dequantized as float(k8) * k_scale, float(v8) * v_scale.
  *
- * Split-KV: decode variants may split a sequence's visible keys into num_segments contiguous
- * segments of whole KV tiles (set by bind from the law, 1 .. the variant's SEGMAX), each writing fp32 partials into the
+ * Split-KV: decode and prefill variants may split the visible keys into num_segments contiguous
+ * segments of whole KV tiles (set by bind from the law, 1 .. the variant's SEGMAX; prefill splits
+ * each block's keys, where the grid is short of the device), each writing fp32 partials into the
  * workspace, then a second launch (<kernel>_reduce) merges them in a fixed order: the result is
  * deterministic for a given segment count. The partials are [tokens][num_heads][num_segments]
  * of {m, l} followed by [tokens][num_heads][num_segments][head_size] accumulators; a smaller

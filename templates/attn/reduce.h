@@ -1,5 +1,5 @@
-/* reduce.h: the split-KV merge kernel (KT_NAME(_reduce)) of the decode templates (decode.hip,
- * decode_ws.hip), included at file scope after the template's namespace, which defines kD and
+/* reduce.h: the split-KV merge kernel (KT_NAME(_reduce)) of the attention templates (decode.hip,
+ * decode_ws.hip, prefill.hip), included at file scope after the template's namespace, which defines kD and
  * kt_elem. Partials: {m, l} then head_size accumulators (already times v_scale) per (token, head,
  * segment), as runtime/op_attn.c sizes them. */
 /* The split-KV merge. The seed's lesson, twice over: the reduce is what batch 1 pays for. A reduce

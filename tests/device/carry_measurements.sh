@@ -10,6 +10,7 @@ set -eu
 OLD=$1 CODE=$2 OUT=$3
 [ -f "$CODE" ] || { echo "carry_measurements: $CODE: no such database" >&2; exit 1; }
 [ -f "$OLD" ] || { echo "carry_measurements: $OLD: no such database" >&2; exit 1; }
+case "$OUT" in *"'"*) echo "carry_measurements: $OUT: a path with a quote is not supported" >&2; exit 1 ;; esac
 tmp="$OUT.tmp$$" old="$OUT.old$$"
 trap 'rm -f "$tmp" "$old"' EXIT INT TERM
 case "$OLD" in
@@ -17,13 +18,15 @@ case "$OLD" in
     *) cp "$OLD" "$old" ;;
 esac
 cp "$CODE" "$tmp"
-# table by table, by column name (the two may have been created by different migrations)
+# table by table, by the column names both have (the two may have been created by different
+# migrations; a column OLD lacks takes its default)
 sql="ATTACH '$old' AS o; BEGIN;"
 for t in selection measurement pass run_problem run problem device; do
     sql="$sql DELETE FROM main.$t;"
 done
 for t in device problem run run_problem pass measurement selection; do
-    cols=$(sqlite3 "$tmp" "SELECT group_concat(name, ', ') FROM pragma_table_info('$t')")
+    cols=$(sqlite3 "$tmp" "ATTACH '$old' AS o; SELECT group_concat(n.name, ', ') FROM pragma_table_info('$t') n
+                           WHERE n.name IN (SELECT name FROM pragma_table_info('$t', 'o'))")
     sql="$sql INSERT INTO main.$t ($cols) SELECT $cols FROM o.$t;"
 done
 sqlite3 "$tmp" "$sql COMMIT;"

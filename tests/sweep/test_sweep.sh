@@ -216,7 +216,7 @@ shapes_limit() {
     printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": 0}]' > "$DIR/limit0.json" &&
     ! ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/limit0.json" \
         --db "$DIR/limit.ktdb" > "$DIR/limit0.txt" 2>&1 &&
-    grep "entry 0: rmsnorm_add needs a positive integer \"rows\" (a limit of its buckets), or none" "$DIR/limit0.txt" &&
+    grep "entry 0: rmsnorm_add needs a positive integer \"rows\" (a limit of its buckets), \[lo, hi\], or none" "$DIR/limit0.txt" &&
     # two shapes with different bucket counts: the problem line gives only the totals
     printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": 100}, {"op": "rmsnorm_add", "hidden": 4096}]' > "$DIR/limit2.json" &&
     fresh "$DIR/limit.ktdb" &&
@@ -234,7 +234,7 @@ shapes_limit() {
     printf '[{"op": "rmsnorm_add", "hidden": 2048, "rows": [100, 20]}]' > "$DIR/range-bad.json" &&
     ! ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build --no-device --shapes "$DIR/range-bad.json" \
         --db "$DIR/limit.ktdb" > "$DIR/range-bad.txt" 2>&1 &&
-    grep 'entry 0: rmsnorm_add "rows": \[lo, hi\] needs integers 1 <= lo <= hi' "$DIR/range-bad.txt"
+    grep 'entry 0: rmsnorm_add "rows": \[lo, hi\] needs two integers 1 <= lo <= hi' "$DIR/range-bad.txt"
 }
 check "a --shapes entry's bucketed dimension limits its buckets (rows 100: 1 .. 128; [20, 100]: 32 .. 128)" shapes_limit
 

@@ -577,7 +577,7 @@ static void test_law_pick(void)
 
 /* prefill.hip's kernels serving decode: BM rows a block (no MT), the launch's row blocks from it,
  * exactly one of MT and BM; the tuner times them only where at most half a block's row tiles idle;
- * the law takes them only where nothing else fits (not swept when the rule was fitted) */
+ * the law puts them first for many rows over long streams (below) */
 static void test_rows_form(void)
 {
     const int units = 132;

@@ -130,7 +130,7 @@ static void test_sets(void)
 
 /* ---- a host emulation of prefill.hip ---- */
 
-enum { BUG_NONE, BUG_NO_RESCALE, BUG_CAUSAL_SHORT, BUG_WHOLE, BUG_WINDOW, BUG_SINK, BUG_HEAD, BUG_SEGMENT_TILES };
+enum { BUG_NONE, BUG_NO_RESCALE, BUG_CAUSAL_SHORT, BUG_WHOLE, BUG_WINDOW, BUG_SINK, BUG_HEAD, BUG_SEGMENT_TILES, BUG_SINK_TWICE };
 
 static float to_f(int fp16, uint16_t h) { return fp16 ? kt_f16_to_f32(h) : kt_bf16_to_f32(h); }
 static uint16_t from_f(int fp16, float f) { return fp16 ? kt_f32_to_f16(f) : kt_f32_to_bf16(f); }
@@ -193,7 +193,7 @@ static void emu_block(const emu *e, int kvh, int rb, int seq, int seg)
         const int pos = ctx + rg / g;
         const int h = kvh * g + (e->bug == BUG_HEAD ? (rg + 1) % g : rg % g);
         const uint16_t *qr = q + (long long)(q0 + rg / g) * a->q_stride_tok + (long long)h * a->q_stride_head;
-        const int sink = sinks && nseg == 1;   /* split: the reduce's */
+        const int sink = sinks && (nseg == 1 || e->bug == BUG_SINK_TWICE);   /* split: the reduce's */
         float m = sink ? sinks[kvh * g + rg % g] * log2e : -INFINITY, l = sink ? 1.0f : 0.0f;
         memset(o, 0, (size_t)d * sizeof *o);
         for (int j0 = kv_lo; j0 < kv_hi; j0 += bn) {
@@ -333,7 +333,7 @@ static void test_emulation(void)
     struct { int bug, win, sink, bm, bn, nseg; } bad[] = {
         {BUG_NO_RESCALE, 0, 0, 64, 32, 1}, {BUG_CAUSAL_SHORT, 0, 0, 64, 32, 1}, {BUG_WHOLE, 0, 0, 64, 32, 1},
         {BUG_WINDOW, 8, 0, 64, 32, 1}, {BUG_SINK, 0, 1, 64, 32, 1}, {BUG_HEAD, 0, 0, 128, 64, 1},
-        {BUG_SEGMENT_TILES, 0, 0, 64, 32, 3}, {BUG_SINK, 0, 1, 64, 32, 2},
+        {BUG_SEGMENT_TILES, 0, 0, 64, 32, 3}, {BUG_SINK, 0, 1, 64, 32, 2}, {BUG_SINK_TWICE, 0, 1, 64, 32, 3},
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         kt_problem p = prob(DT_BF16, 64, 4, 1, 16, bad[i].win, 0, bad[i].sink, 37, 3, 120);
