@@ -29,7 +29,7 @@ static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
 };
 
 static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
-    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"QL", 0, 0}, {"SEGMAX", 1, 1},
+    {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"QL", 0, 0}, {"SEGMAX", 1, 1}, {"ST", 1, 1},
 };
 static const char *const prefill_workspaces[] = {"split-KV partials"};
 
@@ -160,11 +160,13 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  *   - else whether the blocks fill the resident slots (compute units x occupancy; 90% counts as
  *     full: a second wave of an occupancy-1 kernel is no better than 97% of an occupancy-2
  *     one's), the larger BM (each K/V tile read from L2 serves more rows), the most keys in
- *     flight a compute unit (occupancy x BN), then the most rows a warp (each K / V fragment read
- *     from LDS serves that many 16-row tiles).
- * Then more warps, then Q in registers (QL 0: fewer LDS reads at equal residency), then the first
- * candidate. */
-#define PREFILL_LAW_KEYS 8
+ *     flight a compute unit (occupancy x BN, x ST - 1 for a ring, whose copies fly ST - 1 tiles
+ *     ahead all through the loop: on the H200 a 32-key ring of 3 stages is 1.1-1.6% faster than
+ *     the 64-key tile at d 256, bench/NOTES.md, eleventh session), then the most rows a warp (each
+ *     K / V fragment read from LDS serves that many 16-row tiles).
+ * Then more warps, then Q in registers (QL 0: fewer LDS reads at equal residency), then the fewer
+ * stages (LDS for nothing where the keys in flight tie), then the first candidate. */
+#define PREFILL_LAW_KEYS 9
 #define PREFILL_LAW_FULL 900          /* per mille of the resident slots that counts as full */
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
@@ -188,11 +190,12 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
         const long long fill = blocks >= units * occ ? 1000 : blocks * 1000 / (units * occ);
         key[i++] = fill >= PREFILL_LAW_FULL ? 1000 : fill;
         key[i++] = PAR(v, BM);
-        key[i++] = occ * PAR(v, BN);
+        key[i++] = occ * PAR(v, BN) * (PAR(v, ST) > 1 ? PAR(v, ST) - 1 : 1);
         key[i++] = rows_a_warp;
     }
     key[i++] = PAR(v, NW);
     key[i++] = -PAR(v, QL);
+    key[i++] = -PAR(v, ST);
 }
 
 static int prefill_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

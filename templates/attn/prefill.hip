@@ -18,7 +18,14 @@
  *       rescaling its own O slice; one barrier a tile more than WD 1,
  *   QL  1: Q stays in LDS and its fragments are read each tile (two live at a time) instead of
  *       held for the whole loop: what lets a warp own two 16-row tiles at d128 with WD 1, so that
- *       every K and V fragment read from LDS serves 32 rows.
+ *       every K and V fragment read from LDS serves 32 rows,
+ *   ST  tiles of a ring in LDS (targets that copy global -> LDS without registers, 16-bit caches):
+ *       1, K and V each have one tile buffer (the per-tile order below); ST > 1, ST stages of a K
+ *       and a V tile, the copies of tile j + ST - 1 issued as tile j starts, so every copy has
+ *       ST - 1 whole tiles of work to land behind and a tile needs one barrier (two with WD > 1).
+ *       Speculative decode at 64 rows a kv head streams K and V from HBM, where one K tile in
+ *       flight over P V alone leaves each tile a load latency to wait (bench/NOTES.md, tenth and
+ *       eleventh sessions); the ring costs LDS, hence resident blocks, which the sweep weighs.
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): grid.x = num_kv_heads * ceil(g *
  * max_query_len / BM) from the host's max_query_len, grid.y = num_seqs, grid.z = num_segments; a
@@ -100,22 +107,28 @@ static_assert(KT_NW % kWD == 0 && kDT % kWD == 0, "whole warps and whole d tiles
 static_assert(kMW >= 1 && kMW * 16 * kWR == kBM, "whole 16-row tiles a warp");
 static_assert(kThreads % kTK == 0 && kPerKey % kTK == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0 && kChunks >= 1,
               "whole keys a thread, the tile in whole passes");
+constexpr int kST = KT_ST;
+constexpr bool kRing = kST > 1;
+static_assert(kST >= 1 && (!kRing || kDirect), "a ring needs a global -> LDS copy of the cache's bytes");
 
 #include "attn/kv.h"
 #include "attn/rows.h"
 
 #include "attn/row_reduce.h"
 
-/* LDS, in bytes (prefill.lua's smem_bytes is the same sum; the launch provides it): K's tile, V's,
- * WD > 1's slabs, then Q: its own region with QL 1, else a stage over V and the slabs, which
- * every warp has read into registers before the loop's first barrier lets V's copy in. Every
- * offset is a multiple of 16 (pitches of 8 + 16k elements). */
+/* LDS, in bytes (prefill.lua's smem_bytes is the same sum; the launch provides it): ST stages of a
+ * K tile then a V tile, WD > 1's slabs, then Q: its own region with QL 1, else a stage over the
+ * last ring stage (ST 1: V's tile) and the slabs, which no copy reaches before the loop's first
+ * barrier, when every warp has read Q into registers. Every offset is a multiple of 16 (pitches of
+ * 8 + 16k elements). */
 constexpr int kQBytes = kBM * kLdQ * 2;
 constexpr int kKVBytes = kBN * kLdK * 2;
+constexpr int kStageBytes = 2 * kKVBytes;            /* a stage: K's tile, then V's */
 constexpr int kSlabBytes = kWD > 1 ? kWD * kBM * kLdS * 4 : 0;
-constexpr int kQOffset = kQL ? 2 * kKVBytes + kSlabBytes : kKVBytes;
-constexpr int kSmemBytes = kQL ? kQOffset + kQBytes
-                               : kKVBytes + (kQBytes > kKVBytes + kSlabBytes ? kQBytes : kKVBytes + kSlabBytes);
+constexpr int kSlabOffset = kST * kStageBytes;
+constexpr int kQOffset = kQL ? kSlabOffset + kSlabBytes : (kRing ? (kST - 1) * kStageBytes : kKVBytes);
+constexpr int kQOverlap = kSlabOffset + kSlabBytes - kQOffset;   /* QL 0: the region Q shares */
+constexpr int kSmemBytes = kQL ? kQOffset + kQBytes : kQOffset + (kQBytes > kQOverlap ? kQBytes : kQOverlap);
 static_assert(kKVBytes % 16 == 0 && kQBytes % 16 == 0 && kSlabBytes % 16 == 0, "16-byte aligned regions");
 
 /* A thread's share of one cache's tile in flight: the registers it is staged in, or none. */
@@ -163,9 +176,9 @@ template <bool kV> KT_DEV void kt_stage_commit(const kt_stage &st, unsigned shor
 KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
-    unsigned short *const sm_k = (unsigned short *)sm_raw;
+    unsigned short *const sm_k = (unsigned short *)sm_raw;   /* stage 0's tiles; a ring's next stages follow */
     unsigned short *const sm_v = (unsigned short *)(sm_raw + kKVBytes);
-    float *const sm_s = (float *)(sm_raw + 2 * kKVBytes);
+    float *const sm_s = (float *)(sm_raw + kSlabOffset);
     unsigned short *const sm_q = (unsigned short *)(sm_raw + kQOffset);
     /* a launch that provides less LDS than the layout needs writes nothing (the check fails) */
     if (!kt_dynamic_shared_fits(kSmemBytes)) return;
@@ -216,7 +229,17 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int k_sb = (int)a.k_stride_block, v_sb = (int)a.v_stride_block;
     if (kv_lo < kv_hi) {
         kt_find_pages(pages, bt, a.block_size, magic, kv_lo, kr, kv_hi);
-        kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
+        if constexpr (kRing) {
+            /* the first ST - 1 tiles, K and V, a group each; then the pages of the tile after */
+#pragma unroll
+            for (int t = 0; t < kST - 1; t++) {
+                kt_stage_issue(kst, k_lds + t * kStageBytes, kbase, pages, a.block_size, magic, kv_lo + t * kBN, kr, kv_hi, k_sb, a.k_stride_slot);
+                kt_stage_issue(vst, v_lds + t * kStageBytes, vbase, pages, a.block_size, magic, kv_lo + t * kBN, kr, kv_hi, v_sb, a.v_stride_slot);
+                kt_find_pages(pages, bt, a.block_size, magic, kv_lo + (t + 1) * kBN, kr, kv_hi);
+            }
+        } else {
+            kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
+        }
     }
 
     {
@@ -262,11 +285,23 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         for (int dt = 0; dt < kDS; dt++) kt_acc_zero(o[mt][dt]);
     }
 
+    int use = 0, fill = kST - 1;   /* a ring's stages: this tile's, and the copy's issued in it */
     for (int j0 = kv_lo; j0 < kv_hi; j0 += kBN) {
-        /* 1. K in LDS; every warp is done with the previous V (and QL 0's Q stage) */
-        kt_stage_commit<false>(kst, sm_k, kr, col);
-        kt_barrier();
-        {
+        const unsigned short *const kt_tile = sm_k + use * (kStageBytes / 2), *const vt_tile = sm_v + use * (kStageBytes / 2);
+        if constexpr (kRing) {
+            /* this thread's copies of the tile, then everyone's; every warp is done with the
+             * previous tile, whose stage the copy of tile j0 + ST - 1 now fills (QL 0: the last
+             * stage held Q until this barrier of the first tile) */
+            kt_copy_wait_pending<kRing ? 2 * (kST - 2) : 0>();
+            kt_barrier();
+            const int jn = j0 + (kST - 1) * kBN;
+            kt_stage_issue(kst, k_lds + fill * kStageBytes, kbase, pages, a.block_size, magic, jn, kr, kv_hi, k_sb, a.k_stride_slot);
+            kt_stage_issue(vst, v_lds + fill * kStageBytes, vbase, pages, a.block_size, magic, jn, kr, kv_hi, v_sb, a.v_stride_slot);
+            kt_find_pages(pages, bt, a.block_size, magic, jn + kBN, kr, kv_hi);
+        } else {
+            /* 1. K in LDS; every warp is done with the previous V (and QL 0's Q stage) */
+            kt_stage_commit<false>(kst, sm_k, kr, col);
+            kt_barrier();
             /* 2. V's copy: the next tile's pages first (AMD counts loads in order: waiting for
              * them must not wait for V) */
             kt_pages next;
@@ -292,7 +327,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int nt = 0; nt < kNT; nt++) {
                 kt_frag_b fb;
-                kt_load_b(fb, sm_k + nt * 16 * kLdK + dcol + kk * 16, kLdK, lane);
+                kt_load_b(fb, kt_tile + nt * 16 * kLdK + dcol + kk * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_score_mma<kt_elem>(s[mt][nt], qt[mt], fb);
             }
@@ -410,24 +445,29 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
         }
 
-        /* 3. V in LDS; every warp is done with K (and the slabs) */
-        kt_stage_commit<true>(vst, sm_v, kr, col);
-        kt_barrier();
-
-        /* 4. the next K's copy in flight over P V (after the last tile too: it rereads the last
-         * visible key, and no branch waits on it) */
-        kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, k_sb, a.k_stride_slot);
+        if constexpr (!kRing) {
+            /* 3. V in LDS; every warp is done with K (and the slabs) */
+            kt_stage_commit<true>(vst, sm_v, kr, col);
+            kt_barrier();
+            /* 4. the next K's copy in flight over P V (after the last tile too: it rereads the
+             * last visible key, and no branch waits on it) */
+            kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, k_sb, a.k_stride_slot);
+        }
 #pragma unroll
         for (int kk = 0; kk < kNT; kk++)
 #pragma unroll
             for (int dt = 0; dt < kDS; dt++) {
                 kt_frag_b fb;
-                kt_load_v(fb, sm_v + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
+                kt_load_v(fb, vt_tile + kk * 16 * kLdK + dcol + dt * 16, kLdK, lane);
 #pragma unroll
                 for (int mt = 0; mt < kMW; mt++) kt_pv_mma<kt_pv_elem>(o[mt][dt], pf[mt][kk], fb);
             }
+        if constexpr (kRing) {
+            use = use + 1 == kST ? 0 : use + 1;
+            fill = fill + 1 == kST ? 0 : fill + 1;
+        }
     }
-    kt_copy_wait();   /* the copy issued past the last tile lands before the block's LDS is gone */
+    kt_copy_wait();   /* the copies issued past the last tile land before the block's LDS is gone */
 
     /* unsplit: out = O * v_scale / l, rounded once; a row that saw nothing writes zeros. Split:
      * the segment's (m, l) and O * v_scale into the partials, which the reduce merges */

@@ -10,7 +10,8 @@
 -- each tile instead of holding them: what lets a warp own two 16-row tiles at d128 without
 -- d-slices (each K / V fragment read from LDS then serves 32 rows, FlashAttention-2's shape). K
 -- and V each have a tile buffer; on NVIDIA 16-bit caches copy straight into them (cp.async), so no
--- register holds a tile in flight. SEGMAX is the most split-KV segments a launch may be given
+-- register holds a tile in flight, and ST > 1 makes those buffers a ring of ST stages whose copies
+-- are issued ST - 1 tiles ahead (one barrier a tile). SEGMAX is the most split-KV segments a launch may be given
 -- (block z a segment; a second launch, <kernel>_reduce, merges their partials as decode's do).
 -- The same kernels serve attn_decode where a kv head has many rows (speculative verify: g x q
 -- rows, a 16-row tile a warp, K and V read once a block): ops lists both.
@@ -18,15 +19,18 @@
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 
--- what prefill.hip's LDS holds, all of it taken at launch: the K and V tiles ([key][d]), WD > 1's
--- fp32 slabs of partial scores (pitch BN + 4), and Q ([row][d]): its own region with QL 1, else a
--- stage over V and the slabs (read into registers before the first V lands)
+-- what prefill.hip's LDS holds, all of it taken at launch: ST stages of a K tile and a V tile
+-- ([key][d]), WD > 1's fp32 slabs of partial scores (pitch BN + 4), and Q ([row][d]): its own
+-- region with QL 1, else a stage over the last ring stage (ST 1: V's tile) and the slabs (read
+-- into registers before any copy reaches them)
 local function smem_bytes(p)
   local q = p.BM * (p.D + PAD) * 2
-  local kv = p.BN * (p.D + PAD) * 2
+  local stage = 2 * p.BN * (p.D + PAD) * 2
   local slabs = p.WD > 1 and p.WD * p.BM * (p.BN + 4) * 4 or 0
-  if p.QL == 1 then return 2 * kv + slabs + q end
-  return kv + math.max(q, kv + slabs)
+  local region = p.ST * stage + slabs
+  if p.QL == 1 then return region + q end
+  local qoff = p.ST > 1 and (p.ST - 1) * stage or stage / 2
+  return qoff + math.max(q, region - qoff)
 end
 
 return {
@@ -42,6 +46,7 @@ return {
     { "NW", { 4, 8 } },
     { "WD", { 1, 2, 4 } },
     { "QL", { 0, 1 } },
+    { "ST", { 1, 2, 3 } },
     { "SEGMAX", { 128 } },
   },
 
@@ -63,6 +68,10 @@ return {
       return false, "the KV tile does not split into whole keys a thread"
     end
     local keys = div(p.BN, div(threads, tk))                -- keys (K or V) a thread loads a tile
+    -- a ring's copies hold no registers: only where the cache's bytes go straight to LDS
+    if p.ST > 1 and not direct then return false, "no global -> LDS copy of this cache here: one tile buffer each (ST 1)" end
+    -- three stages only of the smaller tile: 64-key stages leave no second block a unit at d 256
+    if p.ST > 2 and p.BN > 32 then return false, "three stages of 64-key tiles: LDS for one block a unit" end
     if p.NW % p.WD ~= 0 or div(p.D, 16) % p.WD ~= 0 then return false, "d-slices of whole warps and whole 16-wide tiles" end
     local wr = div(p.NW, p.WD)                              -- row groups
     if p.BM % (16 * wr) ~= 0 then return false, "rows do not split into whole 16-row tiles a warp" end

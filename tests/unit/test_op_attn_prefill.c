@@ -395,6 +395,17 @@ static void test_launch_law(void)
     KT_CHECK(op->law_pick(&d, f, 2, &full) == 1);
     f[1].v.occupancy = 1;             /* half the keys in flight: the BN 64 one */
     KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
+    /* a ring's copies fly ST - 1 tiles ahead: three 32-key stages keep as many keys in flight as
+     * a 64-key tile and hold Q in registers (QL 0), two do not; at equal keys, the fewer stages */
+    f[1].v = var(128, 128, 32, 8, 1);
+    f[1].v.p[KT_PREFILL_P_ST] = 3;
+    f[0].v.p[KT_PREFILL_P_QL] = 1;
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 1);
+    f[1].v.p[KT_PREFILL_P_ST] = 2;
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
+    f[0].v = var(128, 128, 32, 8, 1);
+    f[0].v.p[KT_PREFILL_P_ST] = 1;
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
 }
 
 /* Split-KV where the grid is short of the device: a 16-token chunk over a 32K prefix (16/2/256:
