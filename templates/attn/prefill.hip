@@ -23,9 +23,9 @@
  *       1, K and V each have one tile buffer (the per-tile order below); ST > 1, ST stages of a K
  *       and a V tile, the copies of tile j + ST - 1 issued as tile j starts, so every copy has
  *       ST - 1 whole tiles of work to land behind and a tile needs one barrier (two with WD > 1).
- *       Speculative decode at 64 rows a kv head streams K and V from HBM, where one K tile in
- *       flight over P V alone leaves each tile a load latency to wait (bench/NOTES.md, tenth and
- *       eleventh sessions); the ring costs LDS, hence resident blocks, which the sweep weighs.
+ *       The ring costs LDS, hence resident blocks, which the sweep weighs: on the H200 it is ~1%
+ *       faster for d256 prefill and slower for speculative decode's streams, which were not
+ *       waiting on their copies (bench/NOTES.md, eleventh session).
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): grid.x = num_kv_heads * ceil(g *
  * max_query_len / BM) from the host's max_query_len, grid.y = num_seqs, grid.z = num_segments; a
