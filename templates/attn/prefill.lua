@@ -68,10 +68,6 @@ return {
       return false, "the KV tile does not split into whole keys a thread"
     end
     local keys = div(p.BN, div(threads, tk))                -- keys (K or V) a thread loads a tile
-    -- a ring's copies hold no registers: only where the cache's bytes go straight to LDS
-    if p.ST > 1 and not direct then return false, "no global -> LDS copy of this cache here: one tile buffer each (ST 1)" end
-    -- three stages only of the smaller tile: 64-key stages leave no second block a unit at d 256
-    if p.ST > 2 and p.BN > 32 then return false, "three stages of 64-key tiles: LDS for one block a unit" end
     if p.NW % p.WD ~= 0 or div(p.D, 16) % p.WD ~= 0 then return false, "d-slices of whole warps and whole 16-wide tiles" end
     local wr = div(p.NW, p.WD)                              -- row groups
     if p.BM % (16 * wr) ~= 0 then return false, "rows do not split into whole 16-row tiles a warp" end
@@ -81,6 +77,10 @@ return {
     if div(p.BM, 16 * wr) > 2 then return false, "over two 16-row tiles a warp" end
     -- a d-slice narrower than 64 columns spends more on the slabs than it saves in registers
     if p.WD > 1 and div(p.D, p.WD) < 64 then return false, "d-slices under 64 columns" end
+    -- a ring's copies hold no registers: only where the cache's bytes go straight to LDS
+    if p.ST > 1 and not direct then return false, "no global -> LDS copy of this cache here: one tile buffer each (ST 1)" end
+    -- three stages only of the smaller tile: 64-key stages leave no second block a unit at d 256
+    if p.ST > 2 and p.BN > 32 then return false, "three stages of 64-key tiles: LDS for one block a unit" end
     if smem_bytes(p) > t.lds_at_launch_max then return false, "LDS over the workgroup's" end
     -- registers a lane, all held across the KV loop: Q's A fragments of the warp's d-slice (8
     -- halves a lane on wave32, 4 on wave64; QL 1: two at a time), the O slice and S accumulators
