@@ -42,6 +42,14 @@ int kt_attn_check_args(const kt_attn_args *a, const char *op, char *err, size_t 
     /* the kernels divide a key by block_size as a 32-bit multiply-high, exact below this */
     if ((long long)a->max_seq_len * a->block_size >= (1LL << 32))
         ARG_FAIL("max_seq_len = %d times block_size = %d must be below 2^32", a->max_seq_len, a->block_size);
+    /* and a row r of a kv head's g x max_query_len rows by g (its token, its head of the group),
+     * exact while r x g < 2^32; the reduce divides a (token, head) row in 32 bits */
+    const long long g = a->num_heads / a->num_kv_heads;
+    if (g * g * a->max_query_len >= (1LL << 32))
+        ARG_FAIL("max_query_len = %d times (num_heads / num_kv_heads = %lld) squared must be below 2^32",
+                 a->max_query_len, g);
+    if ((long long)a->num_tokens * a->num_heads >= (1LL << 31))
+        ARG_FAIL("num_tokens = %d times num_heads = %d must be below 2^31", a->num_tokens, a->num_heads);
     if (a->max_query_len < 1 || a->max_query_len > a->num_tokens)
         ARG_FAIL("max_query_len = %d, must be in [1, num_tokens = %d]", a->max_query_len, a->num_tokens);
     if (a->max_seq_len < a->max_query_len) ARG_FAIL("max_seq_len = %d is below max_query_len = %d", a->max_seq_len, a->max_query_len);

@@ -160,6 +160,7 @@ struct kt_seq {
     int kv_lo, kv_hi;            /* this segment's keys */
     int kvh;
     int row0;                    /* the block's first row of the kv head's g * qlen rows */
+    kt_gdiv gd;                  /* row -> (token, head of the group) */
 };
 
 struct alignas(16) kt_smem {
@@ -197,7 +198,7 @@ KT_DEV void kt_load_q(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g
         const int rg = s.row0 + r;
         kt_v16 v = kt_v16_make(0u, 0u, 0u, 0u);
         if (rg < g * s.qlen) {
-            const long long off = (long long)(s.q0 + rg / g) * a.q_stride_tok + (long long)(s.kvh * g + rg % g) * a.q_stride_head + col;
+            const long long off = (long long)(s.q0 + kt_row_tok(s.gd, rg)) * a.q_stride_tok + (long long)(s.kvh * g + kt_row_head(s.gd, rg)) * a.q_stride_head + col;
             v = kt_ldg16(q + off);
 #if KT_S_F16
             v = kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(v, 0)), kt_bf16x2_to_f16x2(kt_v16_word(v, 1)),
@@ -266,7 +267,7 @@ KT_DEV void kt_load_q_direct(kt_frag_a (&qf)[KT_MT * kKdSpans * kt_direct_steps]
                 const int d = d0 + sp * kt_direct_span + kt_direct_k(lane, c);
                 ch[c] = kt_v16_make(0u, 0u, 0u, 0u);
                 if (rg < g * s.qlen)
-                    ch[c] = kt_ldg16(q + (long long)(s.q0 + rg / g) * a.q_stride_tok + (long long)(s.kvh * g + rg % g) * a.q_stride_head + d);
+                    ch[c] = kt_ldg16(q + (long long)(s.q0 + kt_row_tok(s.gd, rg)) * a.q_stride_tok + (long long)(s.kvh * g + kt_row_head(s.gd, rg)) * a.q_stride_head + d);
             }
 #pragma unroll
             for (int st = 0; st < kt_direct_steps; st++) kt_frag_a_direct(qf[(mt * kKdSpans + sp) * kt_direct_steps + st], ch, st);
@@ -322,14 +323,14 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
     /* scores in log2 units; with a cap, the cap applies to the natural-log score first */
     const float sc = capped ? score_scale : score_scale * kLog2e;
     const int rows = g * s.qlen;
-    const int pos_first = s.ctx + s.row0 / g;
-    const int pos_last = s.ctx + ((s.row0 + kM < rows ? s.row0 + kM : rows) - 1) / g;
+    const int pos_first = s.ctx + kt_row_tok(s.gd, s.row0);
+    const int pos_last = s.ctx + kt_row_tok(s.gd, (s.row0 + kM < rows ? s.row0 + kM : rows) - 1);
     /* rows past the sequence's (Q zeros) may score unmasked: nothing of theirs is written */
     const bool whole = j0 + kBN <= s.kv_hi && j0 + kBN - 1 <= pos_first && (a.window <= 0 || pos_last - j0 < a.window);
     for (int r0 = 0; r0 < kM; r0 += kRowsPass) {
         const bool live = r0 + tid / kTpr < kM;
         const int r = live ? r0 + tid / kTpr : kM - 1, c0 = (tid % kTpr) * kCpt;
-        const int rg = s.row0 + r, pos = s.ctx + rg / g;
+        const int rg = s.row0 + r, pos = s.ctx + kt_row_tok(s.gd, rg);
         const bool row_ok = rg < rows;
         float v[kCpt];
         kt_slab_read(v, sm.s + r * kLdS + c0);
@@ -503,21 +504,19 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const int g = a.num_heads / a.num_kv_heads;
     const int seq = kt_block_id_y(), seg = kt_block_id_z();
     kt_seq s;
+    s.gd = kt_gdiv_make(g);
     const int row_blocks = kt_grid_blocks_x() / a.num_kv_heads;   /* blocks sharing a kv head */
     s.kvh = kt_block_id_x() / row_blocks;
     s.row0 = kt_block_id_x() % row_blocks * kM;
+    const int *bt = a.block_table + (long long)seq * a.bt_stride;
+    const unsigned magic = kt_block_magic(a.block_size);
+    kt_warm_table<kBN>(a, bt, magic, seg);
     s.q0 = a.query_start_loc[seq];
     s.qlen = a.query_start_loc[seq + 1] - s.q0;
     const int seq_len = a.seq_lens[seq];
     s.ctx = seq_len - s.qlen;
     /* the visible keys of the whole block: from the first row's window start to the last row */
-    /* rounded down to 16 keys (kv.h's groups; the softmax masks the keys below the window) */
-    const int lo = (a.window > 0 && s.ctx - a.window + 1 > 0 ? s.ctx - a.window + 1 : 0) & ~15;
-    const int span = seq_len - lo;
-    const int per = ((span + a.num_segments - 1) / a.num_segments + kBN - 1) / kBN * kBN;
-    s.kv_lo = lo + seg * per;
-    s.kv_hi = s.kv_lo + per < seq_len ? s.kv_lo + per : seq_len;
-    const int *bt = a.block_table + (long long)seq * a.bt_stride;
+    kt_segment_keys<kBN>(seq_len, s.ctx, a.window, a.num_segments, seg, s.kv_lo, s.kv_hi);
     const bool with_sink = a.sinks && a.num_segments == 1;   /* split: the reduce adds the sink */
     const float score_scale = a.scale * a.k_scale;
     const float neg_inf = kt_neg_inf();
@@ -525,7 +524,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     /* no rows here, or a segment past the bound count (uniform over the block) */
     if (s.qlen <= 0 || s.row0 >= g * s.qlen || seg >= a.num_segments) return;
     for (int r = tid; r < kM; r += kThreads) {
-        const int h = s.kvh * g + (s.row0 + r) % g;
+        const int h = s.kvh * g + kt_row_head(s.gd, s.row0 + r);
         sm.m[r] = with_sink ? a.sinks[h] * kLog2e : neg_inf;    /* m and s are kept in log2 units */
         sm.l[r] = with_sink ? 1.0f : 0.0f;
     }
@@ -536,7 +535,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     /* the thread's V keys (and, without KD, K keys) and column of every tile */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
-    const unsigned magic = kt_block_magic(a.block_size);
     const kt_kv_src vsrc = kt_kv_src_make(a.v_cache, a.v_stride_head, a.v_stride_block, a.v_stride_slot, s.kvh, col);
     kt_v16 vr_[kChunks];
 
@@ -705,7 +703,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     for (int r = tid; r < kM && nseg > 1; r += kThreads) {
         const int rg = s.row0 + r;
         if (rg >= g * s.qlen) continue;
-        const long long row = (long long)(s.q0 + rg / g) * a.num_heads + s.kvh * g + rg % g;
+        const long long row = (long long)(s.q0 + kt_row_tok(s.gd, rg)) * a.num_heads + s.kvh * g + kt_row_head(s.gd, rg);
         ml[(row * nseg + seg) * 2] = sm.m[r];
         ml[(row * nseg + seg) * 2 + 1] = sm.l[r];
     }
@@ -718,7 +716,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             const int r = mt * 16 + kt_acc_row(lane, e), d = dt * 16 + kt_acc_col(lane, e);
             const int rg = s.row0 + r;
             if (rg >= g * s.qlen) continue;
-            const int tok = s.q0 + rg / g, h = s.kvh * g + rg % g;
+            const int tok = s.q0 + kt_row_tok(s.gd, rg), h = s.kvh * g + kt_row_head(s.gd, rg);
             const float v = kt_acc_get(o[i], e) * a.v_scale;
             if (nseg > 1) {
                 acc_part[(((long long)tok * a.num_heads + h) * nseg + seg) * kD + d] = v;

@@ -77,20 +77,21 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     if (!kt_dynamic_shared_fits(kSmemBytes)) return;   /* less LDS than the layout: nothing written */
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
+    const kt_gdiv gd = kt_gdiv_make(g);
     const int seq = kt_block_id_y(), seg = kt_block_id_z();
     const int row_blocks = kt_grid_blocks_x() / a.num_kv_heads;
     const int kvh = kt_block_id_x() / row_blocks, row0 = kt_block_id_x() % row_blocks * 16;
+    const int *bt = a.block_table + (long long)seq * a.bt_stride;
+    const unsigned magic = kt_block_magic(a.block_size);
+    kt_warm_table<kBN>(a, bt, magic, seg);
     const int q0 = a.query_start_loc[seq], qlen = a.query_start_loc[seq + 1] - q0;
     const int seq_len = a.seq_lens[seq], ctx = seq_len - qlen, rows = g * qlen;
-    /* rounded down to 16 keys (kv.h's groups; the masks drop the keys below the window) */
-    const int lo = (a.window > 0 && ctx - a.window + 1 > 0 ? ctx - a.window + 1 : 0) & ~15;
-    const int per = ((seq_len - lo + a.num_segments - 1) / a.num_segments + kBN - 1) / kBN * kBN;
-    const int kv_lo = lo + seg * per, kv_hi = kv_lo + per < seq_len ? kv_lo + per : seq_len;
+    int kv_lo, kv_hi;
+    kt_segment_keys<kBN>(seq_len, ctx, a.window, a.num_segments, seg, kv_lo, kv_hi);
     if (qlen <= 0 || row0 >= rows || seg >= a.num_segments) return;   /* uniform */
-    const int *bt = a.block_table + (long long)seq * a.bt_stride;
     const int nseg = a.num_segments;
     const int last = (row0 + 16 < rows ? row0 + 16 : rows) - 1;
-    const int pos_first = ctx + row0 / g, pos_last = ctx + last / g;
+    const int pos_first = ctx + kt_row_tok(gd, row0), pos_last = ctx + kt_row_tok(gd, last);
     const float neg_inf = kt_neg_inf();
     const bool capped = a.softcap > 0.0f;
     const float score_scale = a.scale * a.k_scale * (capped ? 1.0f : kLog2e);
@@ -98,7 +99,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 
     /* the thread's keys and column of every round, and the round's first copy */
     const int kr = tid / kPerKey, col = (tid % kPerKey) * kChunkElems;
-    const unsigned magic = kt_block_magic(a.block_size);
     const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, kvh, col);
     const kt_kv_src vsrc = kt_kv_src_make(a.v_cache, a.v_stride_head, a.v_stride_block, a.v_stride_slot, kvh, col);
     const unsigned ring_lds = kt_lds_addr(ring) + kr * kLdR + col * kEszKV;
@@ -129,7 +129,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             const int r = c / kPerRow, qc = (c % kPerRow) * 8, rg = row0 + r;
             kt_v16 v = kt_v16_make(0u, 0u, 0u, 0u);
             if (rg < rows)
-                v = kt_ldg16(q + (long long)(q0 + rg / g) * a.q_stride_tok + (long long)(kvh * g + rg % g) * a.q_stride_head + qc);
+                v = kt_ldg16(q + (long long)(q0 + kt_row_tok(gd, rg)) * a.q_stride_tok + (long long)(kvh * g + kt_row_head(gd, rg)) * a.q_stride_head + qc);
             kt_sts16(sm_q + r * kLdQ + qc, v);
         }
     }
@@ -148,7 +148,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     for (int i = 0; i < kt_acc_elems; i++) {
         const int rg = row0 + kt_s_q(lane, i);
         const bool sink = with_sink && warp == 0 && rg < rows;
-        m[i] = sink ? a.sinks[kvh * g + rg % g] * kLog2e : neg_inf;
+        m[i] = sink ? a.sinks[kvh * g + kt_row_head(gd, rg)] * kLog2e : neg_inf;
         l[i] = sink && (lane & kRowBits) == 0 ? 1.0f : 0.0f;
     }
 #pragma unroll
@@ -210,7 +210,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) {
                 const int rg = row0 + kt_s_q(lane, i);
-                rpos[i] = kt_rep(i) == i && rg < rows ? ctx + rg / g : -1;
+                rpos[i] = kt_rep(i) == i && rg < rows ? ctx + kt_row_tok(gd, rg) : -1;
             }
 #pragma unroll
             for (int nt = 0; nt < kNT; nt++)
@@ -304,7 +304,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             lsum += ml[w * 16 + r] * wt;
             acc += mo[(w * 16 + r) * kD + d] * wt;
         }
-        const int tok = q0 + rg / g, h = kvh * g + rg % g;
+        const int tok = q0 + kt_row_tok(gd, rg), h = kvh * g + kt_row_head(gd, rg);
         const long long row = (long long)tok * a.num_heads + h;
         if (nseg > 1) {
             if (d == 0) {

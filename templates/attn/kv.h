@@ -62,6 +62,16 @@ KT_DEV unsigned kt_block_magic(int block_size)
 }
 KT_DEV int kt_blk_of(int key, unsigned magic) { return (int)(((unsigned long long)(unsigned)key * magic) >> 32); }
 
+/* Row r of a kv head's rows is query token r / g, head r % g of its group. g is block-uniform and r
+ * small (r * g < 2^32: at most g * max_query_len rows), so the quotient is kt_blk_of's multiply-high
+ * by a reciprocal made once: a signed division by a run-time g is ~20 instructions and, inside a
+ * loop, is not hoisted out of it (it may trap), and the templates take r / g a row per tile
+ * (masks, positions) and per element (the epilogue's addresses). */
+struct kt_gdiv { int g; unsigned magic; };
+KT_DEV kt_gdiv kt_gdiv_make(int g) { return kt_gdiv{g, kt_block_magic(g)}; }
+KT_DEV int kt_row_tok(const kt_gdiv &d, int r) { return kt_blk_of(r, d.magic); }
+KT_DEV int kt_row_head(const kt_gdiv &d, int r) { return r - kt_blk_of(r, d.magic) * d.g; }
+
 #ifdef KT_KV_GROUPS
 /* Decode's addressing, in 16-key groups. Its tiles start at multiples of 16 keys (the window's
  * lower bound is rounded down to one; the softmax masks the keys below it) and block_size is a
@@ -78,6 +88,31 @@ constexpr int kGroups = kKeysPass < 16 ? kChunks * kKeysPass / 16 : kChunks;
 KT_DEV constexpr int kt_grp_of(int i) { return kKeysPass < 16 ? i * kKeysPass / 16 : i; }
 /* tile-relative first key of the thread's group gi */
 KT_DEV int kt_grp_start(int gi, int kr) { return kKeysPass < 16 ? 16 * gi : ((kr + gi * kKeysPass) & ~15); }
+
+/* A segment's keys [kv_lo, kv_hi) of a sequence of seq_len keys, ctx of them cached before its
+ * query rows: from the window's lower bound for the first row (rounded down to 16 keys, the groups'
+ * start; the masks drop the keys below the window) to seq_len, cut into nseg equal spans rounded
+ * up to whole tiles of kTile keys (a short sequence leaves trailing segments empty). */
+template <int kTile> KT_DEV void kt_segment_keys(int seq_len, int ctx, int window, int nseg, int seg, int &kv_lo, int &kv_hi)
+{
+    const int lo = (window > 0 && ctx - window + 1 > 0 ? ctx - window + 1 : 0) & ~15;
+    const int per = ((seq_len - lo + nseg - 1) / nseg + kTile - 1) / kTile * kTile;
+    kv_lo = lo + seg * per;
+    kv_hi = kv_lo + per < seq_len ? kv_lo + per : seq_len;
+}
+
+/* Before the first K / V load a block waits for seq_lens, then for its block-table entry: two
+ * DRAM latencies in a row, which batch 1 and a batch 8 of 32K keys pay once a launch and do not
+ * hide. So the entry of segment seg's first key is prefetched beside seq_lens' own load, its
+ * bounds taken as if the sequence were the batch's longest (max_seq_len, max_query_len: exact for
+ * it, and for every sequence when the lengths are equal); the table read that follows seq_lens
+ * then finds the line on its way. A wrong guess prefetches a line of the sequence's own row. */
+template <int kTile> KT_DEV void kt_warm_table(const kt_attn_args &a, const int *bt, unsigned magic, int seg)
+{
+    int lo, hi;
+    kt_segment_keys<kTile>(a.max_seq_len, a.max_seq_len - a.max_query_len, a.window, a.num_segments, seg, lo, hi);
+    if (lo < hi) kt_prefetch(bt + kt_blk_of(lo, magic));
+}
 
 /* the pages of a thread's groups of one tile, and where each group starts in its page */
 struct kt_groups { int page[kGroups]; int slot0[kGroups]; };

@@ -171,6 +171,19 @@ template <bool kV> KT_DEV void kt_stage_commit(const kt_stage &st, unsigned shor
     }
 }
 
+/* The keys [kv_lo, kv_hi) of segment seg of a row block whose first and last rows sit at positions
+ * pos_first and pos_last: the first row's window start to the last row's causal limit, cut into
+ * nseg runs of whole tiles (only the last can end past its keys, at the causal limit, which the
+ * mask holds); a segment past the keys is empty and writes l = 0. */
+KT_DEV void kt_rows_keys(int pos_first, int pos_last, int window, int nseg, int seg, int &kv_lo, int &kv_hi)
+{
+    const int vis_lo = window > 0 && pos_first - window + 1 > 0 ? pos_first - window + 1 : 0;
+    const int vis_hi = pos_last + 1;
+    const int per = ((vis_hi - vis_lo + nseg - 1) / nseg + kBN - 1) / kBN * kBN;
+    kv_lo = vis_lo + seg * per < vis_hi ? vis_lo + seg * per : vis_hi;
+    kv_hi = kv_lo + per < vis_hi ? kv_lo + per : vis_hi;
+}
+
 } // namespace
 
 KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
@@ -184,12 +197,27 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     if (!kt_dynamic_shared_fits(kSmemBytes)) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), warp = kt_wave_id();
     const int g = a.num_heads / a.num_kv_heads;
+    const kt_gdiv gd = kt_gdiv_make(g);
     const int seq = kt_block_id_y(), seg = kt_block_id_z(), nseg = a.num_segments;
     /* kv head fastest, then row blocks last-first: the blocks that see the most keys, of every
      * head, start first (head-major order left one head's longest blocks for the end) */
     const int row_blocks = kt_grid_blocks_x() / a.num_kv_heads;   /* blocks sharing a kv head */
     const int kvh = kt_block_id_x() % a.num_kv_heads;
     const int row0 = (row_blocks - 1 - kt_block_id_x() / a.num_kv_heads) * kBM;
+    const int *bt = a.block_table + (long long)seq * a.bt_stride;
+    const unsigned magic = kt_block_magic(a.block_size);
+    {
+        /* the first tile's table line, prefetched beside seq_lens' load as if the sequence were the
+         * batch's longest (decode.hip's kt_warm_table: the speculative rows' streams pay the
+         * chain seq_lens -> block table -> cache once a launch) */
+        const int rows_g = g * a.max_query_len, ctx_g = a.max_seq_len - a.max_query_len;
+        if (row0 < rows_g) {
+            const int last_g = (row0 + kBM < rows_g ? row0 + kBM : rows_g) - 1;
+            int lo_g, hi_g;
+            kt_rows_keys(ctx_g + kt_row_tok(gd, row0), ctx_g + kt_row_tok(gd, last_g), a.window, nseg, seg, lo_g, hi_g);
+            if (lo_g < hi_g) kt_prefetch(bt + kt_blk_of(lo_g, magic));
+        }
+    }
     const int q0 = a.query_start_loc[seq];
     const int qlen = a.query_start_loc[seq + 1] - q0;
     const int rows = g * qlen;
@@ -197,17 +225,9 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     /* a shorter sequence's surplus block, a segment past the launch's count (uniform) */
     if (qlen <= 0 || row0 >= rows || seg >= nseg) return;
     const int last = (row0 + kBM < rows ? row0 + kBM : rows) - 1;
-    const int pos_first = ctx + row0 / g, pos_last = ctx + last / g;
-    /* the keys any row of the block sees: the first row's window start to the last row's causal
-     * limit (<= seq_len) */
-    const int vis_lo = a.window > 0 && pos_first - a.window + 1 > 0 ? pos_first - a.window + 1 : 0;
-    const int vis_hi = pos_last + 1;
-    /* split-KV: segment seg's share of them, whole tiles (only the last can end past its keys, at
-     * the causal limit, which the mask holds); a segment past the keys is empty and writes l = 0 */
-    const int per = ((vis_hi - vis_lo + nseg - 1) / nseg + kBN - 1) / kBN * kBN;
-    const int kv_lo = vis_lo + seg * per < vis_hi ? vis_lo + seg * per : vis_hi;
-    const int kv_hi = kv_lo + per < vis_hi ? kv_lo + per : vis_hi;
-    const int *bt = a.block_table + (long long)seq * a.bt_stride;
+    const int pos_first = ctx + kt_row_tok(gd, row0), pos_last = ctx + kt_row_tok(gd, last);
+    int kv_lo, kv_hi;
+    kt_rows_keys(pos_first, pos_last, a.window, nseg, seg, kv_lo, kv_hi);
     /* the warp's first row in the block and first d column (its d-slice: Q's k, O's n) */
     const int wd = warp % kWD, wrow = (warp / kWD) * kMW * 16, dcol = wd * kDS * 16;
     const float neg_inf = kt_neg_inf();
@@ -222,7 +242,6 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
     const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEsz;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEsz;
-    const unsigned magic = kt_block_magic(a.block_size);
     kt_stage kst, vst;
     kt_pages pages;   /* of the tile being loaded: its K issued, its V next */
     const unsigned k_lds = kt_lds_addr(sm_k + kr * kLdK + col), v_lds = kt_lds_addr(sm_v + kr * kLdK + col);
@@ -252,7 +271,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             const int r = c / kPerRow, col = (c % kPerRow) * 8, rg = row0 + r;
             kt_v16 v = kt_v16_make(0u, 0u, 0u, 0u);
             if (rg < rows)
-                v = kt_ldg16(q + (long long)(q0 + rg / g) * a.q_stride_tok + (long long)(kvh * g + rg % g) * a.q_stride_head + col);
+                v = kt_ldg16(q + (long long)(q0 + kt_row_tok(gd, rg)) * a.q_stride_tok + (long long)(kvh * g + kt_row_head(gd, rg)) * a.q_stride_head + col);
             kt_sts16(sm_q + r * kLdQ + col, v);
         }
     }
@@ -277,7 +296,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         for (int i = 0; i < kt_acc_elems; i++) {
             const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, i);
             const bool sink = a.sinks && rg < rows && nseg == 1;   /* split: the reduce adds it */
-            m[mt][i] = sink ? a.sinks[kvh * g + rg % g] * kLog2e : neg_inf;
+            m[mt][i] = sink ? a.sinks[kvh * g + kt_row_head(gd, rg)] * kLog2e : neg_inf;
             /* the sink's term, once a row: in the first of the lanes that share it */
             l[mt][i] = sink && (lane & kRowBits) == 0 ? 1.0f : 0.0f;
         }
@@ -385,7 +404,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i++) {
                     const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, i);
-                    rpos[mt][i] = kt_rep(i) == i && rg < rows ? ctx + rg / g : -1;
+                    rpos[mt][i] = kt_rep(i) == i && rg < rows ? ctx + kt_row_tok(gd, rg) : -1;
                 }
 #pragma unroll
             for (int mt = 0; mt < kMW; mt++)
@@ -484,7 +503,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             for (int e = 0; e < kt_acc_elems; e++) {
                 const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, e);
                 if (rg >= rows) continue;
-                const long long pr = ((long long)(q0 + rg / g) * a.num_heads + kvh * g + rg % g) * nseg + seg;
+                const long long pr = ((long long)(q0 + kt_row_tok(gd, rg)) * a.num_heads + kvh * g + kt_row_head(gd, rg)) * nseg + seg;
                 if (kt_rep(e) == e && (lane & kRowBits) == 0 && wd == 0) {
                     a.partials[pr * 2] = m[mt][e];
                     a.partials[pr * 2 + 1] = l[mt][e];
@@ -506,7 +525,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             for (int e = 0; e < kt_acc_elems; e++) {
                 const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, e), d = dcol + dt * 16 + kt_s_n(lane, e);
                 if (rg >= rows) continue;
-                const int tok = q0 + rg / g, h = kvh * g + rg % g;
+                const int tok = q0 + kt_row_tok(gd, rg), h = kvh * g + kt_row_head(gd, rg);
                 const kt_elem out = kt_from_float<kt_elem>(kt_acc_get(o[mt][dt], e) * inv[e]);
                 ((unsigned short *)a.out)[(long long)tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
             }

@@ -68,8 +68,10 @@ template <int N, int L> KT_DEV void kt_reduce_add(float (&part)[4], const float 
 template <int N, int L> KT_DEV void kt_reduce_row(const kt_attn_args &a, kt_reduce_lds &sm, long long row, int tid)
 {
     constexpr int kCols = kReduceThreads / L;
-    const int nseg = a.num_segments, h = (int)(row % a.num_heads);
-    const long long tok = row / a.num_heads;
+    /* rows (tokens x heads) stay under 2^31 (kt_attn_problem_of_args): a 32-bit division, not a
+     * 64-bit one (a subroutine on every target) on batch 1's critical path */
+    const int nseg = a.num_segments, h = (int)row % a.num_heads;
+    const long long tok = (int)row / a.num_heads;
     const int c = tid % kCols, lane_s = tid / kCols, d = kt_block_id_y() * kCols + c;
     const int per_lane = (nseg + L - 1) / L;
     const float *ml = a.partials + row * nseg * 2;

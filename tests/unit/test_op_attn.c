@@ -94,7 +94,8 @@ static void test_args(void)
     struct { const char *field; void (*spoil)(kt_attn_args *); } bad[] = {
         {"q is NULL", NULL}, {"num_heads", NULL}, {"head_size", NULL}, {"bt_stride", NULL}, {"k_stride_slot", NULL},
         {"window", NULL}, {"max_query_len", NULL}, {"scale", NULL}, {"q is not 16-byte aligned", NULL},
-        {"num_tokens", NULL}, {"v_stride_slot", NULL},
+        {"num_tokens", NULL}, {"v_stride_slot", NULL}, {"squared must be below 2^32", NULL},
+        {"times num_heads", NULL},
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         kt_attn_args b = a;
@@ -110,6 +111,8 @@ static void test_args(void)
         case 8: b.q = (const char *)b.q + 8; break;
         case 9: b.num_tokens = b.num_seqs * b.max_query_len + 1; break;
         case 10: b.v_stride_slot = 1LL << 26; break;   /* 16 slots x 2^26 x 2 bytes: 2^31 */
+        case 11: b.num_heads = 64 * b.num_kv_heads; b.max_query_len = 1 << 20; break;   /* 64 x 64 x 2^20 = 2^32 */
+        case 12: b.num_kv_heads = 1; b.num_heads = 256; b.num_tokens = b.num_seqs = 1 << 23; break;   /* 2^31 rows */
         }
         err[0] = 0;
         KT_CHECK(op->problem_of_args(&b, &got, err, sizeof err) == KT_EINVAL);

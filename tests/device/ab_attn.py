@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""ab_attn.py: an A/B of attention decode builds in one process, on the same buffers: each --config
+NAME=LIB[:DB] is a libktrt (and the database it opens) whose launch is checked against the float64
+reference, graph-captured and timed in interleaved rounds (rotated order, cache flushed before each
+replay) beside the others and cuDNN's SDPA on the same values. One Python start for all of them,
+so a change whose effect is a few percent is read against the same run's spread. Rows are the
+cartesian product of the shape options, as in bench_attn.py (whose Problem, reference and timing
+this reuses). The first config is the base every ratio is taken against.
+
+  python3 tests/device/ab_attn.py --config old=out/lib/libktrt.so:old.ktdb \
+      --config new=out/lib/libktrt.so:new.ktdb --d 256 --g 8 --hkv 2 --batch 8 --ctx 32768
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_attn as B  # noqa: E402
+from bench_common import read_ceiling_gbs  # noqa: E402
+
+L2_BYTES = B.L2_BYTES
+
+
+def parse_config(s):
+    name, _, rest = s.partition("=")
+    lib, _, db = rest.partition(":")
+    if not name or not lib:
+        sys.exit("--config %s: want NAME=LIB[:DB]" % s)
+    return name, lib, db or None
+
+
+def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
+    dname, d, g, hkv, q, batch, ctx, window, softcap, sinks = cfg
+    lens = B.seq_lengths(batch, ctx, q, a.lens, cpu_gen)
+    est = B.set_bytes_estimate(dname, d, g, hkv, q, lens, a.bs, window)
+    nsets = max(1, min(64, math.ceil(2 * L2_BYTES / est)))
+    launches = max(a.launches, nsets)
+    with torch.cuda.stream(stream):
+        P = B.Problem(dname, d, g, hkv, q, lens, a.bs, window, softcap, sinks, nsets, "cuda", gen, cpu_gen)
+    stream.synchronize()
+    tag = "%s d=%d g=%d hkv=%d q=%d batch=%d ctx=%d win=%d cap=%g sink=%d lens=%s" % (
+        dname, d, g, hkv, q, batch, ctx, window, softcap, sinks, a.lens)
+    print(tag)
+    bound = B.BOUND[P.qt]
+    fails = 0
+    methods = []
+    with torch.cuda.stream(stream):
+        ref = P.reference(0)
+    stream.synchronize()
+    for name, kt in kts:
+        rc, ch, err = kt.choose(dname, P.args[0])
+        if rc != B.KT_OK:
+            print("   %-10s refused: %s" % (name, err))
+            fails += 1
+            continue
+        with torch.cuda.stream(stream):
+            P.out[0].fill_(float("nan"))
+            kt.run(dname, P.args[0])
+        stream.synchronize()
+        e = B.rel_error(P.out[0], ref)
+        ok = e <= bound
+        fails += 0 if ok else 1
+        print("   %-10s %s (split %d) err %.2e%s" % (name, ch.kernel.decode(errors="replace"), ch.splitk, e,
+                                                     "" if ok else "  WRONG"))
+        methods.append((name, (lambda kt: lambda s: kt.run(dname, P.args[s]))(kt), nsets))
+    del ref
+    if peers_api[0] is not None and not a.no_peers:
+        npeer = max(1, min(nsets, math.ceil(2 * L2_BYTES / max(1.0, 2.0 * batch * hkv * B.visible_keys(ctx, q, window)
+                                                                   * d * 2))))
+        with torch.cuda.stream(stream):
+            pd = B.PeerData(P, npeer)
+        stream.synchronize()
+        for label, backend in peers_api[1]:
+            if label != "cudnn":
+                continue
+            fn, note = B.try_peer(peers_api[0], backend, pd, P)
+            if fn is not None:
+                methods.append((label, fn, npeer))
+    graphs = [(name, B.capture(fn, ns, launches, stream)) for name, fn, ns in methods]
+    times = {name: [] for name, _ in graphs}
+    for rnd in range(a.rounds):
+        k = rnd % len(graphs)
+        for name, gr in graphs[k:] + graphs[:k]:
+            times[name].append(B.time_graph(gr, launches, flush, stream))
+    del graphs
+    bm = P.bytes_moved()
+    base = statistics.median(times[methods[0][0]]) if methods else float("nan")
+    rows = []
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print("   %-10s %9.2f us [%9.2f, %9.2f]  %6.1f%% of the read ceiling  x base %.3f" % (
+            name, med, min(ts), max(ts), 100.0 * bm / med / 1e3 / ceiling, med / base))
+        rows.append((tag, name, med, min(ts), max(ts)))
+    sys.stdout.flush()
+    return rows, fails
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", action="append", required=True, help="NAME=LIB[:DB], the first is the base")
+    ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--d", default="256")
+    ap.add_argument("--g", default="8")
+    ap.add_argument("--hkv", default="2")
+    ap.add_argument("--q", default="1")
+    ap.add_argument("--batch", default="8")
+    ap.add_argument("--ctx", default="32768")
+    ap.add_argument("--lens", default="equal", choices=["mixed", "equal"])
+    ap.add_argument("--bs", type=int, default=16)
+    ap.add_argument("--window", default="0")
+    ap.add_argument("--softcap", default="0")
+    ap.add_argument("--sinks", default="0")
+    ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--launches", type=int, default=20)
+    ap.add_argument("--no-peers", action="store_true")
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device")
+    B.check_header()
+    ceiling = read_ceiling_gbs()
+    print("device %s; read ceiling %.0f GB/s; configs: %s" % (torch.cuda.get_device_name(), ceiling,
+                                                             ", ".join(a.config)))
+    kts = []
+    for s in a.config:
+        name, lib, db = parse_config(s)
+        kts.append((name, B.Ktrt(os.path.abspath(lib), db)))
+    peers_api = B.sdpa_backends()
+    stream = torch.cuda.Stream()
+    flush = torch.empty(2 * L2_BYTES, dtype=torch.uint8, device="cuda")
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1234)
+    cpu_gen = torch.Generator()
+    cpu_gen.manual_seed(4321)
+    fails = 0
+    for dname in a.dtype.split(","):
+        for d in B.ints(a.d):
+            for g in B.ints(a.g):
+                for hkv in B.ints(a.hkv):
+                    for q in B.ints(a.q):
+                        for batch in B.ints(a.batch):
+                            for ctx in B.ints(a.ctx):
+                                for window in B.ints(a.window):
+                                    for softcap in B.floats(a.softcap):
+                                        for sinks in B.ints(a.sinks):
+                                            cfg = (dname, d, g, hkv, q, batch, ctx, window, softcap, sinks)
+                                            _, f = run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen,
+                                                           peers_api)
+                                            fails += f
+    print("ab_attn: %d failure(s)" % fails)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
