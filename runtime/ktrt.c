@@ -122,6 +122,7 @@ static int read_call(const char *who, const char *opname, const char *dtype, con
         return ktrt_fail(err, errlen, KT_EINVAL, "%s: args_size %zu, but %s's argument struct is %zu bytes (templates/abi)",
                          who, args_size, op->name, op->args_size);
     char why[256];
+    memset(p, 0, sizeof *p);   /* instance 0: a call is the problem itself, never a tiebreak's */
     if (op->problem_of_args(args, p, why, sizeof why) != KT_OK)
         return ktrt_fail(err, errlen, KT_EINVAL, "%s: %s", who, why);
     p->op = op;

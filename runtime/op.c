@@ -154,8 +154,11 @@ int kt_problem_key(const kt_problem *p, char *buf, size_t len)
 {
     if (len) buf[0] = 0;
     if (!p || !p->op || p->dtype < 0 || p->dtype >= p->op->ndtypes) return -1;
+    if (p->instance && !p->op->second_instance) return -1;
     int n = fitted(snprintf(buf, len, "%s %s", p->op->name, p->op->dtypes[p->dtype]), len);
-    return n < 0 ? -1 : dims_text(p, 2, buf, len, n);
+    n = n < 0 ? -1 : dims_text(p, 2, buf, len, n);
+    if (n >= 0 && p->instance) n = fitted(n + snprintf(buf + n, len - (size_t)n, " @%s", p->op->second_instance), len);
+    return n;
 }
 
 int kt_problem_bucket_text(const kt_problem *p, char *buf, size_t len)
@@ -213,6 +216,10 @@ int kt_op_parse_key(const kt_op *op, const char *key, kt_problem *p, char *err, 
         s = end;
     }
     while (*s == ' ') s++;
+    if (*s == '@' && p->op->second_instance && strcmp(s + 1, p->op->second_instance) == 0) {
+        p->instance = 1;
+        return 0;
+    }
     if (*s) return snprintf(err, errlen, "'%s': unexpected '%s' after the dimensions", key, s), -1;
     return 0;
 }

@@ -43,6 +43,8 @@ typedef struct kt_problem {
     const struct kt_op *op;
     int dtype;                          /* index into op->dtypes */
     long long dim[KT_OP_MAX_DIMS];      /* op->dims order; bucketed ones: value (query) or edge (key) */
+    int instance;                       /* 0: the op's instance of the key (its buffers' draw); 1: its
+                                           second instance (kt_op.second_instance; key suffix " @<name>") */
 } kt_problem;
 
 typedef struct kt_variant {
@@ -225,6 +227,11 @@ typedef struct kt_op {
      * from memory in serving, as a GEMM's weights do); 0: timed warm (an op whose inputs the layer
      * before it has just written). */
     int cold_decode;
+    /* The name of a second instance of every problem (its key is the problem's with " @<name>"),
+     * drawn differently from the first, on which the sweep times the variants that tie on the first
+     * (attention: every sequence at the bucket's length, where the first mixes lengths); NULL: none,
+     * and a tie is broken by the rules alone. */
+    const char *second_instance;
     /* Shapes at which `kt worker --check-reference` holds the GPU reference to ref_cpu (dims in
      * op->dims order), every dtype; none when the op has no GPU reference. */
     const long long (*ref_checks)[KT_OP_MAX_DIMS];

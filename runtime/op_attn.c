@@ -236,7 +236,7 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * them last, +2.23% pooled over the 469 with the rule above (the two thresholds chosen on them:
  * flat from 96 to 192 keys a unit); on the landed kernels' sweep (idle row groups unguarded, hence
  * the quarter) +2.61% over the same 469 keys (bench/NOTES.md, tenth session). */
-#define ATTN_LAW_KEYS 16
+#define ATTN_LAW_KEYS 17
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
@@ -293,6 +293,10 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
     key[i++] = -attn_split_weight(p, segs);
+    /* KD with an fp8 cache and a bf16 query converts K to bf16 in registers, five instructions a
+     * pair where the LDS form's f16 takes one: slower at any residency (bench/NOTES.md, twelfth
+     * session: fp8 d256 batch 8 32K, KD 105-114 us against 86 for the LDS form) */
+    key[i++] = kt_attn_kv8(p->dtype) && !kt_attn_fp16(p->dtype) ? -PAR(v, KD) : 0;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = -rb;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);
@@ -326,7 +330,8 @@ static int attn_prune(const law_device *d, const kt_candidate *c, int n, const k
 /* ---- verification sets ----
  * The batch is the key's, as serving lays it out: batch sequences of mixed lengths (the first the
  * bucket's ctx, the rest uniform in [ctx/2, ctx]) and mixed query rows (the first q, the rest
- * uniform in [1, q]: speculative tokens partly accepted), their blocks scattered over a cache
+ * uniform in [1, q]: speculative tokens partly accepted; the second instance, "@equal", has every
+ * sequence at ctx and q), their blocks scattered over a cache
  * with spare blocks by a random permutation, and q a slice of a fused qkv buffer (its token
  * stride is (heads + 2 kv heads) x d, as vLLM's qkv_proj output) while out is contiguous. The
  * metadata is a function of the problem alone (a fixed seed), so every buffer's fill agrees on it;
@@ -338,11 +343,11 @@ typedef struct attn_meta {
     long long tokens;
 } attn_meta;
 
-/* query rows of sequence i */
+/* query rows of sequence i (the second instance: every sequence the bucket's q) */
 static int attn_q_len(const kt_problem *p, int i)
 {
     const long long q = DIM(p, Q);
-    if (i == 0 || q == 1) return (int)q;
+    if (i == 0 || q == 1 || p->instance) return (int)q;
     uint64_t s = ATTN_META_SEED ^ ((uint64_t)i * 0xD1B54A32D192ED03ull);
     return 1 + (int)(kt_rand_splitmix64(&s) % (uint64_t)q);
 }
@@ -350,7 +355,7 @@ static int attn_q_len(const kt_problem *p, int i)
 static int attn_seq_len(const kt_problem *p, int i)
 {
     const long long ctx = DIM(p, CTX), q = DIM(p, Q);
-    if (i == 0) return (int)ctx;
+    if (i == 0 || p->instance) return (int)ctx;
     uint64_t s = ATTN_META_SEED + (uint64_t)i * 0x9E3779B97F4A7C15ull;
     const long long lo = ctx / 2 > q ? ctx / 2 : q;
     return (int)(lo + (long long)(kt_rand_splitmix64(&s) % (uint64_t)(ctx - lo + 1)));
@@ -542,6 +547,9 @@ const kt_op kt_op_attn_decode = {
     .flops = attn_flops,
     /* timed cold: serving reads every layer's KV from HBM (it is far larger than L2) */
     .cold_decode = 1,
+    /* every sequence at the bucket's length and rows: a tie at mixed lengths is not one at equal
+     * ones (the H200, 8/4/256 batch 8 32K: KD and the ring 225.5 / 226.1 us mixed, 254 / 275 equal) */
+    .second_instance = "equal",
     .ref_checks = attn_ref_checks,
     .nref_checks = (int)(sizeof attn_ref_checks / sizeof attn_ref_checks[0]),
     .from_model = kt_attn_model_problems,

@@ -10,6 +10,8 @@
 #   FAKE_WRONG    report such a kernel wrong
 #   FAKE_SLEEP    seconds to sleep before each 'done' (to be killed mid-sweep)
 #   FAKE_LOG      file to append "gpu <n> problem <m> <n> <k>" lines to
+#   FAKE_TIE      name substring: such kernels all time 5.00 us (a tie) on a problem's own key, and
+#                 apart (5.00 + a hash's share) on its second instance (a key ending in " @<name>")
 gpu=0
 while [ $# -gt 0 ]; do
     [ "$1" = --device ] && gpu=$2
@@ -23,9 +25,9 @@ while IFS= read -r line; do
     problem*)
         # problem <cold> <seed> <rounds> <key...>: the GEMM key's dimensions for the log and the times
         set -- $line
-        m=1 n=0 k=0; vars=""
+        m=1 n=0 k=0; vars=""; second=0
         for w in "$@"; do
-            case $w in m\<=*) m=${w#m<=} ;; n=*) n=${w#n=} ;; k=*) k=${w#k=} ;; rows\<=*) m=${w#rows<=} ;; esac
+            case $w in m\<=*) m=${w#m<=} ;; n=*) n=${w#n=} ;; k=*) k=${w#k=} ;; rows\<=*) m=${w#rows<=} ;; @*) second=1 ;; esac
         done
         [ -n "${FAKE_LOG:-}" ] && echo "gpu $gpu problem $m $n $k" >> "$FAKE_LOG"
         ;;
@@ -60,7 +62,8 @@ EOF2
             set -- $v
             c=$(printf '%s' "$2" | cksum | cut -d' ' -f1)
             t=$(( 1000 + c % 9000 + m * 7 ))
-            echo "timed $1 $((t / 100)).$((t % 100)) $((t / 100)).00 $((t / 100 + 1)).00 7 4"
+            case $2 in *"${FAKE_TIE:-@none@}"*) t=$(( 500 + second * (1 + c % 50) )) ;; esac
+            printf 'timed %s %d.%02d %d.00 %d.00 7 4\n' "$1" $((t / 100)) $((t % 100)) $((t / 100)) $((t / 100 + 1))
             [ -z "$first" ] && first=$1
         done <<EOF2
 $ok

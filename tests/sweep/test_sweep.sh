@@ -238,5 +238,36 @@ shapes_limit() {
 }
 check "a --shapes entry's bucketed dimension limits its buckets (rows 100: 1 .. 128; [20, 100]: 32 .. 128)" shapes_limit
 
+# A tie on a problem's own instance is timed again on its op's second instance (attention: every
+# sequence at the bucket's length) and decided there: the tiebreak's pass and timings are stored
+# under the second instance's key (" @equal"), the selection says so and keeps its own instance's
+# time. The scripted worker ties every decode_ws kernel at 5.00 us and parts them at @equal.
+second_instance() {
+    db=$DIR/tie.ktdb
+    fresh "$db"
+    out/bin/kt gen --recipe templates/attn/decode_ws.lua --target gfx1201 --db "$db" --sample 12 --quiet > /dev/null || return 1
+    dt=$(q "$db" "SELECT json_extract(params, '$.dtype') || ' ' || json_extract(params, '$.D') FROM kernel
+                  WHERE template = 'attn/decode_ws.hip' AND target = 'gfx1201' AND status = 'ok'
+                  GROUP BY 1 HAVING count(*) >= 2 ORDER BY count(*) DESC LIMIT 1")
+    [ -n "$dt" ] || { echo "no dtype and head size with two ok decode_ws kernels"; return 1; }
+    set -- $dt
+    printf '[{"op": "attn_decode", "dtype": "%s", "d": %s, "g": 4, "hkv": 2, "bs": 16, "win": 0, "cap": 0, "sink": 0, "q": 1, "batch": 1, "ctx": 4096}]' \
+        "$1" "$2" > "$DIR/tie.json"
+    FAKE_TIE=kt_attn_decode_ws ./tune --modelpath "$MODEL" --tp 4 --target gfx1201 --no-build \
+        --only attn_decode --shapes "$DIR/tie.json" --db "$db" > "$DIR/tie.txt" 2>&1 || { tail -20 "$DIR/tie.txt"; return 1; }
+    key=$(q "$db" "SELECT problem_key FROM selection WHERE op = 'attn_decode' ORDER BY problem_key DESC LIMIT 1")
+    echo "problem: $key"; q "$db" "SELECT kernel, decided_by, time_us FROM selection WHERE problem_key = '$key'"
+    best=$(q "$db" "SELECT m.code_hash FROM measurement m JOIN pass p ON p.id = m.pass_id WHERE p.problem_key = '$key @equal'
+                    AND p.kind = 'tiebreak' ORDER BY m.median_us LIMIT 1")
+    [ -n "$best" ] &&
+    [ "$(q "$db" "SELECT code_hash FROM selection WHERE problem_key = '$key'")" = "$best" ] &&
+    [ "$(q "$db" "SELECT decided_by FROM selection WHERE problem_key = '$key'")" = "@equal: fastest" ] &&
+    [ "$(q "$db" "SELECT time_us FROM selection WHERE problem_key = '$key'")" = 5.0 ] &&
+    [ "$(q "$db" "SELECT count(*) FROM pass WHERE problem_key = '$key' AND kind = 'tiebreak'")" = 0 ] &&
+    [ "$(q "$db" "SELECT count(*) FROM problem WHERE key = '$key @equal'")" = 1 ] &&
+    out/bin/kt dump --db "$db" > "$DIR/tie-dump.txt"
+}
+check "a tie is timed again on the op's second instance (attention @equal), decided and recorded there" second_instance
+
 echo "sweep: $checks checks, $failed failed"
 [ "$failed" = 0 ]

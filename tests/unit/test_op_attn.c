@@ -24,6 +24,7 @@
 #include <string.h>
 #include "kt_test.h"
 #include "op_attn_prefill.h"
+#include "attn_common.h"
 #include "op_attn.h"
 #include "ktrt.h"
 #include "law.h"
@@ -73,6 +74,39 @@ static void test_keys(void)
     /* past the last context edge: the last edge serves */
     p.dim[KT_ATTN_D_CTX] = 1 << 20;
     KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0 && strstr(key, "ctx<=131072") != NULL);
+    /* the second instance (the sweep's tiebreak): the key's suffix, read back; none for GEMM */
+    p.instance = 1;
+    KT_CHECK(kt_problem_key(&p, key, sizeof key) > 0 && strstr(key, "ctx<=131072 @equal") != NULL);
+    KT_CHECK(kt_problem_parse(key, &back, err, sizeof err) == 0 && back.instance == 1 && back.dim[KT_ATTN_D_CTX] == 131072);
+    KT_CHECK(kt_problem_parse("attn_decode bf16 d=256 g=8 hkv=2 bs=16 win=0 cap=0 sink=0 q<=4 batch<=8 ctx<=4096 @mixed",
+                              &back, err, sizeof err) != 0 && strstr(err, "@mixed") != NULL);
+    KT_CHECK(kt_problem_parse("gemm bf16 n=1536 k=4096 m<=64 @equal", &back, err, sizeof err) != 0);
+    KT_CHECK(kt_problem_parse("gemm bf16 n=1536 k=4096 m<=64", &back, err, sizeof err) == 0 && back.instance == 0);
+    back.instance = 1;
+    KT_CHECK(kt_problem_key(&back, key, sizeof key) < 0);
+}
+
+/* the second instance's batch: every sequence at the bucket's length and rows; the first mixes them */
+static void test_second_instance(void)
+{
+    kt_problem p = prob(DT_BF16, 128, 4, 2, 16, 0, 0, 0, 4, 8, 4096);
+    kt_op_buffer b[KT_OP_MAX_BUFFERS];
+    int nb = op->buffers(&p, b);
+    KT_CHECK(nb > KT_ATTN_B_QSL);
+    int32_t lens[8], qsl[9];
+    uint64_t rng = 1;
+    op->fill(&p, KT_ATTN_B_LENS, lens, sizeof lens, &rng);
+    op->fill(&p, KT_ATTN_B_QSL, qsl, sizeof qsl, &rng);
+    int mixed = 0;
+    for (int i = 1; i < 8; i++) mixed += lens[i] != 4096 || qsl[i + 1] - qsl[i] != 4;
+    KT_CHECK(mixed > 0);
+    p.instance = 1;
+    nb = op->buffers(&p, b);
+    KT_CHECK(nb > KT_ATTN_B_QSL && b[KT_ATTN_B_LENS].bytes == sizeof lens && b[KT_ATTN_B_QSL].bytes == sizeof qsl);
+    op->fill(&p, KT_ATTN_B_LENS, lens, sizeof lens, &rng);
+    op->fill(&p, KT_ATTN_B_QSL, qsl, sizeof qsl, &rng);
+    for (int i = 0; i < 8; i++) KT_CHECK(lens[i] == 4096 && qsl[i + 1] - qsl[i] == 4);
+    KT_CHECK(b[KT_ATTN_B_Q].bytes == (size_t)8 * 4 * (8 + 2 * 2) * 128 * 2);   /* 32 tokens of a fused qkv row */
 }
 
 /* ---- problem_of_args ---- */
@@ -519,6 +553,18 @@ static void test_law_pick(void)
     r2[1].v.p[KT_ATTN_P_BN] = 64;
     s.dim[KT_ATTN_D_BATCH] = 256;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
+    /* an fp8 cache read by KD with a bf16 query converts K to bf16 in registers (five instructions
+     * a pair against the LDS form's one to f16): the LDS form first though KD keeps more keys in
+     * flight, which still decide with 16-bit KV and with an fp16 query */
+    kt_candidate kd8[2];
+    pair_of(kd8, var(256, 1, 32, 4, 128, 3), var(256, 1, 64, 4, 128, 2));   /* the H200's pair: 48 and 64 */
+    kd8[1].v.p[KT_ATTN_P_KD] = 1;
+    kt_problem k8 = prob(DT_BF16_E4M3, 256, 8, 2, 16, 0, 0, 0, 1, 8, 32768);
+    KT_CHECK(op->law_pick(&d, kd8, 2, &k8) == 0);
+    k8.dtype = DT_FP16_E4M3;
+    KT_CHECK(op->law_pick(&d, kd8, 2, &k8) == 1);
+    k8.dtype = DT_BF16;
+    KT_CHECK(op->law_pick(&d, kd8, 2, &k8) == 1);
     /* an fp8 cache halves a segment's KV bytes, so the same split weighs twice as much: at batch 1
      * 16K (d256, 8 rows) the 256-segment ceiling's 64-key segments lose to the 128 one's */
     kt_candidate f8[2];
@@ -796,6 +842,7 @@ static void test_ref_gpu(void)
 int main(void)
 {
     test_keys();
+    test_second_instance();
     test_args();
     test_block_size();
     test_law();
