@@ -217,7 +217,6 @@ int kt_attn_problem_of_args(const kt_op *op, const void *args, kt_problem *p, ch
     const int rc = kt_attn_check_args(a, op->name, err, errlen);
     if (rc != KT_OK) return rc;
     p->op = op;
-    p->instance = 0;
     for (int i = 0; i < KT_OP_MAX_DIMS; i++) p->dim[i] = 0;
     p->dim[KT_ATTN_DIM_D] = a->head_size;
     p->dim[KT_ATTN_DIM_G] = a->num_heads / a->num_kv_heads;

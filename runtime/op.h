@@ -182,7 +182,8 @@ typedef struct kt_op {
 
     /* ---- arguments ---- */
     /* The problem a caller's filled argument struct describes, checked (NULL operands, strides,
-     * dimensions < 1): KT_OK, or KT_EINVAL with err naming the field. */
+     * dimensions < 1): KT_OK, or KT_EINVAL with err naming the field. p arrives zeroed (libktrt's
+     * one caller: its instance is 0, a call being the problem itself); the op writes op and dims. */
     int (*problem_of_args)(const void *args, kt_problem *p, char *err, size_t errlen);
     /* Sets the variant's fields of the argument struct (split sizes, segment counts, workspace
      * pointers) for a device of `units` compute units, as launches() sized the grid for it. */

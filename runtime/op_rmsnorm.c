@@ -125,7 +125,6 @@ static int rms_problem_of_args(const void *args, kt_problem *p, char *err, size_
     if (rms_overlap(w0, w1, r0, r1)) { snprintf(err, errlen, "rmsnorm_add: weight overlaps residual"); return KT_EINVAL; }
     /* the struct has no dtype: p->dtype is the caller's (it named the dtype to ktrt_run) */
     p->op = &kt_op_rmsnorm_add;
-    p->instance = 0;
     for (int i = 0; i < KT_OP_MAX_DIMS; i++) p->dim[i] = 0;
     p->dim[KT_RMS_D_HIDDEN] = a->hidden;
     p->dim[KT_RMS_D_ROWS] = a->rows;

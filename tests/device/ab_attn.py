@@ -11,6 +11,7 @@ this reuses). The first config is the base every ratio is taken against.
       --config new=out/lib/libktrt.so:new.ktdb --d 256 --g 8 --hkv 2 --batch 8 --ctx 32768
 """
 import argparse
+import itertools
 import math
 import os
 import statistics
@@ -136,20 +137,10 @@ def main():
     cpu_gen = torch.Generator()
     cpu_gen.manual_seed(4321)
     fails = 0
-    for dname in a.dtype.split(","):
-        for d in B.ints(a.d):
-            for g in B.ints(a.g):
-                for hkv in B.ints(a.hkv):
-                    for q in B.ints(a.q):
-                        for batch in B.ints(a.batch):
-                            for ctx in B.ints(a.ctx):
-                                for window in B.ints(a.window):
-                                    for softcap in B.floats(a.softcap):
-                                        for sinks in B.ints(a.sinks):
-                                            cfg = (dname, d, g, hkv, q, batch, ctx, window, softcap, sinks)
-                                            _, f = run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen,
-                                                           peers_api)
-                                            fails += f
+    axes = (a.dtype.split(","), B.ints(a.d), B.ints(a.g), B.ints(a.hkv), B.ints(a.q), B.ints(a.batch), B.ints(a.ctx),
+            B.ints(a.window), B.floats(a.softcap), B.ints(a.sinks))
+    for cfg in itertools.product(*axes):
+        fails += run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api)[1]
     print("ab_attn: %d failure(s)" % fails)
     return 1 if fails else 0
 
