@@ -94,6 +94,18 @@ int ktb_launch(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned 
     return b->ops->launch(b, fn, grid, block, shared_bytes, stream, args, args_size, err, errlen);
 }
 
+int ktb_launch_early(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
+                     unsigned shared_bytes, void *stream, const void *args, size_t args_size,
+                     char *err, size_t errlen)
+{
+    KTB_CHECK(ktb_launch_early);
+    if (!fn || !grid || !block || (args_size && !args))
+        return ktb_fail(err, errlen, "%s: ktb_launch_early: NULL fn, grid, block or args", b->ops->vendor);
+    if (!b->ops->launch_early)
+        return b->ops->launch(b, fn, grid, block, shared_bytes, stream, args, args_size, err, errlen);
+    return b->ops->launch_early(b, fn, grid, block, shared_bytes, stream, args, args_size, err, errlen);
+}
+
 int ktb_alloc(ktb_backend *b, size_t bytes, void **dptr, char *err, size_t errlen)
 {
     KTB_CHECK(ktb_alloc);

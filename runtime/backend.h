@@ -61,6 +61,15 @@ int ktb_launch(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned 
                unsigned shared_bytes, void *stream, const void *args, size_t args_size,
                char *err, size_t errlen);
 
+/* As ktb_launch, for a kernel that itself waits for the work before it in the stream
+ * (kt_grid_dependency_wait, templates/arch/): it may be started while that work is still running,
+ * so that its launch and its blocks' start overlap the tail of the kernel before (CUDA's
+ * programmatic dependent launch, sm_90 on, driver 12.0 on; a graph captured from the stream keeps
+ * the edge). Elsewhere (HIP, older devices or drivers) a plain ktb_launch. */
+int ktb_launch_early(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
+                     unsigned shared_bytes, void *stream, const void *args, size_t args_size,
+                     char *err, size_t errlen);
+
 /* Memory. Copies and memset are synchronous: they have landed on the device, for every stream,
  * when they return (a host-to-device copy from pageable memory is followed by a device sync,
  * since the drivers may return once the bytes are staged). */
@@ -104,6 +113,10 @@ typedef struct ktb_ops {
     int (*launch)(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
                   unsigned shared_bytes, void *stream, const void *args, size_t args_size,
                   char *err, size_t errlen);
+    /* NULL: ktb_launch_early is a plain launch */
+    int (*launch_early)(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
+                        unsigned shared_bytes, void *stream, const void *args, size_t args_size,
+                        char *err, size_t errlen);
     int (*alloc)(ktb_backend *b, size_t bytes, void **dptr, char *err, size_t errlen);
     int (*free)(ktb_backend *b, void *dptr, char *err, size_t errlen);
     int (*copy_h2d)(ktb_backend *b, void *dptr, const void *src, size_t bytes, char *err, size_t errlen);

@@ -15,6 +15,7 @@ typedef struct cuda_backend {
     cudrv d;
     cudrv_device dev;
     cudrv_context ctx;
+    int early;        /* programmatic dependent launch: sm_90 on and cuLaunchKernelEx */
 } cuda_backend;
 
 static const ktb_ops cuda_ops;
@@ -73,6 +74,9 @@ int ktb_cuda_open(int device, ktb_backend **out, char *err, size_t errlen)
         goto fail;
     }
     c->base.ops = &cuda_ops;
+    int major = 0;
+    c->early = c->d.launch_kernel_ex && c->d.device_get_attribute(&major, CUDRV_ATTR_COMPUTE_CAPABILITY_MAJOR, c->dev) ==
+               CUDRV_SUCCESS && major >= 9;
     c->base.device = device;
     *out = &c->base;
     return 0;
@@ -188,6 +192,24 @@ static int cuda_launch(ktb_backend *b, void *fn, const unsigned grid[3], const u
                                       block[2], shared_bytes, (cudrv_stream)stream,
                                       args_size ? params : NULL, NULL),
                 "cuLaunchKernel", err, errlen);
+}
+
+static int cuda_launch_early(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
+                             unsigned shared_bytes, void *stream, const void *args, size_t args_size,
+                             char *err, size_t errlen)
+{
+    cuda_backend *c = cb(b);
+    if (!c->early) return cuda_launch(b, fn, grid, block, shared_bytes, stream, args, args_size, err, errlen);
+    CUR(c);
+    cudrv_launch_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CUDRV_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.v.value = 1;
+    const cudrv_launch_config cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                                     (cudrv_stream)stream, &attr, 1};
+    void *params[1] = { (void *)args };
+    return cerr(c, c->d.launch_kernel_ex(&cfg, (cudrv_function)fn, args_size ? params : NULL, NULL),
+                "cuLaunchKernelEx (programmatic stream serialization)", err, errlen);
 }
 
 static int cuda_alloc(ktb_backend *b, size_t bytes, void **dptr, char *err, size_t errlen)
@@ -350,6 +372,7 @@ static const ktb_ops cuda_ops = {
     .module_unload = cuda_module_unload,
     .function = cuda_function,
     .launch = cuda_launch,
+    .launch_early = cuda_launch_early,
     .alloc = cuda_alloc,
     .free = cuda_free,
     .copy_h2d = cuda_copy_h2d,

@@ -122,6 +122,8 @@ int cudrv_open(cudrv *d, char *why, size_t why_len)
          * into the typed field without the cast ISO C leaves undefined. */
         memcpy((char *)d + cudrv_symbols[i].offset, &p, sizeof p);
     }
+    void *ex = dlsym(d->lib, "cuLaunchKernelEx");   /* optional: launches fall back without it */
+    if (ex) memcpy(&d->launch_kernel_ex, &ex, sizeof ex);
 
     char msg[256];
     cudrv_result r = d->init(0);

@@ -50,6 +50,29 @@ typedef struct CUgraphExec_st *cudrv_graph_exec;  /* CUgraphExec */
 #define CUDRV_EVENT_DEFAULT 0x0
 #define CUDRV_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
 
+/* cuLaunchKernelEx's launch configuration and one attribute (cuda.h, CUDA 12.0: CUlaunchConfig,
+ * CUlaunchAttribute, whose value is a 64-byte union) and the attribute this code sets. */
+#define CUDRV_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION 6
+typedef struct cudrv_launch_attr {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value;
+        unsigned long long align;
+    } v;
+} cudrv_launch_attr;
+typedef struct cudrv_launch_config {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    cudrv_stream stream;
+    cudrv_launch_attr *attrs;
+    unsigned nattrs;
+} cudrv_launch_config;
+/* cuda.h's layouts (LP64), which the driver reads */
+_Static_assert(sizeof(cudrv_launch_attr) == 72 && offsetof(cudrv_launch_attr, v) == 8, "CUlaunchAttribute");
+_Static_assert(offsetof(cudrv_launch_config, stream) == 32 && offsetof(cudrv_launch_config, attrs) == 40 &&
+               offsetof(cudrv_launch_config, nattrs) == 48, "CUlaunchConfig");
+
 /* cudrv_open's failures, so a caller can tell "no driver here" from a broken one. */
 #define CUDRV_OPEN_NO_LIBRARY (-1)  /* dlopen("libcuda.so.1") failed */
 #define CUDRV_OPEN_NO_SYMBOL (-2)   /* the library lacks an entry point below */
@@ -107,6 +130,9 @@ typedef struct cudrv {
     cudrv_result (*graph_destroy)(cudrv_graph g);                               /* cuGraphDestroy */
     cudrv_result (*get_error_name)(cudrv_result err, const char **name);        /* cuGetErrorName */
     cudrv_result (*get_error_string)(cudrv_result err, const char **text);      /* cuGetErrorString */
+    /* Optional (NULL on a driver older than CUDA 12.0): */
+    cudrv_result (*launch_kernel_ex)(const cudrv_launch_config *config, cudrv_function fn, void **params,
+                                     void **extra);                             /* cuLaunchKernelEx */
 } cudrv;
 
 /* Opens libcuda.so.1, resolves every entry point and calls cuInit(0), then checks that at least

@@ -312,8 +312,9 @@ static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *st
     char why[384];
     for (int i = 0; i < nl; i++) {
         if (!fns.fn[i]) continue;
-        if (ktb_launch(rt->gpu, fns.fn[i], L[i].dims.grid, L[i].dims.block, L[i].dims.shared, stream, bound_args,
-                       op->args_size, why, sizeof why))
+        if ((L[i].early ? ktb_launch_early : ktb_launch)(rt->gpu, fns.fn[i], L[i].dims.grid, L[i].dims.block,
+                                                         L[i].dims.shared, stream, bound_args, op->args_size, why,
+                                                         sizeof why))
             return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s%s: %s", copy.problem_key, copy.kernel,
                              L[i].suffix, why);
     }

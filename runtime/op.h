@@ -30,7 +30,7 @@
 #include "kernel_name.h"
 
 #define KT_OP_MAX_DIMS 10
-#define KT_OP_MAX_PARAMS 12
+#define KT_OP_MAX_PARAMS 16
 #define KT_OP_MAX_DTYPES 4
 #define KT_OP_MAX_LAUNCHES 2
 #define KT_OP_MAX_WORKSPACES 2
@@ -74,6 +74,9 @@ typedef struct kt_op_launch {
     const char *suffix;
     kt_launch_dims dims;
     int optional;                       /* 1: skipped when the code object has no such function */
+    int early;                          /* 1: its kernel waits for the launch before it itself
+                                           (kt_grid_dependency_wait), so it may start while that one
+                                           still runs (ktb_launch_early) */
 } kt_op_launch;
 
 /* A compiled kernel as the law sees it: its parameters, its template's law class (the recipe's

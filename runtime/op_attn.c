@@ -30,11 +30,12 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
 
 /* Required: D, BN, NW, and the rows a block as MT (decode.hip, decode_ws.hip) or BM (prefill.hip).
  * SEGMAX (no axis: no split), RE (no axis: Q's fragments are read from LDS every tile), KD (no
- * axis: K goes through LDS), ST (no axis: no ring), WS (no axis: not decode_ws.hip's form) and WD
- * (no axis: a warp holds all of d) have fallbacks. */
+ * axis: K goes through LDS), ST (no axis: no ring), WS (no axis: not decode_ws.hip's form), WD
+ * (no axis: a warp holds all of d) and PD (no axis: a kernel built before its reduce waited for
+ * the main launch itself: launched in plain stream order) have fallbacks. */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
     {"D", 0, 16}, {"MT", 0, 0}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
-    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0},
+    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0}, {"PD", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -157,6 +158,8 @@ static int attn_launches(const kt_variant *v, const kt_problem *p, int wave_size
     /* the reduce's column slices: batch 1, 6 heads, d 256: 8 slices, 48 blocks; 512 rows: one */
     out[1].suffix = "_reduce";
     out[1].dims = kt_attn_reduce_launch(DIM(p, BATCH) * DIM(p, Q) * attn_heads(p), DIM(p, D), units);
+    /* the reduce's launch and its blocks' start overlap the main kernel's tail (attn/reduce.h) */
+    out[1].early = PAR(v, PD) > 0;
     return 2;
 }
 

@@ -30,6 +30,7 @@ static const kt_op_dim prefill_dims[KT_PREFILL_NDIMS] = {
 
 static const kt_op_param prefill_params[KT_PREFILL_NPARAMS] = {
     {"D", 0, 16}, {"BM", 0, 16}, {"BN", 0, 16}, {"NW", 0, 1}, {"WD", 1, 1}, {"QL", 0, 0}, {"SEGMAX", 1, 1}, {"ST", 1, 1},
+    {"PD", 0, 0},
 };
 static const char *const prefill_workspaces[] = {"split-KV partials"};
 
@@ -107,6 +108,7 @@ static int prefill_launches(const kt_variant *v, const kt_problem *p, int wave_s
     /* the merge over every (token, head) row the buckets allow; rows past the tokens exit */
     out[1].suffix = "_reduce";
     out[1].dims = kt_attn_reduce_launch(DIM(p, BATCH) * DIM(p, QLEN) * prefill_heads(p), DIM(p, D), units);
+    out[1].early = PAR(v, PD) > 0;   /* as decode's (runtime/op_attn.c) */
     return 2;
 }
 

@@ -12,13 +12,14 @@
 #include "op.h"
 #include "../templates/abi/attn.h"
 
-/* kt_variant.p[] of a prefill kernel (recipe axes D BM BN NW WD QL SEGMAX ST): head size, rows a
+/* kt_variant.p[] of a prefill kernel (recipe axes D BM BN NW WD QL SEGMAX ST PD): head size, rows a
  * block (query tokens x the GQA group's heads), keys a KV tile, warps, warps sharing rows (each a
  * d-slice; 1 for a row without the axis), Q's fragments read from LDS each tile, the most split-KV
  * segments a launch may be given (1 without the axis: no split), the stages of the K / V ring (1
- * without the axis: one tile buffer each). */
+ * without the axis: one tile buffer each), 1 where its reduce waits for the main kernel itself (0
+ * without the axis: launched in plain stream order). */
 enum { KT_PREFILL_P_D, KT_PREFILL_P_BM, KT_PREFILL_P_BN, KT_PREFILL_P_NW, KT_PREFILL_P_WD, KT_PREFILL_P_QL, KT_PREFILL_P_SEGMAX,
-       KT_PREFILL_P_ST, KT_PREFILL_NPARAMS };
+       KT_PREFILL_P_ST, KT_PREFILL_P_PD, KT_PREFILL_NPARAMS };
 
 enum {
     KT_PREFILL_D_D, KT_PREFILL_D_G, KT_PREFILL_D_HKV, KT_PREFILL_D_BS, KT_PREFILL_D_WIN, KT_PREFILL_D_CAP,

@@ -152,8 +152,8 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *const *f
     int nl = op->launches(&wv->v, &st->p, st->info.wave_size, st->info.compute_units, L);
     for (int i = 0; i < nl; i++) {
         if (!fn[i]) continue;
-        if (ktb_launch(st->b, fn[i], L[i].dims.grid, L[i].dims.block, L[i].dims.shared, stream, args, op->args_size,
-                       err, errlen))
+        if ((L[i].early ? ktb_launch_early : ktb_launch)(st->b, fn[i], L[i].dims.grid, L[i].dims.block,
+                                                         L[i].dims.shared, stream, args, op->args_size, err, errlen))
             return -1;
     }
     return 0;

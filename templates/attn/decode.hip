@@ -694,6 +694,10 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
     }
     kt_barrier();   /* the last tile's row statistics */
+    /* The reduce may start its launch once every block is past its keys (attn/reduce.h). Let at
+     * the blocks' start instead, its blocks took slots beside the stream's and batch 1 32K lost
+     * 2.4%; here it gained 4.2%, and at exit nothing (H200, bench/NOTES.md, thirteenth session). */
+    kt_grid_launch_dependents();
 
     /* write: out = O / l (one segment), or the partials */
     const int nseg = a.num_segments;

@@ -7,8 +7,10 @@
 -- from the cache straight into the score's fragments (no LDS; with RE 1 only, one key tile x d
 -- range a warp, every warp), ST the KV tiles a ring in LDS holds (1: no ring, the next tile in
 -- flight in registers; 2 to 6: copied global -> LDS with no registers held, ST - 1 tiles ahead;
--- targets with such a copy only, KD 0). Two warps a block are not offered: on gfx1201 most of
--- them spilled (every O tile on half the lanes). All of a block's LDS is given at launch.
+-- targets with such a copy only, KD 0), PD 1 where the reduce waits for the main kernel itself (so
+-- the runtime may launch it early; the axis tells such a kernel from one built before). Two warps a
+-- block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes). All of
+-- a block's LDS is given at launch.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
@@ -55,6 +57,7 @@ return {
     { "RE", { 0, 1 } },
     { "KD", { 0, 1 } },
     { "ST", { 1, 2, 3, 4, 6 } },
+    { "PD", { 1 } },
   },
 
   lds_at_launch = true,

@@ -268,6 +268,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     }
     kt_copy_wait();
     kt_barrier();   /* every warp done with the stages: they hold the merge now */
+    kt_grid_launch_dependents();   /* past the keys: the reduce may start its launch (as decode.hip) */
 
     /* the warps' (m, l) and O into LDS: O [warp][row][d] fp32, then m, l [warp][row] */
     float *const mo = (float *)ring;

@@ -1,7 +1,8 @@
 -- decode_ws.lua: the variant space of templates/attn/decode_ws.hip (op attn_decode, as decode.lua):
 -- keys split over the warps, one 16-row tile of rows a block. Axes as the template reads them: D,
 -- MT (1 only), BN keys a warp's tile, NW warps (a round is NW tiles), SEGMAX, QL (Q re-read from
--- LDS each tile), ST (ring stages on NVIDIA, cp.async; 1 on AMD: the next round in registers).
+-- LDS each tile), ST (ring stages on NVIDIA, cp.async; 1 on AMD: the next round in registers), PD
+-- (as decode.lua: 1, the reduce waits for the main kernel itself).
 -- WS 1 names the form for the law (runtime/op_attn.c). 16-bit caches only for now (an fp8 cache is
 -- decode.hip's).
 
@@ -33,6 +34,7 @@ return {
     { "QL", { 0, 1 } },
     { "ST", { 1, 2, 3 } },
     { "WS", { 1 } },
+    { "PD", { 1 } },
   },
 
   lds_at_launch = true,

@@ -487,6 +487,7 @@ KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         }
     }
     kt_copy_wait();   /* the copies issued past the last tile land before the block's LDS is gone */
+    kt_grid_launch_dependents();   /* past the keys: a split's reduce may start its launch (as decode.hip) */
 
     /* unsplit: out = O * v_scale / l, rounded once; a row that saw nothing writes zeros. Split:
      * the segment's (m, l) and O * v_scale into the partials, which the reduce merges */

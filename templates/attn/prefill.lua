@@ -13,6 +13,8 @@
 -- register holds a tile in flight, and ST > 1 makes those buffers a ring of ST stages whose copies
 -- are issued ST - 1 tiles ahead (one barrier a tile). SEGMAX is the most split-KV segments a launch may be given
 -- (block z a segment; a second launch, <kernel>_reduce, merges their partials as decode's do).
+-- PD 1: that reduce waits for the main kernel itself, so the runtime may launch it early (the
+-- axis tells a kernel built so from one built before, which must run in plain stream order).
 -- The same kernels serve attn_decode where a kv head has many rows (speculative verify: g x q
 -- rows, a 16-row tile a warp, K and V read once a block): ops lists both.
 
@@ -48,6 +50,7 @@ return {
     { "QL", { 0, 1 } },
     { "ST", { 1, 2, 3 } },
     { "SEGMAX", { 128 } },
+    { "PD", { 1 } },
   },
 
   lds_at_launch = true,

@@ -130,6 +130,7 @@ static void check_null_backend(void)
     NULLB(ktb_module_unload(NULL, p, err, sizeof err));
     NULLB(ktb_function(NULL, p, "k", &q, err, sizeof err));
     NULLB(ktb_launch(NULL, p, g, g, 0, NULL, buf, sizeof buf, err, sizeof err));
+    NULLB(ktb_launch_early(NULL, p, g, g, 0, NULL, buf, sizeof buf, err, sizeof err));
     NULLB(ktb_alloc(NULL, 16, &q, err, sizeof err));
     NULLB(ktb_free(NULL, p, err, sizeof err));
     NULLB(ktb_copy_h2d(NULL, p, buf, sizeof buf, err, sizeof err));
@@ -147,7 +148,7 @@ static void check_null_backend(void)
     NULLB(ktb_graph_launch(NULL, p, NULL, err, sizeof err));
     NULLB(ktb_graph_destroy(NULL, p, err, sizeof err));
 #undef NULLB
-    KT_CHECK_INT(n, 21);
+    KT_CHECK_INT(n, 22);
     /* A NULL err buffer is allowed too. */
     KT_CHECK(ktb_alloc(NULL, 16, &q, NULL, 0) != 0);
     ktb_close(NULL);

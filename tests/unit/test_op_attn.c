@@ -217,6 +217,11 @@ static void test_law(void)
     kt_variant v512 = var(512, 1, 32, 4, 256, 1);
     kt_problem p512 = prob(DT_BF16, 512, 8, 2, 16, 0, 0, 0, 4, 8, 32768);
     KT_CHECK(op->launches(&v512, &p512, 32, units, l) == 2 && l[1].dims.grid[1] == 2);
+    /* the reduce waits for the main kernel itself only in a PD variant: launched early there alone */
+    KT_CHECK(l[0].early == 0 && l[1].early == 0);
+    kt_variant vpd = v512;
+    vpd.p[KT_ATTN_P_PD] = 1;
+    KT_CHECK(op->launches(&vpd, &p512, 32, units, l) == 2 && l[0].early == 0 && l[1].early == 1);
     kt_variant v64 = var(64, 1, 32, 4, 256, 4);
     kt_problem p64 = prob(DT_BF16, 64, 8, 1, 16, 0, 0, 0, 1, 1, 32768);
     KT_CHECK(op->launches(&v64, &p64, 32, units, l) == 2 && l[1].dims.grid[1] == 2);

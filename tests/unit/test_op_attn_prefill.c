@@ -420,6 +420,10 @@ static void test_split(void)
     kt_op_launch l[KT_OP_MAX_LAUNCHES];
     KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].dims.grid[0] == 2 && l[0].dims.grid[2] == 128);
     KT_CHECK(strcmp(l[1].suffix, "_reduce") == 0 && l[1].dims.grid[0] == 16 * 16 && l[1].dims.block[0] == 256);
+    KT_CHECK(l[0].early == 0 && l[1].early == 0);   /* no PD axis: a reduce that does not wait itself */
+    v.p[KT_PREFILL_P_PD] = 1;
+    KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].early == 0 && l[1].early == 1);
+    v.p[KT_PREFILL_P_PD] = 0;
     p.dim[KT_PREFILL_D_BATCH] = 16;   /* 32 blocks: 8 segments */
     KT_CHECK(op->launches(&v, &p, 32, 132, l) == 2 && l[0].dims.grid[2] == 8);
     p.dim[KT_PREFILL_D_CTX] = 256;    /* a short context: 4 segments of two 32-key tiles */
