@@ -11,7 +11,7 @@ export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 export PATH="$ROOT/out/device/bin:$PATH"
 export PYTHONUNBUFFERED=1
 DB=out/ab/sweep.ktdb
-[ -f $DB ] || gunzip -k $DB.gz
+[ -f $DB ] || xz -dk $DB.xz
 R=$OUT/c4; mkdir -p $R
 el() { echo "$(( $(date +%s) - t0 )) s"; }
 ./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db $DB --no-build --resume --only attn_decode \
