@@ -328,7 +328,8 @@ static int step_bucket(chain *ch, ktrt_pick *out, int other)
             const ktrt_selection *s = &L->selections[i];
             const ktrt_kernel *k;
             int kl;
-            if (!s->measured || !same_shape(ch, s) || (strcmp(s->device_key, ch->q->device->key) != 0) != other)
+            if (!s->measured || !same_shape(ch, s) || (strcmp(s->device_key, ch->q->device->key) != 0) != other ||
+                !kt_op_bucket_serves(ch->op, &s->p, &ch->key))
                 continue;
             if (!nearer(ch, s, best, other) || !serves(ch, l, s, &k, &kl)) continue;
             best = s;

@@ -24,6 +24,13 @@ int kt_op_bucketed_dim(const kt_op *op)
     return -1;
 }
 
+int kt_op_bucket_serves(const kt_op *op, const kt_problem *tuned, const kt_problem *key)
+{
+    for (int d = 0; op && d < op->ndims && d < 32; d++)
+        if ((op->bucket_same_dims >> d & 1u) && tuned->dim[d] != key->dim[d]) return 0;
+    return 1;
+}
+
 /* Dimension d of op when it is a bucketed one with edges, else NULL. */
 static const kt_op_dim *bucketed(const kt_op *op, int d)
 {

@@ -236,6 +236,10 @@ typedef struct kt_op {
      * (attention: every sequence at the bucket's length, where the first mixes lengths); NULL: none,
      * and a tie is broken by the rules alone. */
     const char *second_instance;
+    /* Bucketed dimensions (bit d: dims[d]) a tuned selection must share with a query, edge for edge,
+     * to serve it through libktrt's nearest-bucket step (another edge of such a dimension changes
+     * the form of the best kernel, not just its size: attention decode's query rows); 0: any. */
+    unsigned bucket_same_dims;
     /* Shapes at which `kt worker --check-reference` holds the GPU reference to ref_cpu (dims in
      * op->dims order), every dtype; none when the op has no GPU reference. */
     const long long (*ref_checks)[KT_OP_MAX_DIMS];
@@ -258,6 +262,9 @@ int kt_ops_has(const char *ops, const char *op);
 int kt_op_dtype_index(const kt_op *op, const char *dtype);  /* -1 unknown */
 /* The first bucketed dimension's index in dims (the problem's size: M, rows), -1 when none. */
 int kt_op_bucketed_dim(const kt_op *op);
+/* 1 when a selection tuned at tuned's buckets may serve a query keyed key (its edges) through the
+ * nearest-bucket step: they agree on every dimension of op->bucket_same_dims. */
+int kt_op_bucket_serves(const kt_op *op, const kt_problem *tuned, const kt_problem *key);
 /* The edge of bucketed dimension d serving value v (the smallest edge >= v; above the last, the
  * last); -1 when v < 1 or d is not a bucketed dimension of op. */
 long long kt_op_bucket(const kt_op *op, int d, long long v);

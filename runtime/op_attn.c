@@ -553,6 +553,9 @@ const kt_op kt_op_attn_decode = {
     /* every sequence at the bucket's length and rows: a tie at mixed lengths is not one at equal
      * ones (the H200, 8/4/256 batch 8 32K: KD and the ring 225.5 / 226.1 us mixed, 254 / 275 equal) */
     .second_instance = "equal",
+    /* a kernel tuned at other query rows is another form (rows a block, prefill.hip's rows form
+     * from q 4): the H200 served q 4 / q 8 with q 1's pick at 1.3x / 2.3x the law's time */
+    .bucket_same_dims = 1u << KT_ATTN_D_Q,
     .ref_checks = attn_ref_checks,
     .nref_checks = (int)(sizeof attn_ref_checks / sizeof attn_ref_checks[0]),
     .from_model = kt_attn_model_problems,

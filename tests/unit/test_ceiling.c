@@ -152,9 +152,13 @@ static int f_graph_launch(ktb_backend *b, void *exec, void *s, char *e, size_t n
 static int f_graph_destroy(ktb_backend *b, void *exec, char *e, size_t n) { (void)b; (void)e; (void)n; free(exec); return 0; }
 
 static const ktb_ops fake_ops = {
-    "fake", f_close, f_info, f_module_load, f_module_unload, f_function, f_launch, f_alloc, f_free, f_h2d, f_d2h,
-    f_memset8, f_d2d_async, f_stream_create, f_stream_destroy, f_sync, f_event_create, f_event_record,
-    f_event_elapsed, f_event_destroy, f_begin, f_end, f_graph_launch, f_graph_destroy,
+    .vendor = "fake", .close = f_close, .info = f_info, .module_load = f_module_load, .module_unload = f_module_unload,
+    .function = f_function, .launch = f_launch, .alloc = f_alloc, .free = f_free, .copy_h2d = f_h2d,
+    .copy_d2h = f_d2h, .memset8 = f_memset8, .copy_d2d_async = f_d2d_async, .stream_create = f_stream_create,
+    .stream_destroy = f_stream_destroy, .sync = f_sync, .event_create = f_event_create,
+    .event_record = f_event_record, .event_elapsed_ms = f_event_elapsed, .event_destroy = f_event_destroy,
+    .graph_begin_capture = f_begin, .graph_end_capture = f_end, .graph_launch = f_graph_launch,
+    .graph_destroy = f_graph_destroy,
 };
 
 static const ktb_device_info h200 = { .name = "fake H200", .arch = "sm_90", .compute_units = 132,

@@ -42,7 +42,10 @@ static void test_table(void)
             KT_CHECK(dd->bucketed ? dd->nedges >= 1 && dd->edges && dd->edges[0] >= 1 && !dd->zero_ok
                                   : dd->nedges == 0 && !dd->edges);
             for (int e = 1; dd->bucketed && e < dd->nedges; e++) KT_CHECK(dd->edges[e] > dd->edges[e - 1]);
+            /* only a bucketed dimension can be one a tuned bucket must share with the query */
+            if (!dd->bucketed) KT_CHECK(!(op->bucket_same_dims >> d & 1u));
         }
+        KT_CHECK(op->ndims >= 32 || op->bucket_same_dims >> op->ndims == 0);
     }
     /* GEMM and rmsnorm_add: one bucketed dimension each, the last, 14 edges: 14 problems a shape */
     KT_CHECK_INT(kt_op_bucketed_dim(&kt_op_gemm), KT_GEMM_D_M);

@@ -87,6 +87,21 @@ static void test_keys(void)
 }
 
 /* the second instance's batch: every sequence at the bucket's length and rows; the first mixes them */
+/* libktrt's nearest-bucket step: another batch or context may serve, other query rows may not */
+static void test_bucket_serves(void)
+{
+    const kt_problem key = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 4, 8, 32768);
+    kt_problem t = key;
+    KT_CHECK(kt_op_bucket_serves(op, &t, &key));
+    t.dim[KT_ATTN_D_BATCH] = 16;
+    t.dim[KT_ATTN_D_CTX] = 16384;
+    KT_CHECK(kt_op_bucket_serves(op, &t, &key));
+    t.dim[KT_ATTN_D_Q] = 1;
+    KT_CHECK(!kt_op_bucket_serves(op, &t, &key));
+    t.dim[KT_ATTN_D_Q] = 8;
+    KT_CHECK(!kt_op_bucket_serves(op, &t, &key));
+}
+
 static void test_second_instance(void)
 {
     kt_problem p = prob(DT_BF16, 128, 4, 2, 16, 0, 0, 0, 4, 8, 4096);
@@ -847,6 +862,7 @@ static void test_ref_gpu(void)
 int main(void)
 {
     test_keys();
+    test_bucket_serves();
     test_second_instance();
     test_args();
     test_block_size();
