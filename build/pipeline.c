@@ -294,6 +294,14 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
         sum->compiled++;
         if (job->status == 0 && access(out, R_OK) == 0 && rename(out, it->obj) == 0) {
             unlink(job->log);
+        } else if (job->status > 128) {
+            /* killed by a signal (build_run_jobs: 128 + its number): not the source's failure, so
+             * neither cached nor stored, and the next run compiles it again */
+            unlink(out);
+            unlink(job->log);
+            it->state = 0;
+            sum->compiled--;
+            sum->interrupted++;
         } else {
             /* keep the compiler's words: a failure is cached too, so a rerun does not retry it */
             unlink(out);
@@ -338,6 +346,8 @@ void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
     for (int i = 0; i < s->nrejected_by; i++) fprintf(f, "    %6d  %s\n", s->rejected_by[i].count, s->rejected_by[i].reason);
     fprintf(f, "  compiled %d, cached %d, failed %d, excluded %d, ok %d   (%.1f s)\n",
             s->compiled, s->cached, s->failed, s->excluded, s->ok, s->seconds);
+    if (s->interrupted)
+        fprintf(f, "  interrupted %d compiles (killed by a signal): not stored, the next run compiles them\n", s->interrupted);
     if (s->retired) fprintf(f, "  retired %d stored kernels the recipe no longer admits (excluded; measurements kept)\n", s->retired);
     for (int i = 0; i < s->nexcluded_by; i++) fprintf(f, "    %6d  excluded: %s\n", s->excluded_by[i].count, s->excluded_by[i].reason);
     if (s->first_failure[0]) fprintf(f, "    first failure: %s\n", s->first_failure);

@@ -35,6 +35,7 @@ typedef struct kt_gen_summary {
     char first_failure[512];   /* the first failed variant and its first error line */
     double seconds;
     int retired;               /* stored kernels of this recipe it no longer admits, now excluded */
+    int interrupted;           /* compiles killed by a signal: neither cached nor stored (rerun) */
     char only_for[96];         /* set when the recipe's targets leave this one out: nothing ran */
 } kt_gen_summary;
 

@@ -92,6 +92,20 @@ check "changed flag recompiles gfx1100" sh -c "
 check "recompiled gfx1100 kernels are byte-identical (code_hash)" sh -c "
     sqlite3 $DB \"SELECT name || ' ' || code_hash FROM kernel WHERE target='gfx1100' ORDER BY name\" > $DIR/hash-after.txt
     [ -s $DIR/hash-before.txt ] && diff $DIR/hash-before.txt $DIR/hash-after.txt"
+# a compile killed by a signal (an interrupted build, a killed compiler) is the run's failure, not
+# the source's: it is neither cached nor stored, so the next run compiles it (a database of its
+# own, four variants, a flag value no cache has seen)
+kflag=k$(date +%s%N)
+check "a compile killed by a signal is not cached: the next run compiles it" sh -c "
+    rm -f $DIR/kill.ktdb
+    ( i=0; while [ \$i -lt 400 ]; do
+          pkill -TERM -f 'bin/[c]lang.*KT_TEST_FLAG=$kflag' && break; i=\$((i + 1)); sleep 0.05; done ) &
+    $KT gen --recipe $RECIPE --target gfx1100 --db $DIR/kill.ktdb --quiet --sample 4 -j 1 \
+        --flags -DKT_TEST_FLAG=$kflag > $DIR/kill1.txt 2>&1; wait; cat $DIR/kill1.txt
+    grep -q 'interrupted [1-9]' $DIR/kill1.txt || exit 1
+    $KT gen --recipe $RECIPE --target gfx1100 --db $DIR/kill.ktdb --quiet --sample 4 -j 1 \
+        --flags -DKT_TEST_FLAG=$kflag > $DIR/kill2.txt 2>&1 || exit 1
+    cat $DIR/kill2.txt; grep -q 'compiled [1-9][0-9]*, cached [0-9]*, failed 0' $DIR/kill2.txt"
 
 # a recipe that stops admitting variants retires what it built of them (excluded, not dispatched,
 # measurements kept), and admitting them again brings them back without compiling
