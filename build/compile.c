@@ -97,6 +97,7 @@ int build_run_jobs(build_job *jobs, int njobs, int parallel, int quiet)
         if (s == parallel) continue;   /* not ours */
         build_job *job = &jobs[slots[s].job];
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        job->killed = WIFSIGNALED(status);
         if (code == 0 && slots[s].step + 1 < job->steps.nsteps) {
             slots[s].step++;
             pid_t np = build_spawn(job, slots[s].step);

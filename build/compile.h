@@ -9,6 +9,7 @@ typedef struct build_job {
     kt_compile_steps steps;
     char log[1400];             /* stdout+stderr of every step */
     int status;                 /* after build_run_jobs: 0 ok, else the failing step's exit code (-1: not started) */
+    int killed;                 /* 1: the failing step's process died of a signal (not an exit code) */
     double seconds;             /* wall time of the job */
 } build_job;
 

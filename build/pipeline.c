@@ -294,9 +294,11 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
         sum->compiled++;
         if (job->status == 0 && access(out, R_OK) == 0 && rename(out, it->obj) == 0) {
             unlink(job->log);
-        } else if (job->status > 128) {
-            /* killed by a signal (build_run_jobs: 128 + its number): not the source's failure, so
-             * neither cached nor stored, and the next run compiles it again */
+        } else if (job->killed) {
+            /* the compiler process died of a signal (a kill, an interrupted build): not the
+             * source's failure, so neither cached nor stored, and the next run compiles it again.
+             * A compiler that crashes on the source exits with a code (clang: 128 + the signal)
+             * and is cached as any failure, its log kept. */
             unlink(out);
             unlink(job->log);
             it->state = 0;
@@ -379,5 +381,9 @@ int pipeline_gen_and_print(const kt_gen_options *o, const char *target_name, cha
     if (pipeline_gen(o, t, &sum, err, errlen)) return 1;
     pipeline_print_summary(stdout, &sum);
     fflush(stdout);
+    if (sum.interrupted) {   /* what follows (a sweep) would run short of kernels without a word */
+        snprintf(err, errlen, "%d compiles were killed by a signal: run kt gen again", sum.interrupted);
+        return 1;
+    }
     return 0;
 }

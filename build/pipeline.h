@@ -47,7 +47,8 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
 void pipeline_print_summary(FILE *f, const kt_gen_summary *s);
 
 /* The FFI entry (tune.lua): run target `target_name` and print its summary to stdout.
- * Returns 0, 1 when the run could not happen (message in err), 2 for an unknown target. */
+ * Returns 0, 1 when the run could not happen or some compiles were killed by a signal (message in
+ * err), 2 for an unknown target. */
 int pipeline_gen_and_print(const kt_gen_options *o, const char *target_name, char *err, size_t errlen);
 
 #endif

@@ -64,8 +64,9 @@ int ktb_launch(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned 
 /* As ktb_launch, for a kernel that itself waits for the work before it in the stream
  * (kt_grid_dependency_wait, templates/arch/): it may be started while that work is still running,
  * so that its launch and its blocks' start overlap the tail of the kernel before (CUDA's
- * programmatic dependent launch, sm_90 on, driver 12.0 on; a graph captured from the stream keeps
- * the edge). Elsewhere (HIP, older devices or drivers) a plain ktb_launch. */
+ * programmatic dependent launch, sm_90 on, driver 12.3 on, from which a graph captured from the
+ * stream keeps the edge). Elsewhere (HIP, older devices or drivers, a driver that refuses the
+ * attribute) a plain ktb_launch. */
 int ktb_launch_early(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3],
                      unsigned shared_bytes, void *stream, const void *args, size_t args_size,
                      char *err, size_t errlen);

@@ -74,9 +74,11 @@ int ktb_cuda_open(int device, ktb_backend **out, char *err, size_t errlen)
         goto fail;
     }
     c->base.ops = &cuda_ops;
-    int major = 0;
-    c->early = c->d.launch_kernel_ex && c->d.device_get_attribute(&major, CUDRV_ATTR_COMPUTE_CAPABILITY_MAJOR, c->dev) ==
-               CUDRV_SUCCESS && major >= 9;
+    /* an early launch captured into a graph keeps its edge from driver 12.3 on */
+    int major = 0, version = 0;
+    c->early = c->d.launch_kernel_ex && c->d.driver_get_version(&version) == CUDRV_SUCCESS && version >= 12030 &&
+               c->d.device_get_attribute(&major, CUDRV_ATTR_COMPUTE_CAPABILITY_MAJOR, c->dev) == CUDRV_SUCCESS &&
+               major >= 9;
     c->base.device = device;
     *out = &c->base;
     return 0;
@@ -208,8 +210,12 @@ static int cuda_launch_early(ktb_backend *b, void *fn, const unsigned grid[3], c
     const cudrv_launch_config cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
                                      (cudrv_stream)stream, &attr, 1};
     void *params[1] = { (void *)args };
-    return cerr(c, c->d.launch_kernel_ex(&cfg, (cudrv_function)fn, args_size ? params : NULL, NULL),
-                "cuLaunchKernelEx (programmatic stream serialization)", err, errlen);
+    cudrv_result r = c->d.launch_kernel_ex(&cfg, (cudrv_function)fn, args_size ? params : NULL, NULL);
+    if (r == CUDRV_ERROR_NOT_SUPPORTED) {   /* the attribute refused here: stream order is always right */
+        c->early = 0;
+        return cuda_launch(b, fn, grid, block, shared_bytes, stream, args, args_size, err, errlen);
+    }
+    return cerr(c, r, "cuLaunchKernelEx (programmatic stream serialization)", err, errlen);
 }
 
 static int cuda_alloc(ktb_backend *b, size_t bytes, void **dptr, char *err, size_t errlen)

@@ -30,6 +30,7 @@ typedef struct CUgraphExec_st *cudrv_graph_exec;  /* CUgraphExec */
 /* CUresult values this code tests for (cuda.h, enum cudaError_enum). */
 #define CUDRV_SUCCESS 0
 #define CUDRV_ERROR_NO_DEVICE 100
+#define CUDRV_ERROR_NOT_SUPPORTED 801
 
 /* CUdevice_attribute values (cuda.h, enum CUdevice_attribute_enum). */
 #define CUDRV_ATTR_WARP_SIZE 10

@@ -20,8 +20,9 @@
  *           bucketed one snapped to its edge (a GEMM's (dtype, n, k, bucket(m)));
  *   bucket  the nearest tuned buckets of the same static shape (log2 distance of the edges, summed
  *           over the bucketed dimensions; ties to the larger, first bucketed dimension first; a
- *           GEMM: the nearest M bucket of the same (n, k)): this device's selections first, then
- *           another device's of the same target (notice);
+ *           GEMM: the nearest M bucket of the same (n, k); attention decode: only at the query's
+ *           own rows edge, other rows wanting another kernel form): this device's selections
+ *           first, then another device's of the same target (notice);
  *   law     runtime/law.c over the ok kernels of the target, with this device's compute units
  *           (also where the DB's selection for this device and key is itself a law pick);
  *   refused KT_ENOKERNEL with a reason (no kernel of that dtype, a dimension out of range, ...).

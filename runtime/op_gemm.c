@@ -36,10 +36,10 @@ static int gemm_launches(const kt_variant *var, const kt_problem *p, int wave_si
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
     kt_gemm_variant v = kt_gemm_variant_of(var);
-    out[0] = (kt_op_launch){"", kt_gemm_main_dims(&v, DIM(p, M), DIM(p, N), wave_size, units), 0};
+    out[0] = (kt_op_launch){.suffix = "", .dims = kt_gemm_main_dims(&v, DIM(p, M), DIM(p, N), wave_size, units)};
     if (v.splitk <= 1) return 1;
     /* a split-K variant without <name>_reduce reduces in its own launch (templates/abi/gemm.h) */
-    out[1] = (kt_op_launch){"_reduce", kt_gemm_reduce_dims(DIM(p, M), DIM(p, N)), 1};
+    out[1] = (kt_op_launch){.suffix = "_reduce", .dims = kt_gemm_reduce_dims(DIM(p, M), DIM(p, N)), .optional = 1};
     return 2;
 }
 

@@ -28,7 +28,7 @@ int kt_gemm_problem_key(char *buf, size_t len, const char *dtype, int n, int k, 
 {
     if (len) buf[0] = 0;
     if (!dtype || kt_m_bucket_index(bucket) < 0) return -1;   /* only edges make keys */
-    kt_problem p = {&kt_op_gemm, kt_op_dtype_index(&kt_op_gemm, dtype), {0}};
+    kt_problem p = {.op = &kt_op_gemm, .dtype = kt_op_dtype_index(&kt_op_gemm, dtype)};
     if (p.dtype < 0) return fitted(snprintf(buf, len, "gemm %s n=%d k=%d m<=%d", dtype, n, k, bucket), len);
     p.dim[KT_GEMM_D_N] = n;
     p.dim[KT_GEMM_D_K] = k;

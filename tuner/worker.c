@@ -185,7 +185,7 @@ static int wk_reference(wk_state *st)
         return 0;
     }
     if (ktb_alloc(st->b, count * sizeof(double), &st->ref_dev, st->err, sizeof st->err)) return -1;
-    kt_op_launch one = {"", {{1, 1, 1}, {1, 1, 1}, 0}, 0};
+    kt_op_launch one = {.suffix = "", .dims = {{1, 1, 1}, {1, 1, 1}, 0}};
     void *mod = NULL, *fn = NULL;
     if (wk_load(st, ref_name, &one, 1, &mod, &fn)) {
         if (mod) ktb_module_unload(st->b, mod, NULL, 0);

@@ -16,6 +16,11 @@
  *   kt_wave_any(p)                whether p holds on any lane of the wave (uniform over it);
  *   kt_prefetch(p)                a hint that p's line is read soon (NVIDIA: into L1; AMD: the
  *                                 backend's prefetch where the target has one, else nothing);
+ *   kt_grid_dependency_wait()     a kernel launched early (runtime/backend.h ktb_launch_early)
+ *                                 waits until the grid before it has finished and its writes are
+ *                                 visible; kt_grid_launch_dependents() lets the launch after this
+ *                                 kernel begin once every block has said so or exited. NVIDIA:
+ *                                 griddepcontrol; AMD (no such launch: stream order): nothing;
  *   kt_mul_wide(a, b)             a 32 x 32 -> 64-bit unsigned product, one instruction where the
  *                                 compiler would otherwise multiply 64 x 64 (a loop-invariant
  *                                 operand's zero extension is out of its sight on NVPTX);
@@ -51,6 +56,8 @@ KT_DEV kt_v16 kt_ldg16_stream(const void *p)
 
 KT_DEV bool kt_wave_any(bool p) { return __any_sync(0xFFFFFFFFu, p) != 0; }
 KT_DEV void kt_prefetch(const void *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+KT_DEV void kt_grid_dependency_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+KT_DEV void kt_grid_launch_dependents(void) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
 KT_DEV unsigned long long kt_mul_wide(unsigned a, unsigned b)
 {
@@ -124,6 +131,8 @@ KT_DEV bool kt_wave_any(bool p)
 }
 /* gfx12's global prefetch where the backend has one; elsewhere nothing */
 KT_DEV void kt_prefetch(const void *p) { __builtin_prefetch(p); }
+KT_DEV void kt_grid_dependency_wait(void) {}
+KT_DEV void kt_grid_launch_dependents(void) {}
 /* v_mad_u64_u32 from the zero extensions */
 KT_DEV unsigned long long kt_mul_wide(unsigned a, unsigned b) { return (unsigned long long)a * b; }
 typedef unsigned kt_v8 __attribute__((ext_vector_type(2)));

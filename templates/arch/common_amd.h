@@ -101,9 +101,6 @@ KT_DEV unsigned kt_atomic_add_device(unsigned *p, unsigned v)
     return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
 KT_DEV float kt_load_coherent(const float *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
-/* no early launch on HIP (runtime/backend.h ktb_launch_early): stream order does it all */
-KT_DEV void kt_grid_dependency_wait(void) {}
-KT_DEV void kt_grid_launch_dependents(void) {}
 
 /* ---- 16-bit storage types and their conversions ---- */
 struct kt_bf16 { unsigned short bits; };

@@ -98,12 +98,6 @@ KT_DEV float kt_exp2(float x)
  * visible device-wide before a counter bump, and loads that read what other blocks wrote ---- */
 KT_DEV void kt_fence_device(void) { __threadfence(); }
 KT_DEV unsigned kt_atomic_add_device(unsigned *p, unsigned v) { return atomicAdd(p, v); }
-/* Programmatic dependent launch (ktb_launch_early, runtime/backend.h): a kernel launched early
- * waits here until the grids it depends on have finished and their writes are visible; a kernel
- * lets the launch after it begin (its blocks be scheduled) once every block of it has said so or
- * exited. Both are no-ops for a launch made in plain stream order. */
-KT_DEV void kt_grid_dependency_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-KT_DEV void kt_grid_launch_dependents(void) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 KT_DEV float kt_load_coherent(const float *p)
 {
     float v;

@@ -17,7 +17,7 @@
 
 static kt_problem gemm(const char *dtype, int n, int k, int m)
 {
-    kt_problem p = {&kt_op_gemm, kt_op_dtype_index(&kt_op_gemm, dtype), {0}};
+    kt_problem p = {.op = &kt_op_gemm, .dtype = kt_op_dtype_index(&kt_op_gemm, dtype)};
     p.dim[KT_GEMM_D_N] = n;
     p.dim[KT_GEMM_D_K] = k;
     p.dim[KT_GEMM_D_M] = m;
@@ -267,9 +267,15 @@ static const kt_op toy = {
     .decode_edge = 2, .law_pick = toy_pick,
 };
 
+/* the same op whose tuned buckets serve only their own q edge (kt_op.bucket_same_dims) */
+static const kt_op toy_rows = {
+    .name = "toy", .summary = "a test op", .dtypes = toy_dtypes, .ndtypes = 1, .dims = toy_dims, .ndims = TOY_NDIMS,
+    .decode_edge = 2, .law_pick = toy_pick, .bucket_same_dims = 1u << TOY_Q,
+};
+
 static kt_problem toyp(long long d, long long win, long long q, long long ctx)
 {
-    kt_problem p = {&toy, 0, {0}};
+    kt_problem p = {.op = &toy};
     p.dim[TOY_D] = d, p.dim[TOY_WIN] = win, p.dim[TOY_Q] = q, p.dim[TOY_CTX] = ctx;
     return p;
 }
@@ -470,6 +476,20 @@ static void test_toy_chain(void)
     q.p = toyp(128, 0, 0, 1024);                 /* a bucketed value of 0 is refused, naming it */
     KT_CHECK_INT(ktrt_select(&cat, &q, &pk), KT_EINVAL);
     KT_CHECK_CONTAINS(pk.choice.reason, "q=0");
+
+    /* an op whose buckets serve only their own q edge: q<=2 has none tuned, so the law, not
+     * (q<=1, ctx<=4096) as above; q<=4 still takes its nearest q<=4 bucket */
+    for (int i = 0; i < 2; i++) k[i].op = &toy_rows;
+    for (int i = 0; i < 4; i++) s[i].p.op = &toy_rows;
+    q.p = toyp(128, 0, 2, 3000);
+    q.p.op = &toy_rows;
+    KT_CHECK_INT(ktrt_select(&cat, &q, &pk), KT_OK);
+    KT_CHECK(strcmp(pk.choice.path, "law") == 0);
+    q.p = toyp(128, 0, 4, 16384);
+    q.p.op = &toy_rows;
+    KT_CHECK_INT(ktrt_select(&cat, &q, &pk), KT_OK);
+    KT_CHECK(strcmp(pk.choice.path, "bucket") == 0 && pk.served_bucket == 4);
+    KT_CHECK_CONTAINS(pk.choice.reason, "nearest tuned bucket q<=4 ctx<=8192");
 }
 
 /* Blocks per compute unit from a kernel row: NVIDIA's warps per SM are exact; AMD's waves per
