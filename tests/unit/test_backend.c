@@ -155,6 +155,41 @@ static void check_null_backend(void)
     KT_CHECK(ktb_vendor(NULL) == NULL);
 }
 
+/* ktb_launch_early: the backend's early launch where it has one, its plain launch where it has
+ * none (HIP), both with the same arguments (a backend of two recording entries) */
+static int plain_calls, early_calls;
+static unsigned last_grid0;
+static int rec_launch(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3], unsigned shared,
+                      void *stream, const void *args, size_t args_size, char *err, size_t errlen)
+{
+    plain_calls++;
+    last_grid0 = grid[0];
+    return 0;
+}
+static int rec_launch_early(ktb_backend *b, void *fn, const unsigned grid[3], const unsigned block[3], unsigned shared,
+                            void *stream, const void *args, size_t args_size, char *err, size_t errlen)
+{
+    early_calls++;
+    last_grid0 = grid[0];
+    return 0;
+}
+static void check_launch_early(void)
+{
+    static const ktb_ops with = {.vendor = "rec", .launch = rec_launch, .launch_early = rec_launch_early};
+    static const ktb_ops without = {.vendor = "rec", .launch = rec_launch};
+    ktb_backend b = {&with, 0};
+    const unsigned g[3] = {7, 1, 1}, t[3] = {32, 1, 1};
+    char args[16] = {0}, err[128];
+    int fn = 0;
+    KT_CHECK_INT(ktb_launch_early(&b, &fn, g, t, 0, NULL, args, sizeof args, err, sizeof err), 0);
+    KT_CHECK(early_calls == 1 && plain_calls == 0 && last_grid0 == 7);
+    b.ops = &without;
+    KT_CHECK_INT(ktb_launch_early(&b, &fn, g, t, 0, NULL, args, sizeof args, err, sizeof err), 0);
+    KT_CHECK(early_calls == 1 && plain_calls == 1);
+    KT_CHECK(ktb_launch_early(&b, NULL, g, t, 0, NULL, args, sizeof args, err, sizeof err) != 0);   /* no function */
+    KT_CHECK_CONTAINS(err, "ktb_launch_early");
+}
+
 int main(void)
 {
     static const char *const hip_libs[] = { "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so" };
@@ -177,5 +212,6 @@ int main(void)
     KT_CHECK(ktb_open("cuda", 0, NULL, err, sizeof err) != 0);
 
     check_null_backend();
+    check_launch_early();
     KT_TEST_END();
 }
