@@ -293,13 +293,15 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = -PAR(v, WD);
     key[i++] = PAR(v, BM) > 0 ? PAR(v, BN) : 0;
     key[i++] = PAR(v, BM) > 0 ? PAR(v, QL) : 0;
+    /* KD with an fp8 cache and a bf16 query converts K to bf16 in registers, five instructions a
+     * pair where the LDS form's f16 takes one: slower at any residency (bench/NOTES.md, twelfth
+     * session: fp8 d256 batch 8 32K, KD 105-114 us against 86 for the LDS form), and at any
+     * count of units with a block (thirteenth session: before that key, the three sweeps' pooled
+     * regret 2.74 / 0.78 / 2.03% -> 2.70 / 0.74 / 1.92%, the worst cell +36.6% -> +27.2%) */
+    key[i++] = kt_attn_kv8(p->dtype) && !kt_attn_fp16(p->dtype) ? -PAR(v, KD) : 0;
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
     key[i++] = -attn_split_weight(p, segs);
-    /* KD with an fp8 cache and a bf16 query converts K to bf16 in registers, five instructions a
-     * pair where the LDS form's f16 takes one: slower at any residency (bench/NOTES.md, twelfth
-     * session: fp8 d256 batch 8 32K, KD 105-114 us against 86 for the LDS form) */
-    key[i++] = kt_attn_kv8(p->dtype) && !kt_attn_fp16(p->dtype) ? -PAR(v, KD) : 0;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = -rb;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);

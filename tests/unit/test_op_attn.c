@@ -585,6 +585,16 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, kd8, 2, &k8) == 1);
     k8.dtype = DT_BF16;
     KT_CHECK(op->law_pick(&d, kd8, 2, &k8) == 1);
+    /* ... and before the units with a block: at batch 2 4K a 16-key KD tile splits into segments
+     * for every unit where a 64-key LDS tile leaves 4 of 132 idle; KD still loses (the H200's worst
+     * law cell, +36.6% -> the LDS form; bench/NOTES.md, thirteenth session) */
+    kt_candidate kd16[2];
+    pair_of(kd16, var(256, 1, 64, 4, 128, 2), var(256, 1, 16, 8, 128, 2));
+    kd16[1].v.p[KT_ATTN_P_KD] = 1;
+    kt_problem s8 = prob(DT_BF16_E4M3, 256, 8, 2, 16, 0, 0, 0, 1, 2, 4096);
+    KT_CHECK(op->law_pick(&d, kd16, 2, &s8) == 0);
+    s8.dtype = DT_BF16;                     /* 16-bit: the units with a block decide, for KD's tile */
+    KT_CHECK(op->law_pick(&d, kd16, 2, &s8) == 1);
     /* an fp8 cache halves a segment's KV bytes, so the same split weighs twice as much: at batch 1
      * 16K (d256, 8 rows) the 256-segment ceiling's 64-key segments lose to the 128 one's */
     kt_candidate f8[2];
