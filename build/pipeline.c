@@ -291,8 +291,8 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
         snprintf(out, sizeof out, "%s/%s.co.%d", objdir, it->key, (int)getpid());
         snprintf(tmp, sizeof tmp, "%s/%s.bundle.%d", objdir, it->key, (int)getpid());
         unlink(tmp);
-        sum->compiled++;
         if (job->status == 0 && access(out, R_OK) == 0 && rename(out, it->obj) == 0) {
+            sum->compiled++;
             unlink(job->log);
         } else if (job->killed) {
             /* the compiler process died of a signal (a kill, an interrupted build): not the
@@ -302,9 +302,9 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
             unlink(out);
             unlink(job->log);
             it->state = 0;
-            sum->compiled--;
             sum->interrupted++;
         } else {
+            sum->compiled++;
             /* keep the compiler's words: a failure is cached too, so a rerun does not retry it */
             unlink(out);
             if (job->status == 0) {

@@ -24,9 +24,10 @@ int kt_op_bucketed_dim(const kt_op *op)
     return -1;
 }
 
+_Static_assert(KT_OP_MAX_DIMS <= 32, "kt_op.bucket_same_dims holds a bit a dimension");
 int kt_op_bucket_serves(const kt_op *op, const kt_problem *tuned, const kt_problem *key)
 {
-    for (int d = 0; op && d < op->ndims && d < 32; d++)
+    for (int d = 0; op && d < op->ndims; d++)
         if ((op->bucket_same_dims >> d & 1u) && tuned->dim[d] != key->dim[d]) return 0;
     return 1;
 }

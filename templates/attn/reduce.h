@@ -117,15 +117,15 @@ KT_KERNEL(KT_NAME(_reduce), kReduceThreads)(kt_attn_args a)
     const int tid = kt_thread_id();
     const long long row = kt_block_id_x();            /* token * num_heads + head */
     const int slices = kt_grid_blocks_y();
-    /* uniform over the block: one segment wrote out itself; bind never gives more than SEGMAX; a
-     * slice count the layout cannot take (op_attn.c gives powers of two from kD / 256 to kD / 32)
-     * writes nothing */
     /* Launched early (the variant's PD axis: runtime/op_attn.c): its launch overlaps the main
      * kernel's tail, and nothing is read or written before that kernel has finished. Every block
      * waits, even one about to write nothing, so that this grid never ends before the main one
      * (the stream's next work waits for this grid only). The graph node of a dependent launch
      * cost ~1 us of batch 1's ~3.4 for the reduce (bench/NOTES.md, twelfth session). */
     kt_grid_dependency_wait();
+    /* uniform over the block: one segment wrote out itself; bind never gives more than SEGMAX; a
+     * slice count the layout cannot take (op_attn.c gives powers of two from kD / 256 to kD / 32)
+     * writes nothing */
     if (row >= (long long)a.num_tokens * a.num_heads || a.num_segments <= 1 || !a.partials ||
         a.num_segments > KT_SEGMAX || slices < 1 || kD % slices)
         return;
