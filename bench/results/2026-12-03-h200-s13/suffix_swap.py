@@ -4,7 +4,7 @@ with SUFFIX ("_pd0", "_pd1") appended, its code and resources taken from NEW (bu
 recipes, which compile the old selections' kernels with the new axis at 0 and 1), and the code of
 kernels no selection names dropped: an A/B of a template change at fixed picks. A selection whose
 renamed kernel NEW lacks (outside the ab recipes' dtypes and head sizes) is left as it was.
-(mg_swap.py: the same for the merge in the launch's _mg0 / _mg1, decode kernels only.)"""
+Call 1's databases are SUFFIX "_mg0" / "_mg1" (only decode kernels were built with that axis)."""
 import shutil
 import sqlite3
 import sys
