@@ -70,6 +70,30 @@ static void gen_push_strict_meta(lua_State *L, const char *what)
     lua_setfield(L, -2, "__newindex");
 }
 
+/* t.reg_cap(threads, blocks): the registers a lane may hold when `blocks` blocks of `threads`
+ * must be resident on one compute unit (the law's: an SM, an RDNA CU of two SIMDs, a CDNA CU of
+ * four), never above the lane's maximum; 0 where that many waves do not fit the unit's slots. What
+ * a recipe's occupancy axis needs to leave out a bound that cannot hold or changes nothing. */
+static int gen_reg_cap(lua_State *L)
+{
+    const kt_target *t = lua_touserdata(L, lua_upvalueindex(1));
+    const lua_Integer threads = luaL_checkinteger(L, 1), blocks = luaL_checkinteger(L, 2);
+    if (threads <= 0 || blocks <= 0 || threads % t->wave_size != 0)
+        return luaL_error(L, "reg_cap: threads and blocks must be positive, threads whole waves");
+    const lua_Integer waves = blocks * (threads / t->wave_size);
+    lua_Integer cap;
+    if (t->vendor == KT_VENDOR_NVIDIA) {
+        /* registers per SM over the block's threads, in the 8-register steps ptxas allocates */
+        cap = waves > t->max_waves_per_simd ? 0 : t->regs_per_simd / (blocks * threads) / 8 * 8;
+    } else {
+        const lua_Integer simds = strncmp(t->mma, "mfma", 4) == 0 ? t->simds_per_pool : t->simds_per_pool / 2;
+        const lua_Integer per_simd = (waves + simds - 1) / simds;
+        cap = per_simd > t->max_waves_per_simd ? 0 : t->regs_per_simd / per_simd / t->reg_granule * t->reg_granule;
+    }
+    lua_pushinteger(L, cap > t->max_regs_per_thread ? t->max_regs_per_thread : cap);
+    return 1;
+}
+
 static void gen_push_target(lua_State *L, const kt_target *t)
 {
     lua_newtable(L);
@@ -82,6 +106,10 @@ static void gen_push_target(lua_State *L, const kt_target *t)
     lua_pushinteger(L, t->regs_per_simd); lua_setfield(L, -2, "regs_per_simd");
     lua_pushinteger(L, t->max_regs_per_thread); lua_setfield(L, -2, "max_regs_per_thread");
     lua_pushinteger(L, t->max_waves_per_simd); lua_setfield(L, -2, "max_waves_per_simd");
+    lua_pushinteger(L, t->lds_per_pool); lua_setfield(L, -2, "lds_per_pool");
+    lua_pushlightuserdata(L, (void *)t);
+    lua_pushcclosure(L, gen_reg_cap, 1);
+    lua_setfield(L, -2, "reg_cap");
     gen_push_strict_meta(L, "target field");
     lua_setmetatable(L, -2);
 }

@@ -27,13 +27,26 @@
  *   kt_e4m3x2_to_bf16x2(x)        the same as two bf16, exact (the 254 finite codes; NaN is not
  *                                 kept on sm_90, as on AMD: a cache holds none);
  *   KT_E4M3_F16_ONE_OP            1 where e4m3 -> f16 is one instruction a pair and e4m3 -> bf16
- *                                 several (sm_89+), 0 where both are the same bit trick (AMD).
+ *                                 several (sm_89+), 0 where both are the same bit trick (AMD);
+ *   KT_ATTN_KERNEL(name, threads) the kernel's declaration: KT_KERNEL's, and where the recipe's OB
+ *                                 axis (KT_OB) is above 0, the register allocator told that OB
+ *                                 blocks must be resident on a compute unit (the law's unit: an
+ *                                 SM, an RDNA CU of two SIMDs, a CDNA CU of four), as CUTLASS's
+ *                                 kernels set `__launch_bounds__(threads, blocks)`: ptxas, left
+ *                                 alone, spends registers on the tail past an occupancy step.
+ *                                 NVIDIA: launch bounds' minimum blocks; AMD: the waves a SIMD must
+ *                                 hold (amdgpu_waves_per_eu).
  * The index math is KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp (which
  * includes this file once per prelude: each branch has its own guard). */
 
 #if defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_NV_H)
 #define KT_ARCH_ATTN_OPS_NV_H
 #define KT_E4M3_F16_ONE_OP 1
+#if defined(KT_OB) && KT_OB > 0
+#define KT_ATTN_KERNEL(name, threads) extern "C" __global__ void __launch_bounds__(threads, KT_OB) name
+#else
+#define KT_ATTN_KERNEL(name, threads) KT_KERNEL(name, threads)
+#endif
 
 /* ldmatrix .trans: lane l addresses row k = l % 8 + 8 * ((l / 8) % 2), column n = 8 * (l / 16) of
  * the [k][n] tile, so the four 8x8 matrices land in r[0..3] as kt_load_b leaves them from [n][k]. */
@@ -105,6 +118,20 @@ KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
 #elif !defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_AMD_H)
 #define KT_ARCH_ATTN_OPS_AMD_H
 #define KT_E4M3_F16_ONE_OP 0
+#if defined(KT_OB) && KT_OB > 0
+/* SIMDs of the law's compute unit: CDNA's CU has four, an RDNA CU two (its WGP four) */
+#ifdef KT_ARCH_CDNA_H
+#define KT_SIMDS_PER_CU 4
+#else
+#define KT_SIMDS_PER_CU 2
+#endif
+#define KT_ATTN_KERNEL(name, threads)                                                                  \
+    extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, (threads)),                      \
+                              amdgpu_waves_per_eu((KT_OB * ((threads) / KT_WAVE) + KT_SIMDS_PER_CU - 1) / \
+                                                  KT_SIMDS_PER_CU))) void name
+#else
+#define KT_ATTN_KERNEL(name, threads) KT_KERNEL(name, threads)
+#endif
 
 /* The seven magnitude bits of each byte placed at f16's exponent-low and mantissa-high bits, the
  * sign at f16's: the value times 2^-8 (e4m3's bias 7 against f16's 15; an e4m3 subnormal becomes

@@ -494,7 +494,7 @@ KT_DEV void kt_ring_rows(kt_v16 (&r)[kChunks], const unsigned char *rows, int kr
 
 } // namespace
 
-KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
+KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     kt_smem &sm = *(kt_smem *)sm_raw;

@@ -8,7 +8,8 @@
 -- range a warp, every warp), ST the KV tiles a ring in LDS holds (1: no ring, the next tile in
 -- flight in registers; 2 to 6: copied global -> LDS with no registers held, ST - 1 tiles ahead;
 -- targets with such a copy only, KD 0), PD 1 where the reduce waits for the main kernel itself (so
--- the runtime may launch it early; the axis tells such a kernel from one built before). Two warps a
+-- the runtime may launch it early; the axis tells such a kernel from one built before), OB the
+-- blocks a compute unit must hold, which caps the registers (arch/attn_ops.h KT_ATTN_KERNEL). Two warps a
 -- block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes). All of
 -- a block's LDS is given at launch.
 
@@ -42,6 +43,19 @@ local function smem_bytes(p, t)
   return base + p.ST * 2 * p.BN * (p.D * esize(p) + 16)
 end
 
+-- OB: blocks the register allocator must leave room for on a compute unit (0: no bound). Offered
+-- where the bound binds (its cap under the lane's maximum), the blocks fit the unit's wave slots
+-- and LDS, and the cap is not far under the recipe's register estimate (a sure spill; a kernel
+-- that spills is built, and never selected)
+local function occupancy_fits(p, t, threads, lds, regs)
+  if p.OB == 0 then return true end
+  local cap = t.reg_cap(threads, p.OB)
+  if cap == 0 or p.OB * lds > t.lds_per_pool then return false, "OB: that many blocks do not fit a unit" end
+  if cap >= regs then return false, "OB: the register estimate fits that many blocks unbounded" end
+  if cap < 0.8 * regs then return false, "OB: a register cap far under the estimate (a spill)" end
+  return true
+end
+
 return {
   family = "attn",
   template = "decode.hip",
@@ -58,6 +72,7 @@ return {
     { "KD", { 0, 1 } },
     { "ST", { 1, 2, 3, 4, 6 } },
     { "PD", { 1 } },
+    { "OB", { 0, 2, 3, 4 } },
   },
 
   lds_at_launch = true,
@@ -94,7 +109,8 @@ return {
       if 2 * smem_bytes(p, t) > t.lds_at_launch_max then return false, "a ring's LDS leaves no second block a unit" end
     elseif smem_bytes(p, t) > t.lds_per_workgroup then
       -- the register form keeps to the LDS a launch gets unasked (48 KiB on NVIDIA): what it
-      -- holds in flight is in registers, and its sweeps never wanted more
+      -- holds in flight is in registers, and its sweeps never wanted more (fp8 at d256 BN64 NW4,
+      -- 49.3 KB, 190 registers: 8% slower than BN32 at 48 KB a unit, fourteenth session)
       return false, "LDS over the workgroup's"
     end
     if smem_bytes(p, t) > t.lds_at_launch_max then return false, "LDS over the workgroup's" end
@@ -125,6 +141,6 @@ return {
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's" end
-    return true
+    return occupancy_fits(p, t, threads, smem_bytes(p, t), regs)
   end,
 }

@@ -69,7 +69,7 @@ static_assert(kQBytes % 16 == 0 && kStageBytes % 16 == 0, "16-byte aligned regio
 
 } // namespace
 
-KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
+KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     unsigned short *const sm_q = (unsigned short *)sm_raw;

@@ -186,7 +186,7 @@ KT_DEV void kt_rows_keys(int pos_first, int pos_last, int window, int nseg, int 
 
 } // namespace
 
-KT_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
+KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     unsigned short *const sm_k = (unsigned short *)sm_raw;   /* stage 0's tiles; a ring's next stages follow */

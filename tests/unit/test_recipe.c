@@ -102,6 +102,28 @@ int main(void)
     KT_CHECK_CONTAINS(fail_message(DIR "long_params.lua", "gfx1201"),
                       DIR "long_params.lua: variant kt_toy_wide_a_b_c_d_e_f_g_h_i_j_k_l_m_n_o_p: params JSON longer than 511 characters");
 
+    /* t.reg_cap: the registers a lane keeps when that many blocks must share a unit (the law's:
+     * an SM, an RDNA CU of two SIMDs, a CDNA CU of four); 0 where their waves do not fit */
+    {
+        static const struct { const char *target; const char *caps[5]; } want[] = {
+            {"sm_90a", {"cap 128", "cap 80", "cap 64", "cap 48", "cap 0"}},     /* 65536 / threads / B, 8-register steps; 72 warps > 64 */
+            {"gfx1201", {"cap 192", "cap 120", "cap 96", "cap 0", "cap 0"}},   /* 1536 / waves a SIMD (4 B), 24-register granules */
+            {"gfx942", {"cap 256", "cap 168", "cap 128", "cap 96", "cap 0"}},  /* 512 / B (4 waves over 4 SIMDs), 8 granules */
+        };
+        for (size_t t = 0; t < sizeof want / sizeof want[0]; t++) {
+            KT_CHECK_INT(gen_enumerate(DIR "reg_cap.lua", kt_target_find(want[t].target), &s, err, sizeof err), 0);
+            KT_CHECK_INT(s.nvariants, 1);
+            for (int b = 0; b < 5; b++) {
+                int found = 0;
+                for (int i = 0; i < s.nrejected; i++) found |= strcmp(s.rejected[i].reason, want[t].caps[b]) == 0;
+                if (!found) fprintf(stderr, "reg_cap %s: no '%s'\n", want[t].target, want[t].caps[b]);
+                KT_CHECK(found);
+            }
+            gen_space_free(&s);
+        }
+        KT_CHECK_CONTAINS(fail_message(DIR "bad_reg_cap.lua", "sm_90a"), "bad_reg_cap.lua:6: reg_cap: threads and blocks must be positive, threads whole waves");
+    }
+
     /* errors name the file and, where Lua knows it, the line */
     KT_CHECK_CONTAINS(fail_message(DIR "syntax.lua", "gfx1201"), DIR "syntax.lua:5:");
     KT_CHECK_CONTAINS(fail_message(DIR "unknown_axis.lua", "gfx1201"), DIR "unknown_axis.lua:6: unknown axis 'BN'");

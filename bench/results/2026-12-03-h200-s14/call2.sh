@@ -1,0 +1,35 @@
+#!/bin/sh
+# Fourteenth session, device call 2: the bars' q 1 decode keys (bar_shapes.json: the thirteenth
+# session's seven) swept on the code with the OB axis, from a database of every sm_90a bf16 /
+# bf16_e4m3 d128 / d256 decode and prefill kernel as built now and the reference kernels; then the
+# issue's decode rows on the tuned picks (bench_attn.py, lens equal, cold, cuDNN and flash in each
+# run); the database returned.
+set -u
+ROOT=$(pwd)
+t0=$(date +%s)
+export LD_LIBRARY_PATH="$ROOT/out/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$ROOT/out/device/bin:$PATH"
+export PYTHONUNBUFFERED=1
+DB=out/ab/sweep.ktdb
+[ -f $DB ] || xz -dk $DB.xz
+R=$OUT/c2; mkdir -p $R
+el() { echo "$(( $(date +%s) - t0 )) s"; }
+./tune --modelpath models/llama-3.1-8b --tp 1 --target sm_90a --db $DB --no-build --resume --only attn_decode \
+    --shapes bench/results/2026-12-03-h200-s14/bar_shapes.json --budget-min 3.6 > $R/sweep.log 2>&1; echo "sweep rc=$? $(el)"
+tail -n 8 $R/sweep.log
+python3 -c "
+import sqlite3; c = sqlite3.connect('$DB')
+for r in c.execute(\"select problem_key, kernel, round(time_us, 2), decided_by from selection where problem_key like '%batch<=8 ctx<=32768' or problem_key like '%batch<=1 ctx<=32768' or problem_key like '%win=4096%ctx<=131072'\"): print('|'.join(map(str, r)))
+" > $R/picks.txt
+cut -c1-200 $R/picks.txt
+B="timeout 120 python3 tests/device/bench_attn.py --db $DB --lens equal --rounds 11"
+OUT=$R $B --tsv g-16-2-256.tsv --dtype bf16,bf16_e4m3 --d 256 --g 8 --hkv 2 --q 1,4,8 --batch 8 --ctx 32768 > $R/g-16-2-256.log 2>&1; echo "16/2/256 rc=$? $(el)"
+OUT=$R $B --tsv g-6-1-256.tsv --dtype bf16 --d 256 --g 6 --hkv 1 --q 1 --batch 1,8 --ctx 32768,131072 > $R/g-6-1-256.log 2>&1; echo "6/1/256 rc=$? $(el)"
+OUT=$R $B --tsv g-8-4-256.tsv --dtype bf16 --d 256 --g 2 --hkv 4 --q 1 --batch 8 --ctx 32768 > $R/g-8-4-256.log 2>&1; echo "8/4/256 rc=$? $(el)"
+OUT=$R $B --tsv g-32-8-128.tsv --dtype bf16,bf16_e4m3 --d 128 --g 4 --hkv 8 --q 1 --batch 8 --ctx 32768 > $R/g-32-8-128.log 2>&1; echo "32/8/128 rc=$? $(el)"
+OUT=$R $B --tsv g-b32.tsv --dtype bf16,bf16_e4m3 --d 256 --g 8 --hkv 2 --q 1 --batch 32 --ctx 32768 > $R/g-b32.log 2>&1; echo "b32 rc=$? $(el)"
+OUT=$R $B --tsv g-window.tsv --dtype bf16 --d 256 --g 8 --hkv 2 --q 1 --batch 8 --ctx 4096,131072 --window 0,4096 --no-peers > $R/g-window.log 2>&1; echo "window rc=$? $(el)"
+grep -h "|" $R/g-*.log | grep -E "^(bf16|fp16)" | cut -c1-170
+sh tests/device/return_db.sh $DB $OUT > $R/return.log 2>&1; echo "return rc=$? $(el)"
+tar czf $OUT/c2.tgz -C $OUT c2 && rm -rf $R
+echo "done $(el)"
