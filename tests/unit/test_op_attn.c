@@ -644,6 +644,16 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, fk, 2, &x8) == 1);
     x8.dtype = DT_BF16;
     KT_CHECK(op->law_pick(&d, fk, 2, &x8) == 0);
+    /* the same keys in flight from more resident blocks: KD BN16 at four blocks an SM (OB 4)
+     * before the register form's BN32 at two, which the later KD 0 key would take (the H200:
+     * 206 against 232 us at 8/4/256 batch 8 32K; bench/NOTES.md, fourteenth session) */
+    kt_candidate rb[2];
+    pair_of(rb, var(256, 1, 32, 4, 256, 2), var(256, 1, 16, 4, 256, 4));
+    rb[1].v.p[KT_ATTN_P_KD] = 1;
+    kt_problem b8 = prob(DT_BF16, 256, 2, 4, 16, 0, 0, 0, 1, 8, 32768);
+    KT_CHECK(op->law_pick(&d, rb, 2, &b8) == 1);
+    rb[1].v.occupancy = 2;                /* fewer keys in flight at equal blocks: the wider tile */
+    KT_CHECK(op->law_pick(&d, rb, 2, &b8) == 0);
     /* decode_ws's form (not swept yet) only where decode.hip's has nothing: passed over even with
      * a resident block more, taken alone */
     kt_candidate ws[2];
