@@ -31,11 +31,12 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
 /* Required: D, BN, NW, and the rows a block as MT (decode.hip, decode_ws.hip) or BM (prefill.hip).
  * SEGMAX (no axis: no split), RE (no axis: Q's fragments are read from LDS every tile), KD (no
  * axis: K goes through LDS), ST (no axis: no ring), WS (no axis: not decode_ws.hip's form), WD
- * (no axis: a warp holds all of d) and PD (no axis: a kernel built before its reduce waited for
- * the main launch itself: launched in plain stream order) have fallbacks. */
+ * (no axis: a warp holds all of d), PD (no axis: a kernel built before its reduce waited for
+ * the main launch itself: launched in plain stream order) and F8 (no axis: S in 16 bits) have
+ * fallbacks. */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
     {"D", 0, 16}, {"MT", 0, 0}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
-    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0}, {"PD", 0, 0},
+    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0}, {"PD", 0, 0}, {"F8", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -244,7 +245,7 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * the quarter) +2.61% over the same 469 keys (bench/NOTES.md, tenth session). With the OB axis
  * (fourteenth session's sweep, 144 keys) +3.33% until the resident blocks' key: +1.59% there, the
  * earlier sweeps 2.70 / 0.74 / 1.92% -> 2.79 / 0.74 / 1.93%. */
-#define ATTN_LAW_KEYS 18
+#define ATTN_LAW_KEYS 19
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
@@ -317,6 +318,10 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = PAR(v, SEGMAX);
     key[i++] = -PAR(v, BN);
     key[i++] = -idle;
+    /* S in e4m3 (F8) only where a sweep has timed it: it saves the KV loop 29% of its
+     * instructions on gfx1201 (ISA counts, d256 BN32 NW4), where no device of ours runs, and on
+     * sm_90 mma.sync's e4m3 is software (f16 conversions and the f16 instruction) */
+    key[i++] = -PAR(v, F8);
 }
 
 static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

@@ -28,6 +28,15 @@
  *                                 kept on sm_90, as on AMD: a cache holds none);
  *   KT_E4M3_F16_ONE_OP            1 where e4m3 -> f16 is one instruction a pair and e4m3 -> bf16
  *                                 several (sm_89+), 0 where both are the same bit trick (AMD);
+ *   KT_F8_MMA                     1 where the target's matrix instruction takes OCP e4m3 operands
+ *                                 (sm_89+ mma.sync m16n8k32, gfx12's 16x16x16 fp8 WMMA); 0
+ *                                 elsewhere (gfx11 has none, gfx942's takes FNUZ e4m3). Where 1:
+ *   kt_mma<kt_e4m3x2>(c, a, b)    a 16x16 tile over 32 e4m3 k whose fragments were loaded as
+ *                                 16-bit ones (kt_load_a, kt_load_b): each 16-bit element holds two
+ *                                 k-adjacent e4m3 bytes, the lower k in the lower byte. A and B see
+ *                                 the same k in the same bytes, so the sum is the product's;
+ *   kt_f32x2_to_e4m3x2(lo, hi)    two floats as e4m3 bytes (lo in byte 0), rounded to nearest
+ *                                 even, saturated; kt_e4m3_to_f32(x) the low byte of x, exact;
  *   KT_ATTN_KERNEL(name, threads) the kernel's declaration: KT_KERNEL's, and where the recipe's OB
  *                                 axis (KT_OB) is above 0, the register allocator told that OB
  *                                 blocks must be resident on a compute unit (the law's unit: an
@@ -103,6 +112,28 @@ KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
     asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"((unsigned short)x));
     return r;
 }
+#define KT_F8_MMA 1
+struct kt_e4m3x2 { unsigned short bits; };
+/* m16n8k32's e4m3 A and B fragments are m16n8k16's 16-bit ones with each 16-bit element's two
+ * bytes as two k-adjacent elements: the loaders serve both */
+#define KT_MMA_M16N8K32_E4M3(c, a, b0, b1)                                                        \
+    asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "                                    \
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                   \
+        : "+f"((c)[0]), "+f"((c)[1]), "+f"((c)[2]), "+f"((c)[3])                                  \
+        : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+template <> KT_DEVICE void kt_mma<kt_e4m3x2>(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b)
+{
+    KT_MMA_M16N8K32_E4M3(c.v, a.r, b.r[0], b.r[1]);
+    KT_MMA_M16N8K32_E4M3(c.v + 4, a.r, b.r[2], b.r[3]);
+}
+KT_DEV unsigned kt_f32x2_to_e4m3x2(float lo, float hi)
+{
+    unsigned short r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));   /* the first to the upper byte */
+    return r;
+}
+KT_DEV float kt_e4m3_to_f32(unsigned x) { return kt_to_float(kt_f16{(unsigned short)kt_e4m3x2_to_f16x2(x & 0xffu)}); }
+
 /* e4m3 -> bf16: the seven magnitude bits of each byte at bf16's exponent-low and mantissa-high
  * bits, the sign at bf16's: the value times 2^-120 (biases 7 and 127; a subnormal stays one), so
  * one bf16x2 multiply by 2^120 finishes both halves (about five instructions a pair, where cvt
@@ -188,6 +219,25 @@ KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
     const unsigned hi = __builtin_bit_cast(unsigned, kt_to_float(kt_f16{(unsigned short)(h >> 16)})) & 0xffff0000u;
     return lo | hi;
 }
+
+#ifdef KT_ARCH_GFX12_H
+#define KT_F8_MMA 1
+struct kt_e4m3x2 { unsigned short bits; };
+typedef int kt_i32x2 __attribute__((ext_vector_type(2)));
+typedef int kt_i32x4 __attribute__((ext_vector_type(4)));
+/* gfx12's fp8 WMMA is 16x16x16: a lane's eight 16-bit elements are 16 e4m3 k, the first four
+ * (its first 8 bytes) one instruction's k, the last four the next's, for A and B alike */
+template <> KT_DEVICE void kt_mma<kt_e4m3x2>(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b)
+{
+    const kt_i32x4 x = __builtin_bit_cast(kt_i32x4, a.v), y = __builtin_bit_cast(kt_i32x4, b.v);
+    c.v = __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(x.xy, y.xy, c.v);
+    c.v = __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(x.zw, y.zw, c.v);
+}
+KT_DEV unsigned kt_f32x2_to_e4m3x2(float lo, float hi) { return (unsigned)__builtin_amdgcn_cvt_pk_fp8_f32(lo, hi, 0, false) & 0xffffu; }
+KT_DEV float kt_e4m3_to_f32(unsigned x) { return __builtin_amdgcn_cvt_f32_fp8((int)x, 0); }
+#else
+#define KT_F8_MMA 0
+#endif
 #endif
 
 #endif

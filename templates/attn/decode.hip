@@ -11,7 +11,9 @@
  *   RE      1: Q's fragments kept in registers across the KV loop (kQRegs below),
  *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below),
  *   ST      tiles of a ring in LDS that K and V are copied into with no registers held (kRing
- *           below); 1: no ring.
+ *           below); 1: no ring,
+ *   F8      1: S = Q K^T in the target's e4m3 matrix instruction, K as an fp8 cache holds it
+ *           (kF8 below; bf16 q, fp8 cache, KD 0, no ring).
  *
  * Block (x, y, z) = (kv head x row block, sequence, segment): a kv head's g * q rows take
  * ceil(g * q / (16 * MT)) blocks (one when they fit; each block then reads the head's K and V,
@@ -91,9 +93,22 @@ constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in 
 constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
 constexpr int kQChunks = (kM * kD / 8 + kThreads - 1) / kThreads;
 constexpr int kSTiles = KT_MT * (kBN / 16);          /* 16x16 score tiles */
-/* warps a score tile's d range splits over (a power of two dividing kD / 16) */
-constexpr int kKSplit = KT_NW / kSTiles < 1 ? 1 : (KT_NW / kSTiles > kD / 16 ? kD / 16 : KT_NW / kSTiles);
-constexpr int kKSteps = kD / 16 / kKSplit;
+/* F8: the e4m3 cache's K bytes go to LDS as they are and S runs in the target's e4m3 matrix
+ * instruction (arch/attn_ops.h kt_mma<kt_e4m3x2>: 32 k a 16x16 tile, loaded as 16 16-bit
+ * elements), so K is never converted: the register form's K conversions (8 instructions and a
+ * second 16-byte store a chunk) and half its LDS bytes go. Q meets it as two e4m3 terms a row
+ * (kt_q_split): x = q / s_r with s_r a power of two, hi = e4m3(x), lo = e4m3(x - hi), hi + lo = x
+ * exactly for q's 8 significant bits above 2^-10 of the row's largest, within 2^-18 of it below;
+ * S = s_r (hi K + lo K), two instructions a k step as one 16-bit one was, over half the steps. */
+#ifndef KT_F8
+#define KT_F8 0
+#endif
+constexpr bool kF8 = KT_F8 != 0;
+constexpr int kSK = kF8 ? kD / 32 : kD / 16;         /* S's k steps over the head */
+constexpr int kQTerms = kF8 ? 2 : 1;                 /* Q fragments a k step */
+/* warps a score tile's d range splits over (a power of two dividing kSK) */
+constexpr int kKSplit = KT_NW / kSTiles < 1 ? 1 : (KT_NW / kSTiles > kSK ? kSK : KT_NW / kSTiles);
+constexpr int kKSteps = kSK / kKSplit;
 constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns */
 /* LDS bandwidth is what the first rebuilt kernel ran out of (ncu, d256 BN32 8 warps: L1/shared
  * pipe 78% busy, short scoreboard the main stall), so operands a warp reuses can stay in
@@ -103,7 +118,7 @@ constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns
  * SM instead of two), which the loads in flight need more, or nothing (MT2 at 8 warps is at one
  * block either way). KD always holds Q in registers (the recipe offers it with RE 1 only). */
 constexpr bool kKD = KT_KD != 0;
-constexpr bool kQRegs = !kKD && KT_RE != 0 && kSTiles * kKSplit <= KT_NW && kKSteps <= 8;
+constexpr bool kQRegs = !kKD && KT_RE != 0 && kSTiles * kKSplit <= KT_NW && kQTerms * kKSteps <= 8;
 /* P V: where a warp owns the same d columns of every M tile, each V fragment it reads serves them
  * all (warp + i * NW is M tile i / kDtW, column tile warp + (i % kDtW) * NW) */
 constexpr bool kVReuse = (kD / 16) % KT_NW == 0;
@@ -134,7 +149,9 @@ constexpr int kRowsPass = kThreads / kTpr;
 constexpr int kCpt = kBN / kTpr;
 static_assert(kD % 16 == 0 && kBN % 16 == 0, "whole 16x16 tiles");
 static_assert(kThreads % kPerKey == 0 && kKeysPass >= 1 && kBN % kKeysPass == 0, "whole keys a thread, the tile in whole passes");
-static_assert((kKSplit & (kKSplit - 1)) == 0 && kKSteps * kKSplit == kD / 16, "the d range splits evenly");
+static_assert((kKSplit & (kKSplit - 1)) == 0 && kKSteps * kKSplit == kSK, "the d range splits evenly");
+static_assert(!kF8 || (KT_KV8 && KT_ELEM_IS_BF16 && !kKD && !kRing && KT_F8_MMA),
+              "F8: a bf16 query over an fp8 cache, the register form, a target with an OCP e4m3 matrix instruction");
 static_assert(kOTiles >= 1 && kOTiles * KT_NW == KT_MT * (kD / 16), "output tiles split evenly over the warps");
 static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt * kTpr == kBN, "a power-of-two thread group a row");
 
@@ -143,8 +160,11 @@ static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt *
  * as it is stored (exact within f16's range, clamped to +-65504 past it), and K's conversion a
  * pair drops from five instructions to one (the H200's fp8 d256 kernels read at half the ceiling,
  * bound by the instructions a key). KD keeps q's type: its Q lives in registers (dtype.h). */
-#define KT_S_F16 (KT_KV8 && !KT_KD && KT_E4M3_F16_ONE_OP && KT_ELEM_IS_BF16)
-#if KT_S_F16
+#define KT_S_F16 (KT_KV8 && !KT_KD && KT_E4M3_F16_ONE_OP && KT_ELEM_IS_BF16 && !KT_F8)
+#define KT_K_RAW KT_F8   /* attn/kv.h: K's chunks stored as they are */
+#if KT_F8
+typedef kt_e4m3x2 kt_s_elem;
+#elif KT_S_F16
 typedef kt_f16 kt_s_elem;
 #else
 typedef kt_elem kt_s_elem;
@@ -206,6 +226,62 @@ KT_DEV void kt_load_q(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g
 #endif
         }
         kt_sts16(sm.q + r * kLdQ + col, v);
+    }
+}
+
+/* F8: the row scales a thread's softmax rows take (rows r0 + tid / kTpr, r0 a multiple of kRowsPass) */
+constexpr int kQsr = kF8 ? (kM + kRowsPass - 1) / kRowsPass : 1;
+
+/* F8: Q's rows (bf16 in LDS, kt_load_q's) rewritten as two e4m3 planes, hi at byte 0 of a row and
+ * lo at byte kD + 16 (both 16-byte aligned, inside the row's 2 kD + 16 bytes), x = q / s_r with
+ * s_r = 2^(E - 7), E the exponent of the row's largest |q| (x's largest in [128, 256), under e4m3's
+ * 448). A row's kTpr threads (the softmax's) read their columns, agree on the largest, and write
+ * after a barrier (the planes overlap the row they read); each keeps s_r for its softmax rows. */
+KT_DEV void kt_q_split(kt_smem &sm, float (&qsr)[kQsr], int tid)
+{
+    constexpr int kPer = kD / kTpr;                  /* columns a thread takes, an even count */
+    static_assert(kPer % 2 == 0 && kPer * kTpr == kD, "whole pairs a thread");
+    kt_barrier();   /* Q in LDS */
+#pragma unroll
+    for (int r0 = 0, pass = 0; r0 < kM; r0 += kRowsPass, pass++) {
+        const bool live = r0 + tid / kTpr < kM;
+        const int r = live ? r0 + tid / kTpr : kM - 1, c0 = (tid % kTpr) * kPer;
+        unsigned short *row = sm.q + r * kLdQ;
+        float x[kPer], amax = 0.0f;
+#pragma unroll
+        for (int u = 0; u < kPer; u++) {
+            x[u] = kt_to_float(kt_bf16{row[c0 + u]});
+            const float m = x[u] < 0.0f ? -x[u] : x[u];
+            amax = amax > m ? amax : m;
+        }
+#pragma unroll
+        for (int w = kTpr / 2; w >= 1; w /= 2) {
+            const float o2 = kt_shfl_xor(amax, w);
+            amax = amax > o2 ? amax : o2;
+        }
+        /* 2^(E - 7) and its inverse from amax's exponent field (a zero row: 1); E - 7 > -127 for
+         * every normal bf16, and 7 - E < 128 for every one from 2^-120 up */
+        const int e = (int)((kt_float_bits(amax) >> 23) & 0xffu);
+        const bool zero = amax == 0.0f || e <= 7;
+        const float s = zero ? 1.0f : kt_bits_float((unsigned)(e - 7) << 23);
+        const float inv = zero ? 1.0f : kt_bits_float((unsigned)(254 - e + 7) << 23);
+        qsr[pass] = s;
+        unsigned short hi[kPer / 2], lo[kPer / 2];
+#pragma unroll
+        for (int j = 0; j < kPer / 2; j++) {
+            const float a0 = x[2 * j] * inv, a1 = x[2 * j + 1] * inv;
+            const unsigned h = kt_f32x2_to_e4m3x2(a0, a1);
+            hi[j] = (unsigned short)h;
+            lo[j] = (unsigned short)kt_f32x2_to_e4m3x2(a0 - kt_e4m3_to_f32(h & 0xffu), a1 - kt_e4m3_to_f32(h >> 8));
+        }
+        kt_barrier();   /* every thread has read its rows of this pass */
+        if (live) {
+#pragma unroll
+            for (int j = 0; j < kPer / 2; j++) {
+                row[c0 / 2 + j] = hi[j];
+                row[kD / 2 + 8 + c0 / 2 + j] = lo[j];
+            }
+        }
     }
 }
 
@@ -316,7 +392,8 @@ KT_DEV void kt_p_write(unsigned short *p, const unsigned short (&b)[kCpt])
  * (block-uniform) skips the masks. The softmax sits between the tile's two barriers, on the chain
  * every warp waits for. Threads past the last row (kTpr clipped to the tile or the wave) mirror it
  * and write nothing: every lane takes part in the shuffles. */
-KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g, int j0, float score_scale, int tid)
+KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g, int j0, float score_scale,
+                       const float (&qsr)[kQsr], int tid)
 {
     const float neg_inf = kt_neg_inf();
     const bool capped = a.softcap > 0.0f;
@@ -331,6 +408,7 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
         const bool live = r0 + tid / kTpr < kM;
         const int r = live ? r0 + tid / kTpr : kM - 1, c0 = (tid % kTpr) * kCpt;
         const int rg = s.row0 + r, pos = s.ctx + kt_row_tok(s.gd, rg);
+        const float scr = kF8 ? sc * qsr[r0 / kRowsPass] : sc;   /* F8: the row's Q scale */
         const bool row_ok = rg < rows;
         float v[kCpt];
         kt_slab_read(v, sm.s + r * kLdS + c0);
@@ -344,7 +422,7 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
         float mx = neg_inf;
 #pragma unroll
         for (int u = 0; u < kCpt; u++) {
-            float x = v[u] * sc;
+            float x = v[u] * scr;
             if (capped) x = a.softcap * kt_tanh(x / a.softcap) * kLog2e;
             if (!whole) {
                 const int j = j0 + c0 + u;
@@ -442,7 +520,10 @@ KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTil
 
 /* With kQRegs a warp's score tile (warp % kSTiles) and d range (warp / kSTiles) are fixed: its Q
  * fragments, read once (after Q's barrier). */
-KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kKSteps : 1], const kt_smem &sm, int warp, int lane)
+/* F8: Q's lo plane, kD + 16 bytes into a row (kt_q_split) */
+constexpr int kQLo = kD / 2 + 8;
+
+KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kQTerms * kKSteps : 1], const kt_smem &sm, int warp, int lane)
 {
     if constexpr (kQRegs) {
         kt_barrier();   /* Q in LDS */
@@ -450,14 +531,16 @@ KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kKSteps : 1], const kt_smem &sm, 
         if (warp < kSTiles * kKSplit) {
 #pragma unroll
             for (int k = 0; k < kKSteps; k++)
-                kt_load_a(qf[k], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
+#pragma unroll
+                for (int h = 0; h < kQTerms; h++)
+                    kt_load_a(qf[kQTerms * k + h], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16 + h * kQLo, kLdQ, lane);
         }
     }
 }
 
 /* S's partial sums of a tile into the slabs, K's [key][d] tile at kt (pitch kLdQ): score tile
  * t % kSTiles over d range t / kSTiles */
-KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&qf)[kQRegs ? kKSteps : 1], int warp, int lane)
+KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&qf)[kQRegs ? kQTerms * kKSteps : 1], int warp, int lane)
 {
     const int st0 = warp % kSTiles, part0 = warp / kSTiles;
     for (int t = warp; t < kSTiles * kKSplit; t += KT_NW) {
@@ -470,12 +553,15 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
             const int kk = part * kKSteps + k;
             kt_frag_b fb;
             kt_load_b(fb, kt + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
-            if constexpr (kQRegs) {
-                kt_mma<kt_s_elem>(acc, qf[k], fb);
-            } else {
-                kt_frag_a fa;
-                kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
-                kt_mma<kt_s_elem>(acc, fa, fb);
+#pragma unroll
+            for (int h = 0; h < kQTerms; h++) {
+                if constexpr (kQRegs) {
+                    kt_mma<kt_s_elem>(acc, qf[kQTerms * k + h], fb);
+                } else {
+                    kt_frag_a fa;
+                    kt_load_a(fa, sm.q + mt * 16 * kLdQ + kk * 16 + h * kQLo, kLdQ, lane);
+                    kt_mma<kt_s_elem>(acc, fa, fb);
+                }
             }
         }
         float *slab = sm.s + part * kM * kLdS;
@@ -520,6 +606,9 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const bool with_sink = a.sinks && a.num_segments == 1;   /* split: the reduce adds the sink */
     const float score_scale = a.scale * a.k_scale;
     const float neg_inf = kt_neg_inf();
+    float qsr[kQsr];   /* F8: Q's row scales (kt_q_split); 1 elsewhere */
+#pragma unroll
+    for (int i = 0; i < kQsr; i++) qsr[i] = 1.0f;
 
     /* no rows here, or a segment past the bound count (uniform over the block) */
     if (s.qlen <= 0 || s.row0 >= g * s.qlen || seg >= a.num_segments) return;
@@ -601,7 +690,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_store_rows<true>(sm.kv, vr_, kr, col);
                 kt_issue(vr_, vsrc, pg[u], j0 + kBN, kr, s.kv_hi);
                 kt_find_groups(pg[u], bt, a.block_size, magic, j0 + 3 * kBN, kr, s.kv_hi);
-                kt_softmax(sm, a, s, g, j0, score_scale, tid);
+                kt_softmax(sm, a, s, g, j0, score_scale, qsr, tid);
                 kt_barrier();   /* V, P and alpha */
                 kt_pv(sm, sm.kv, o, warp, lane);
             }
@@ -620,7 +709,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
         }
         kt_load_q(sm, a, s, g, tid);   /* after the first copies: its loads wait beside theirs */
-        kt_frag_a qf[kQRegs ? kKSteps : 1];
+        kt_frag_a qf[kQRegs ? kQTerms * kKSteps : 1];
         kt_q_regs(qf, sm, warp, lane);
         int use = 0, fill = kST - 1;   /* the stages of this tile and of the copy issued in it */
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
@@ -644,7 +733,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_store_rows<true>(sm.kv, vr_, kr, col);
                 vt = sm.kv;
             }
-            kt_softmax(sm, a, s, g, j0, score_scale, tid);
+            kt_softmax(sm, a, s, g, j0, score_scale, qsr, tid);
             kt_barrier();
             kt_pv(sm, vt, o, warp, lane);
             use = use + 1 == kST ? 0 : use + 1;
@@ -662,7 +751,8 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
         }
         kt_load_q(sm, a, s, g, tid);   /* after the first loads: its loads wait beside theirs */
-        kt_frag_a qf[kQRegs ? kKSteps : 1];
+        if constexpr (kF8) kt_q_split(sm, qsr, tid);
+        kt_frag_a qf[kQRegs ? kQTerms * kKSteps : 1];
         kt_q_regs(qf, sm, warp, lane);
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
             /* The next tile's loads are issued even after the last tile (they reread the segment's
@@ -686,7 +776,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_issue(vr_, vsrc, pages, j0 + kBN, kr, s.kv_hi);
                 pages = after;
             }
-            kt_softmax(sm, a, s, g, j0, score_scale, tid);
+            kt_softmax(sm, a, s, g, j0, score_scale, qsr, tid);
             kt_barrier();
 
             /* 3. O = O * alpha + P V */

@@ -9,7 +9,8 @@
 -- flight in registers; 2 to 6: copied global -> LDS with no registers held, ST - 1 tiles ahead;
 -- targets with such a copy only, KD 0), PD 1 where the reduce waits for the main kernel itself (so
 -- the runtime may launch it early; the axis tells such a kernel from one built before), OB the
--- blocks a compute unit must hold, which caps the registers (arch/attn_ops.h KT_ATTN_KERNEL). Two warps a
+-- blocks a compute unit must hold, which caps the registers (arch/attn_ops.h KT_ATTN_KERNEL), F8 1
+-- for S in the target's e4m3 matrix instruction with K as the fp8 cache holds it. Two warps a
 -- block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes). All of
 -- a block's LDS is given at launch.
 
@@ -73,6 +74,7 @@ return {
     { "ST", { 1, 2, 3, 4, 6 } },
     { "PD", { 1 } },
     { "OB", { 0, 2, 3, 4 } },
+    { "F8", { 0, 1 } },
   },
 
   lds_at_launch = true,
@@ -96,6 +98,17 @@ return {
       local nt = div(p.BN, 16)
       if nt > p.NW or nt * kd_split(p, t) ~= p.NW then
         return false, "KD: not one key tile x d range a warp for every warp"
+      end
+    end
+    if p.F8 == 1 then
+      if p.dtype ~= "bf16_e4m3" then return false, "F8: a bf16 query over an fp8 cache only" end
+      if p.KD == 1 or p.ST > 1 then return false, "F8: the register form (KD 0, ST 1) only" end
+      -- gfx12's fp8 WMMA is native (the KV loop's instructions -29% at d256 BN32 NW4, ISA counts);
+      -- sm_90's mma.sync e4m3 is software (f16 conversions and the f16 instruction: the sweep
+      -- passes it over there, and the H200 checks the template's arithmetic); gfx942's takes
+      -- FNUZ e4m3, gfx11 has none
+      if t.mma ~= "mma-sync" and t.mma ~= "wmma-gfx12" then
+        return false, "F8: no OCP e4m3 matrix instruction on this target"
       end
     end
     if p.ST > 1 then
