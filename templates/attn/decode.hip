@@ -98,7 +98,8 @@ constexpr int kSTiles = KT_MT * (kBN / 16);          /* 16x16 score tiles */
  * elements), so K is never converted: the register form's K conversions (8 instructions and a
  * second 16-byte store a chunk) and half its LDS bytes go. Q meets it as two e4m3 terms a row
  * (kt_q_split): x = q / s_r with s_r a power of two, hi = e4m3(x), lo = e4m3(x - hi), hi + lo = x
- * exactly for q's 8 significant bits above 2^-10 of the row's largest, within 2^-18 of it below;
+ * exactly for q's 8 significant bits from 2^-9 of the row's largest, within 2^-17 of it below
+ * (tests/unit/test_q_split.c);
  * S = s_r (hi K + lo K), two instructions a k step as one 16-bit one was, over half the steps. */
 #ifndef KT_F8
 #define KT_F8 0
