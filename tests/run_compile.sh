@@ -11,6 +11,7 @@
 #    read, the tile counters bumped, the slabs read coherently)
 #  - the fused add + RMSNorm recipe builds every variant on every target, no spills, 16-byte moves
 #  - attn_decode's float64 GPU reference builds for every dtype on every target, no spills
+#  - decode's F8 form builds on gfx1201 with S in gfx12's fp8 WMMA
 #  - the paged prefill attention recipe builds on every target (gfx1201 whole, a sample elsewhere),
 #    nothing failed, no ok kernel spilling
 #  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
@@ -261,6 +262,11 @@ check "attn_decode gfx1201: head size 512 and fp8 caches built within 64 KiB of 
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_%'\") -ge 20 ] &&
     sqlite3 $DB \"SELECT writefile('$DIR/attn.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_d256_%' LIMIT 1\" > /dev/null &&
     llvm-readelf-19 --notes $DIR/attn.co | grep -q '_reduce'"
+# F8 (S in e4m3, K as the fp8 cache holds it): gfx12's fp8 WMMA in the code, no K conversion left
+check "attn_decode gfx1201: F8 kernels built, S in v_wmma_f32_16x16x16_fp8_fp8" sh -c "
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_%_f81'\") -ge 40 ] &&
+    sqlite3 $DB \"SELECT writefile('$DIR/attn_f8.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_d256_mt1_bn32_nw4_%_ob0_f81' LIMIT 1\" > /dev/null &&
+    llvm-objdump-19 -d --mcpu=gfx1201 $DIR/attn_f8.co | grep -c 'v_wmma_f32_16x16x16_fp8_fp8' | grep -qv '^0$'"
 
 # decode with the keys split over the warps (templates/attn/decode_ws.lua): a sample on every target
 # (AMD: the register stage, ST 1; NVIDIA: the ring), every ok kernel spilling nothing
