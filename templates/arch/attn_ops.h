@@ -12,7 +12,8 @@
  *   kt_v8_word(v, i)              worth once converted), and its 32-bit words;
  *   kt_e4m3x2_to_f16x2(x)         two OCP e4m3 bytes (the low 16 bits of x, byte 0 first) as two
  *                                 f16 in one word (byte 0 in the low half), exact (every e4m3
- *                                 value, subnormals included, is an f16);
+ *                                 value, subnormals included, is an f16); kt_e4m3x4_to_f16x4(x,
+ *                                 lo, hi) a whole word's four (bytes 0-1 to lo, 2-3 to hi);
  *   kt_wave_any(p)                whether p holds on any lane of the wave (uniform over it);
  *   kt_prefetch(p)                a hint that p's line is read soon (NVIDIA: into L1; AMD: the
  *                                 backend's prefetch where the target has one, else nothing);
@@ -112,6 +113,14 @@ KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
     asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"((unsigned short)x));
     return r;
 }
+/* a word's two pairs, its halves taken where they lie (ptxas selects the upper half in the
+ * conversion itself; x >> 16 into a 16-bit operand cost a shift a pair: ncu on the fp8 d256
+ * register form, 5.8 SHF a key of its 63 instructions) */
+KT_DEV void kt_e4m3x4_to_f16x4(unsigned x, unsigned &lo, unsigned &hi)
+{
+    asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
+        : "=r"(lo), "=r"(hi) : "r"(x));
+}
 #define KT_F8_MMA 1
 struct kt_e4m3x2 { unsigned short bits; };
 /* m16n8k32's e4m3 A and B fragments are m16n8k16's 16-bit ones with each 16-bit element's two
@@ -210,6 +219,11 @@ KT_DEV unsigned kt_e4m3x2_to_f16x2(unsigned x)
 {
     const kt_h16x2 two_pow8 = {(_Float16)256.0f, (_Float16)256.0f};
     return __builtin_bit_cast(unsigned, __builtin_bit_cast(kt_h16x2, kt_e4m3x2_f16_bits(x)) * two_pow8);
+}
+KT_DEV void kt_e4m3x4_to_f16x4(unsigned x, unsigned &lo, unsigned &hi)
+{
+    lo = kt_e4m3x2_to_f16x2(x & 0xffffu);
+    hi = kt_e4m3x2_to_f16x2(x >> 16);
 }
 /* through f16 and f32 (no bf16 arithmetic on gfx12): the top half of each float is the bf16 */
 KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)

@@ -54,7 +54,17 @@ KT_DEV unsigned kt_kv8_pair(unsigned x)
     return kt_e4m3x2_to_f16x2(x);
 #endif
 }
-KT_DEV unsigned kt_kv8_pair_pv(unsigned x) { return kt_e4m3x2_to_f16x2(x); }
+/* a word's four cache bytes (bytes 0-1 to lo, 2-3 to hi) as K's (S's type) or V's elements */
+KT_DEV void kt_kv8_quad(unsigned x, unsigned &lo, unsigned &hi)
+{
+#if KT_ELEM_IS_BF16 && !KT_S_F16
+    lo = kt_e4m3x2_to_bf16x2(x & 0xffffu);
+    hi = kt_e4m3x2_to_bf16x2(x >> 16);
+#else
+    kt_e4m3x4_to_f16x4(x, lo, hi);
+#endif
+}
+KT_DEV void kt_kv8_quad_pv(unsigned x, unsigned &lo, unsigned &hi) { kt_e4m3x4_to_f16x4(x, lo, hi); }
 
 KT_DEV unsigned kt_block_magic(int block_size)
 {
@@ -249,8 +259,8 @@ template <bool kV> KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&
         unsigned w[8];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            w[2 * j] = kV ? kt_kv8_pair_pv(x[j] & 0xffffu) : kt_kv8_pair(x[j] & 0xffffu);
-            w[2 * j + 1] = kV ? kt_kv8_pair_pv(x[j] >> 16) : kt_kv8_pair(x[j] >> 16);
+            if (kV) kt_kv8_quad_pv(x[j], w[2 * j], w[2 * j + 1]);
+            else kt_kv8_quad(x[j], w[2 * j], w[2 * j + 1]);
         }
         kt_sts16(dst + (sw ? 8 : 0), kt_v16_make(w[0], w[1], w[2], w[3]));
         kt_sts16(dst + (sw ? 0 : 8), kt_v16_make(w[4], w[5], w[6], w[7]));
