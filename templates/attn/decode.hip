@@ -67,6 +67,7 @@
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
 #include "arch/copy_ops.h"
+#include "arch/prefill_ops.h"   /* kt_fmax; kt_pack2 on NVIDIA */
 
 #include "attn/dtype.h"
 
@@ -371,19 +372,28 @@ KT_DEV void kt_slab_read(float (&v)[kCpt], const float *p)
         for (int u = 0; u < kCpt; u++) v[u] = p[u];
     }
 }
-KT_DEV void kt_p_write(unsigned short *p, const unsigned short (&b)[kCpt])
+/* two adjacent probabilities in P V's type, one word (one instruction on NVIDIA: arch/prefill_ops.h) */
+KT_DEV unsigned kt_p_pair(float lo, float hi)
+{
+#if defined(KT_ARCH_SM90_H)
+    return kt_pack2(kt_pv_elem{}, lo, hi);
+#else
+    return kt_from_float<kt_pv_elem>(lo).bits | (unsigned)kt_from_float<kt_pv_elem>(hi).bits << 16;
+#endif
+}
+KT_DEV void kt_p_write(unsigned short *p, const float (&v)[kCpt])
 {
     if constexpr (kCpt % 8 == 0) {
 #pragma unroll
         for (int u = 0; u < kCpt; u += 8)
-            kt_sts16(p + u, kt_v16_make(b[u] | (unsigned)b[u + 1] << 16, b[u + 2] | (unsigned)b[u + 3] << 16,
-                                         b[u + 4] | (unsigned)b[u + 5] << 16, b[u + 6] | (unsigned)b[u + 7] << 16));
+            kt_sts16(p + u, kt_v16_make(kt_p_pair(v[u], v[u + 1]), kt_p_pair(v[u + 2], v[u + 3]),
+                                         kt_p_pair(v[u + 4], v[u + 5]), kt_p_pair(v[u + 6], v[u + 7])));
     } else if constexpr (kCpt % 2 == 0) {
 #pragma unroll
-        for (int u = 0; u < kCpt; u += 2) *(unsigned *)(p + u) = b[u] | (unsigned)b[u + 1] << 16;
+        for (int u = 0; u < kCpt; u += 2) *(unsigned *)(p + u) = kt_p_pair(v[u], v[u + 1]);
     } else {
 #pragma unroll
-        for (int u = 0; u < kCpt; u++) p[u] = b[u];
+        for (int u = 0; u < kCpt; u++) p[u] = kt_from_float<kt_pv_elem>(v[u]).bits;
     }
 }
 
@@ -431,25 +441,20 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
                 x = seen ? x : neg_inf;
             }
             v[u] = x;
-            mx = mx > x ? mx : x;
+            mx = kt_fmax(mx, x);
         }
 #pragma unroll
-        for (int w = kTpr / 2; w >= 1; w /= 2) {
-            const float o2 = kt_shfl_xor(mx, w);
-            mx = mx > o2 ? mx : o2;
-        }
+        for (int w = kTpr / 2; w >= 1; w /= 2) mx = kt_fmax(mx, kt_shfl_xor(mx, w));
         const float m_old = sm.m[r];
-        const float m_new = m_old > mx ? m_old : mx;
+        const float m_new = kt_fmax(m_old, mx);
         const float base = m_new == neg_inf ? 0.0f : m_new;   /* a row with nothing seen yet */
         float sum = 0.0f;
-        unsigned short pb[kCpt];
 #pragma unroll
         for (int u = 0; u < kCpt; u++) {
-            const float pv = kt_exp2(v[u] - base);
-            sum += pv;
-            pb[u] = kt_from_float<kt_pv_elem>(pv).bits;
+            v[u] = kt_exp2(v[u] - base);
+            sum += v[u];
         }
-        if (live) kt_p_write(sm.p + r * kLdP + c0, pb);
+        if (live) kt_p_write(sm.p + r * kLdP + c0, v);   /* rounded to P V's type there */
 #pragma unroll
         for (int w = kTpr / 2; w >= 1; w /= 2) sum += kt_shfl_xor(sum, w);
         if (live && c0 == 0) {
