@@ -74,12 +74,8 @@ static void gen_push_strict_meta(lua_State *L, const char *what)
  * must be resident on one compute unit (the law's: an SM, an RDNA CU of two SIMDs, a CDNA CU of
  * four), never above the lane's maximum; 0 where that many waves do not fit the unit's slots. What
  * a recipe's occupancy axis needs to leave out a bound that cannot hold or changes nothing. */
-static int gen_reg_cap(lua_State *L)
+static lua_Integer gen_cap(const kt_target *t, lua_Integer threads, lua_Integer blocks)
 {
-    const kt_target *t = lua_touserdata(L, lua_upvalueindex(1));
-    const lua_Integer threads = luaL_checkinteger(L, 1), blocks = luaL_checkinteger(L, 2);
-    if (threads <= 0 || blocks <= 0 || threads % t->wave_size != 0)
-        return luaL_error(L, "reg_cap: threads and blocks must be positive, threads whole waves");
     const lua_Integer waves = blocks * (threads / t->wave_size);
     lua_Integer cap;
     if (t->vendor == KT_VENDOR_NVIDIA) {
@@ -90,8 +86,43 @@ static int gen_reg_cap(lua_State *L)
         const lua_Integer per_simd = (waves + simds - 1) / simds;
         cap = per_simd > t->max_waves_per_simd ? 0 : t->regs_per_simd / per_simd / t->reg_granule * t->reg_granule;
     }
-    lua_pushinteger(L, cap > t->max_regs_per_thread ? t->max_regs_per_thread : cap);
+    return cap > t->max_regs_per_thread ? t->max_regs_per_thread : cap;
+}
+
+static int gen_reg_cap(lua_State *L)
+{
+    const kt_target *t = lua_touserdata(L, lua_upvalueindex(1));
+    const lua_Integer threads = luaL_checkinteger(L, 1), blocks = luaL_checkinteger(L, 2);
+    if (threads <= 0 || blocks <= 0 || threads % t->wave_size != 0)
+        return luaL_error(L, "reg_cap: threads and blocks must be positive, threads whole waves");
+    lua_pushinteger(L, gen_cap(t, threads, blocks));
     return 1;
+}
+
+/* t.occupancy_fits(threads, blocks, lds, regs): whether a recipe's occupancy axis should offer
+ * `blocks` resident blocks a unit (0: no bound, always) for a variant of `threads` whose LDS is
+ * `lds` bytes and whose register estimate is `regs`: true, or false and the reason. Offered where
+ * the bound fits the unit's wave slots and LDS, binds (its cap under the estimate) and is not far
+ * under it (under 0.8 of it: a sure spill). */
+static int gen_occupancy_fits(lua_State *L)
+{
+    const kt_target *t = lua_touserdata(L, lua_upvalueindex(1));
+    const lua_Integer threads = luaL_checkinteger(L, 1), blocks = luaL_checkinteger(L, 2);
+    const lua_Integer lds = luaL_checkinteger(L, 3);
+    const lua_Number regs = luaL_checknumber(L, 4);
+    const char *why = NULL;
+    if (blocks > 0) {
+        if (threads <= 0 || threads % t->wave_size != 0)
+            return luaL_error(L, "occupancy_fits: threads must be positive, whole waves");
+        const lua_Number cap = (lua_Number)gen_cap(t, threads, blocks);
+        if (cap == 0 || blocks * lds > t->lds_per_pool) why = "OB: that many blocks do not fit a unit";
+        else if (cap >= regs) why = "OB: the register estimate fits that many blocks unbounded";
+        else if (cap < 0.8 * regs) why = "OB: a register cap far under the estimate (a spill)";
+    }
+    lua_pushboolean(L, why == NULL);
+    if (!why) return 1;
+    lua_pushstring(L, why);
+    return 2;
 }
 
 static void gen_push_target(lua_State *L, const kt_target *t)
@@ -110,6 +141,9 @@ static void gen_push_target(lua_State *L, const kt_target *t)
     lua_pushlightuserdata(L, (void *)t);
     lua_pushcclosure(L, gen_reg_cap, 1);
     lua_setfield(L, -2, "reg_cap");
+    lua_pushlightuserdata(L, (void *)t);
+    lua_pushcclosure(L, gen_occupancy_fits, 1);
+    lua_setfield(L, -2, "occupancy_fits");
     gen_push_strict_meta(L, "target field");
     lua_setmetatable(L, -2);
 }

@@ -35,18 +35,6 @@ local function smem_bytes(p)
   return qoff + math.max(q, region - qoff)
 end
 
--- OB: blocks the register allocator must leave room for on a compute unit (0: no bound; decode.lua
--- has the same axis). Offered where the bound binds, the blocks fit the unit's wave slots and LDS,
--- and the cap is not far under the register estimate (a sure spill)
-local function occupancy_fits(p, t, threads, lds, regs)
-  if p.OB == 0 then return true end
-  local cap = t.reg_cap(threads, p.OB)
-  if cap == 0 or p.OB * lds > t.lds_per_pool then return false, "OB: that many blocks do not fit a unit" end
-  if cap >= regs then return false, "OB: the register estimate fits that many blocks unbounded" end
-  if cap < 0.8 * regs then return false, "OB: a register cap far under the estimate (a spill)" end
-  return true
-end
-
 return {
   family = "attn",
   template = "prefill.hip",
@@ -112,6 +100,6 @@ return {
     local limit = t.max_regs_per_thread
     if t.vendor == "nvidia" then limit = math.min(limit, div(65536, threads)) end
     if regs > limit then return false, "registers over the lane's (Q, O and S held across the KV loop)" end
-    return occupancy_fits(p, t, threads, smem_bytes(p), regs)
+    return t.occupancy_fits(threads, p.OB, smem_bytes(p), regs)
   end,
 }

@@ -123,6 +123,22 @@ int main(void)
         }
         KT_CHECK_CONTAINS(fail_message(DIR "bad_reg_cap.lua", "sm_90a"), "bad_reg_cap.lua:6: reg_cap: threads and blocks must be positive, threads whole waves");
     }
+    /* t.occupancy_fits: on sm_90a, 128 threads at an estimate of 160 registers: 2 and 3 blocks
+     * (caps 255, 168) fit unbounded, 4 (128) binds within 0.8 of it; 4 x 60000 bytes of LDS is
+     * over the SM's 233472; 0 always */
+    {
+        KT_CHECK_INT(gen_enumerate(DIR "occupancy.lua", kt_target_find("sm_90a"), &s, err, sizeof err), 0);
+        KT_CHECK_INT(s.nvariants, 3);
+        KT_CHECK(strcmp(s.variants[0].name, "kt_toy_occ_b0_l40000") == 0 && strcmp(s.variants[2].name, "kt_toy_occ_b4_l40000") == 0);
+        int unbounded = 0, unfit = 0;
+        for (int i = 0; i < s.nrejected; i++) {
+            if (strcmp(s.rejected[i].reason, "OB: the register estimate fits that many blocks unbounded") == 0) unbounded = s.rejected[i].count;
+            if (strcmp(s.rejected[i].reason, "OB: that many blocks do not fit a unit") == 0) unfit = s.rejected[i].count;
+        }
+        KT_CHECK_INT(unbounded, 4);
+        KT_CHECK_INT(unfit, 1);
+        gen_space_free(&s);
+    }
 
     /* errors name the file and, where Lua knows it, the line */
     KT_CHECK_CONTAINS(fail_message(DIR "syntax.lua", "gfx1201"), DIR "syntax.lua:5:");
