@@ -237,7 +237,6 @@ KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
 #ifdef KT_ARCH_GFX12_H
 #define KT_F8_MMA 1
 struct kt_e4m3x2 { unsigned short bits; };
-typedef int kt_i32x2 __attribute__((ext_vector_type(2)));
 typedef int kt_i32x4 __attribute__((ext_vector_type(4)));
 /* gfx12's fp8 WMMA is 16x16x16: a lane's eight 16-bit elements are 16 e4m3 k, the first four
  * (its first 8 bytes) one instruction's k, the last four the next's, for A and B alike */

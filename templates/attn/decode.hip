@@ -100,8 +100,8 @@ constexpr int kSTiles = KT_MT * (kBN / 16);          /* 16x16 score tiles */
  * second 16-byte store a chunk) and half its LDS bytes go. Q meets it as two e4m3 terms a row
  * (kt_q_split): x = q / s_r with s_r a power of two, hi = e4m3(x), lo = e4m3(x - hi), hi + lo = x
  * exactly for q's 8 significant bits from 2^-9 of the row's largest, within 2^-17 of it below
- * (tests/unit/test_q_split.c);
- * S = s_r (hi K + lo K), two instructions a k step as one 16-bit one was, over half the steps. */
+ * (tests/unit/test_q_split.c); S = s_r (hi K + lo K), two instructions a k step as one 16-bit one
+ * was, over half the steps. */
 #ifndef KT_F8
 #define KT_F8 0
 #endif
@@ -253,14 +253,10 @@ KT_DEV void kt_q_split(kt_smem &sm, float (&qsr)[kQsr], int tid)
 #pragma unroll
         for (int u = 0; u < kPer; u++) {
             x[u] = kt_to_float(kt_bf16{row[c0 + u]});
-            const float m = x[u] < 0.0f ? -x[u] : x[u];
-            amax = amax > m ? amax : m;
+            amax = kt_fmax(amax, x[u] < 0.0f ? -x[u] : x[u]);
         }
 #pragma unroll
-        for (int w = kTpr / 2; w >= 1; w /= 2) {
-            const float o2 = kt_shfl_xor(amax, w);
-            amax = amax > o2 ? amax : o2;
-        }
+        for (int w = kTpr / 2; w >= 1; w /= 2) amax = kt_fmax(amax, kt_shfl_xor(amax, w));
         /* 2^(E - 7) and its inverse from amax's exponent field (a zero row: 1); E - 7 > -127 for
          * every normal bf16, and 7 - E < 128 for every one from 2^-120 up */
         const int e = (int)((kt_float_bits(amax) >> 23) & 0xffu);
