@@ -239,6 +239,7 @@ constexpr int kQsr = kF8 ? (kM + kRowsPass - 1) / kRowsPass : 1;
  * s_r = 2^(E - 7), E the exponent of the row's largest |q| (x's largest in [128, 256), under e4m3's
  * 448). A row's kTpr threads (the softmax's) read their columns, agree on the largest, and write
  * after a barrier (the planes overlap the row they read); each keeps s_r for its softmax rows. */
+#if KT_F8
 KT_DEV void kt_q_split(kt_smem &sm, float (&qsr)[kQsr], int tid)
 {
     constexpr int kPer = kD / kTpr;                  /* columns a thread takes, an even count */
@@ -282,6 +283,7 @@ KT_DEV void kt_q_split(kt_smem &sm, float (&qsr)[kQsr], int tid)
         }
     }
 }
+#endif
 
 /* ---- KD: K straight into direct fragments ---- */
 #if KT_KV8
@@ -753,7 +755,9 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_find_groups(pages, bt, a.block_size, magic, s.kv_lo + kBN, kr, s.kv_hi);
         }
         kt_load_q(sm, a, s, g, tid);   /* after the first loads: its loads wait beside theirs */
-        if constexpr (kF8) kt_q_split(sm, qsr, tid);
+#if KT_F8
+        kt_q_split(sm, qsr, tid);   /* (the e4m3 conversions exist only where F8 does) */
+#endif
         kt_frag_a qf[kQRegs ? kQTerms * kKSteps : 1];
         kt_q_regs(qf, sm, warp, lane);
         for (int j0 = s.kv_lo; j0 < s.kv_hi; j0 += kBN) {
