@@ -138,6 +138,10 @@ int main(void)
         KT_CHECK_INT(unbounded, 4);
         KT_CHECK_INT(unfit, 1);
         gen_space_free(&s);
+        /* AMD: no bound offered */
+        KT_CHECK_INT(gen_enumerate(DIR "occupancy.lua", kt_target_find("gfx1201"), &s, err, sizeof err), 0);
+        KT_CHECK_INT(s.nvariants, 2);
+        gen_space_free(&s);
     }
 
     /* errors name the file and, where Lua knows it, the line */
