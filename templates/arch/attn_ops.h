@@ -40,12 +40,10 @@
  *                                 even, saturated; kt_e4m3_to_f32(x) the low byte of x, exact;
  *   KT_ATTN_KERNEL(name, threads) the kernel's declaration: KT_KERNEL's, and where the recipe's OB
  *                                 axis (KT_OB) is above 0, the register allocator told that OB
- *                                 blocks must be resident on a compute unit (the law's unit: an
- *                                 SM, an RDNA CU of two SIMDs, a CDNA CU of four), as CUTLASS's
+ *                                 blocks must be resident on an SM, as CUTLASS's
  *                                 kernels set `__launch_bounds__(threads, blocks)`: ptxas, left
- *                                 alone, spends registers on the tail past an occupancy step.
- *                                 NVIDIA: launch bounds' minimum blocks; AMD: the waves a SIMD must
- *                                 hold (amdgpu_waves_per_eu).
+ *                                 alone, spends registers on the tail past an occupancy step
+ *                                 (launch bounds' minimum blocks; NVIDIA only).
  * The index math is KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp (which
  * includes this file once per prelude: each branch has its own guard). */
 
@@ -158,20 +156,11 @@ KT_DEV unsigned kt_e4m3x2_to_bf16x2(unsigned x)
 #elif !defined(KT_ARCH_SM90_H) && !defined(KT_ARCH_ATTN_OPS_AMD_H)
 #define KT_ARCH_ATTN_OPS_AMD_H
 #define KT_E4M3_F16_ONE_OP 0
+/* OB is not offered on AMD (gen/recipe.c t.occupancy_fits: LLVM's allocator aims at an occupancy itself) */
 #if defined(KT_OB) && KT_OB > 0
-/* SIMDs of the law's compute unit: CDNA's CU has four, an RDNA CU two (its WGP four) */
-#ifdef KT_ARCH_CDNA_H
-#define KT_SIMDS_PER_CU 4
-#else
-#define KT_SIMDS_PER_CU 2
+#error "OB above 0 on an AMD target: gen offers it on NVIDIA only"
 #endif
-#define KT_ATTN_KERNEL(name, threads)                                                                  \
-    extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, (threads)),                      \
-                              amdgpu_waves_per_eu((KT_OB * ((threads) / KT_WAVE) + KT_SIMDS_PER_CU - 1) / \
-                                                  KT_SIMDS_PER_CU))) void name
-#else
 #define KT_ATTN_KERNEL(name, threads) KT_KERNEL(name, threads)
-#endif
 
 /* The seven magnitude bits of each byte placed at f16's exponent-low and mantissa-high bits, the
  * sign at f16's: the value times 2^-8 (e4m3's bias 7 against f16's 15; an e4m3 subnormal becomes
