@@ -157,12 +157,12 @@ static_assert(!kF8 || (KT_KV8 && KT_ELEM_IS_BF16 && !kKD && !kRing && KT_F8_MMA)
 static_assert(kOTiles >= 1 && kOTiles * KT_NW == KT_MT * (kD / 16), "output tiles split evenly over the warps");
 static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt * kTpr == kBN, "a power-of-two thread group a row");
 
-/* S's operand type (attn/kv.h's KT_S_F16): q's, but f16 for an fp8 cache read through LDS (KD 0)
- * where e4m3 -> f16 is one instruction a pair and e4m3 -> bf16 five: Q is converted once a block
- * as it is stored (exact within f16's range, clamped to +-65504 past it), and K's conversion a
- * pair drops from five instructions to one (the H200's fp8 d256 kernels read at half the ceiling,
- * bound by the instructions a key). KD keeps q's type: its Q lives in registers (dtype.h). */
-#define KT_S_F16 (KT_KV8 && !KT_KD && KT_E4M3_F16_ONE_OP && KT_ELEM_IS_BF16 && !KT_F8)
+/* S's operand type (attn/kv.h's KT_S_F16): q's, but f16 for an fp8 cache where e4m3 -> f16 is one
+ * instruction a pair and e4m3 -> bf16 five: Q is converted once a block as it is loaded (exact
+ * within f16's range, clamped to +-65504 past it), and K's conversion a pair drops from five
+ * instructions to one (the H200's fp8 d256 kernels read at half the ceiling, bound by the
+ * instructions a key). KD converts its register-held Q fragments' words the same way. */
+#define KT_S_F16 (KT_KV8 && KT_E4M3_F16_ONE_OP && KT_ELEM_IS_BF16 && !KT_F8)
 #define KT_K_RAW KT_F8   /* attn/kv.h: K's chunks stored as they are */
 #if KT_F8
 typedef kt_e4m3x2 kt_s_elem;
@@ -344,6 +344,10 @@ KT_DEV void kt_load_q_direct(kt_frag_a (&qf)[KT_MT * kKdSpans * kt_direct_steps]
                 ch[c] = kt_v16_make(0u, 0u, 0u, 0u);
                 if (rg < g * s.qlen)
                     ch[c] = kt_ldg16(q + (long long)(s.q0 + kt_row_tok(s.gd, rg)) * a.q_stride_tok + (long long)(s.kvh * g + kt_row_head(s.gd, rg)) * a.q_stride_head + d);
+#if KT_S_F16
+                ch[c] = kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 0)), kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 1)),
+                                    kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 2)), kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 3)));
+#endif
             }
 #pragma unroll
             for (int st = 0; st < kt_direct_steps; st++) kt_frag_a_direct(qf[(mt * kKdSpans + sp) * kt_direct_steps + st], ch, st);
@@ -679,7 +683,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                         kt_frag_b fb;
                         kt_frag_b_direct(fb, ch, st);
 #pragma unroll
-                        for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
+                        for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_s_elem>(acc[mt], qf[(mt * kKdSpans + sp) * kt_direct_steps + st], fb);
                     }
                 }
                 kt_kd_issue(kd, ksrc, kp[u], j0 + kBN, nt, lane, s.kv_hi);
