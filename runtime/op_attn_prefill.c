@@ -166,9 +166,13 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  *     ahead all through the loop: on the H200 a 32-key ring of 3 stages is 1.1-1.6% faster than
  *     the 64-key tile at d 256, bench/NOTES.md, eleventh session), then the most rows a warp (each
  *     K / V fragment read from LDS serves that many 16-row tiles).
- * Then more warps, then Q in registers (QL 0: fewer LDS reads at equal residency), then the fewer
- * stages (LDS for nothing where the keys in flight tie), then the first candidate. */
-#define PREFILL_LAW_KEYS 9
+ * Then more warps; then the eager form (QL 1 with one 16-row tile a warp: prefill.hip's kEager,
+ * which works out its copies' addresses before each barrier and rescales O with no branch: on the
+ * H200 at d256, BM128 BN64 NW8 QL1 ST1 took 4-9% off BM128 BN32 NW8 QL0 ST3 at equal keys in
+ * flight, bench/NOTES.md, fifteenth session); then Q in registers (QL 0: fewer LDS reads at equal
+ * residency), then the fewer stages (LDS for nothing where the keys in flight tie), then the first
+ * candidate. */
+#define PREFILL_LAW_KEYS 10
 #define PREFILL_LAW_FULL 900          /* per mille of the resident slots that counts as full */
 
 static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[PREFILL_LAW_KEYS])
@@ -179,7 +183,7 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long blocks = DIM(p, HKV) * rb * DIM(p, BATCH);
-    const long long rows_a_warp = (long long)PAR(v, BM) * PAR(v, WD) / (16LL * PAR(v, NW));
+    const long long tiles_a_warp = (long long)PAR(v, BM) * PAR(v, WD) / (16LL * PAR(v, NW));
     int i = 0;
     key[i++] = -(2 * idle > rb * PAR(v, BM));
     key[i++] = -PAR(v, WD);
@@ -193,9 +197,10 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
         key[i++] = fill >= PREFILL_LAW_FULL ? 1000 : fill;
         key[i++] = PAR(v, BM);
         key[i++] = occ * PAR(v, BN) * (PAR(v, ST) > 1 ? PAR(v, ST) - 1 : 1);
-        key[i++] = rows_a_warp;
+        key[i++] = tiles_a_warp;
     }
     key[i++] = PAR(v, NW);
+    key[i++] = PAR(v, QL) == 1 && tiles_a_warp == 1;
     key[i++] = -PAR(v, QL);
     key[i++] = -PAR(v, ST);
 }

@@ -62,7 +62,8 @@
  *   2. V's copy issued (the next tile's pages looked up first); S = Q K^T over the warp's
  *      d-slice (WD > 1: the slices' partials summed through the slabs, a barrier between);
  *      scaled, capped, masked, in log2 units; the online softmax per row in registers (rows.h);
- *      O rescaled where a row's maximum moved; P rounded to P V's type into its operand;
+ *      O rescaled (kEager: every tile; else where a row's maximum moved); P rounded to P V's type
+ *      into its operand;
  *   3. V's tile committed; barrier: V is in LDS and every warp is done with K;
  *   4. the next K's copy issued, then O += P V.
  * The block writes out = O * v_scale / l, rounded once. */
@@ -84,6 +85,14 @@ constexpr int kMW = kBM / (16 * kWR);                /* 16-row tiles a warp owns
 constexpr int kDT = kD / 16, kNT = kBN / 16;
 constexpr int kDS = kDT / kWD;                       /* 16-wide d tiles a warp owns (Q's k, O's n) */
 constexpr bool kQL = KT_QL != 0;
+/* Where a warp holds one 16-row tile of the whole d range and reads Q's fragments from LDS (QL 1,
+ * WD 1), its registers have room to work out the next copies' addresses before each tile's
+ * barrier, to rescale O every tile with no branch around it and to write O a row at a time (all
+ * below). Where it holds Q's fragments (QL 0: 255 registers at d256), two row tiles or a d-slice's
+ * partial scores, the same spilled on sm_90a (d256 BM128 BN32 NW8 QL0: 16 bytes; d128 BM128 BN64
+ * NW4 QL1: 336; d128 BM64 BN64 NW8 WD2 QL1: 16), and those keep the late addresses, the branch
+ * and the element-wise epilogue. */
+constexpr bool kEager = kQL && kMW == 1 && kWD == 1;
 constexpr int kPad = 8;                              /* 16 bytes: aligned rows, staggered banks */
 constexpr int kLdQ = kD + kPad;                      /* pitch of Q and of the K / V tiles */
 constexpr int kLdK = kLdQ;
@@ -134,24 +143,36 @@ static_assert(kKVBytes % 16 == 0 && kQBytes % 16 == 0 && kSlabBytes % 16 == 0, "
 /* A thread's share of one cache's tile in flight: the registers it is staged in, or none. */
 struct kt_stage { kt_v16 r[kDirect ? 1 : kChunks]; };
 
-/* The copies of one cache (K or V) for a thread's keys of the tile at j0, whose pages p holds;
- * base points at the thread's kv head and column, lds at its first piece of the LDS tile (direct
- * copies). A page's offset is a 32 x 32 -> 64-bit multiply: attn_common.c holds the block strides
- * under 2^31 elements. Read once by the kernel (KV streams): not kept in L1. */
-KT_DEV void kt_stage_issue(kt_stage &st, unsigned lds, const unsigned char *base, const kt_pages &p, int bs,
-                           unsigned magic, int j0, int kr, int kv_hi, int stride_block, int stride_slot)
+/* Where a thread's keys of the tile at j0 lie in one cache (K or V), whose pages p holds; base
+ * points at the thread's kv head and column. A page's offset is a 32 x 32 -> 64-bit multiply:
+ * attn_common.c holds the block strides under 2^31 elements. Computed apart from the copies so
+ * that the loop works them out before its barrier: after it, every warp at once issued ~100
+ * instructions of addresses while the tensor pipe waited (the H200's SASS of d256, ring form). */
+struct kt_srcs { const unsigned char *p[kChunks]; };
+
+KT_DEV void kt_stage_srcs(kt_srcs &s, const unsigned char *base, const kt_pages &p, int bs, unsigned magic, int j0, int kr,
+                          int kv_hi, int stride_block, int stride_slot)
 {
     constexpr long long kEsz = KT_KV8 ? 1 : 2;
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
         const int key = kt_key_of(j0, kr, i, kv_hi), slot = kt_slot_of(key, magic, bs);
-        const unsigned char *src = base + ((long long)p.page[i] * stride_block + slot * stride_slot) * kEsz;
+        s.p[i] = base + ((long long)p.page[i] * stride_block + slot * stride_slot) * kEsz;
+    }
+}
+
+/* The copies of one cache's tile from its sources, lds the thread's first piece of the LDS tile
+ * (direct copies). Read once by the kernel (KV streams): not kept in L1. */
+KT_DEV void kt_stage_issue(kt_stage &st, unsigned lds, const kt_srcs &s)
+{
+#pragma unroll
+    for (int i = 0; i < kChunks; i++) {
         if (kDirect) {
 #pragma unroll
             for (int j = 0; j < kPieces; j++)
-                kt_copy16_async(lds + (i * kKeysPass * kLdK + j * kTK * kChunkElems) * 2, src + j * kTK * 16);
+                kt_copy16_async(lds + (i * kKeysPass * kLdK + j * kTK * kChunkElems) * 2, s.p[i] + j * kTK * 16);
         } else {
-            st.r[kDirect ? 0 : i] = kt_ldg16_stream(src);
+            st.r[kDirect ? 0 : i] = kt_ldg16_stream(s.p[i]);
         }
     }
     if (kDirect) kt_copy_commit();
@@ -182,6 +203,25 @@ KT_DEV void kt_rows_keys(int pos_first, int pos_last, int window, int nseg, int 
     const int per = ((vis_hi - vis_lo + nseg - 1) / nseg + kBN - 1) / kBN * kBN;
     kv_lo = vis_lo + seg * per < vis_hi ? vis_lo + seg * per : vis_hi;
     kv_hi = kv_lo + per < vis_hi ? kv_lo + per : vis_hi;
+}
+
+/* 1 where, in every lane, accumulator element e + 1 holds element e's row at the next column and e's
+ * column is even (an aligned pair of the output row) */
+KT_LAYOUT_FN bool kt_pair_at(int e)
+{
+    if (e + 1 >= kt_acc_elems) return false;
+    for (int l = 0; l < kt_frag_lanes; l++)
+        if (kt_s_q(l, e + 1) != kt_s_q(l, e) || kt_s_n(l, e + 1) != kt_s_n(l, e) + 1 || kt_s_n(l, e) % 2 != 0) return false;
+    return true;
+}
+/* two adjacent outputs rounded to out's type, the lower column in the low half */
+KT_DEV unsigned kt_out_pair(float lo, float hi)
+{
+#if defined(KT_ARCH_SM90_H)
+    return kt_pack2(kt_elem{}, lo, hi);
+#else
+    return kt_from_float<kt_elem>(lo).bits | (unsigned)kt_from_float<kt_elem>(hi).bits << 16;
+#endif
 }
 
 } // namespace
@@ -243,7 +283,9 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     const unsigned char *kbase = (const unsigned char *)a.k_cache + ((long long)kvh * a.k_stride_head + col) * kEsz;
     const unsigned char *vbase = (const unsigned char *)a.v_cache + ((long long)kvh * a.v_stride_head + col) * kEsz;
     kt_stage kst, vst;
-    kt_pages pages;   /* of the tile being loaded: its K issued, its V next */
+    kt_srcs ksrc, vsrc;   /* of the next copies */
+    kt_pages pages;   /* ST 1: of the tile being loaded, its K issued, its V next; a ring: of the next
+                       * copies' tile */
     const unsigned k_lds = kt_lds_addr(sm_k + kr * kLdK + col), v_lds = kt_lds_addr(sm_v + kr * kLdK + col);
     const int k_sb = (int)a.k_stride_block, v_sb = (int)a.v_stride_block;
     if (kv_lo < kv_hi) {
@@ -252,12 +294,15 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             /* the first ST - 1 tiles, K and V, a group each; then the pages of the tile after */
 #pragma unroll
             for (int t = 0; t < kST - 1; t++) {
-                kt_stage_issue(kst, k_lds + t * kStageBytes, kbase, pages, a.block_size, magic, kv_lo + t * kBN, kr, kv_hi, k_sb, a.k_stride_slot);
-                kt_stage_issue(vst, v_lds + t * kStageBytes, vbase, pages, a.block_size, magic, kv_lo + t * kBN, kr, kv_hi, v_sb, a.v_stride_slot);
+                kt_stage_srcs(ksrc, kbase, pages, a.block_size, magic, kv_lo + t * kBN, kr, kv_hi, k_sb, a.k_stride_slot);
+                kt_stage_srcs(vsrc, vbase, pages, a.block_size, magic, kv_lo + t * kBN, kr, kv_hi, v_sb, a.v_stride_slot);
+                kt_stage_issue(kst, k_lds + t * kStageBytes, ksrc);
+                kt_stage_issue(vst, v_lds + t * kStageBytes, vsrc);
                 kt_find_pages(pages, bt, a.block_size, magic, kv_lo + (t + 1) * kBN, kr, kv_hi);
             }
         } else {
-            kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
+            kt_stage_srcs(ksrc, kbase, pages, a.block_size, magic, kv_lo, kr, kv_hi, k_sb, a.k_stride_slot);
+            kt_stage_issue(kst, k_lds, ksrc);
         }
     }
 
@@ -311,22 +356,32 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             /* this thread's copies of the tile, then everyone's; every warp is done with the
              * previous tile, whose stage the copy of tile j0 + ST - 1 now fills (QL 0: the last
              * stage held Q until this barrier of the first tile) */
+            /* kEager: the next copies' sources (their pages were read a tile ago) and the pages
+             * after, before the barrier: past it only the copies; else each cache's addresses
+             * right before its copies, after the barrier */
+            const int jn = j0 + (kST - 1) * kBN;
+            if constexpr (kEager) {
+                kt_stage_srcs(ksrc, kbase, pages, a.block_size, magic, jn, kr, kv_hi, k_sb, a.k_stride_slot);
+                kt_stage_srcs(vsrc, vbase, pages, a.block_size, magic, jn, kr, kv_hi, v_sb, a.v_stride_slot);
+                kt_find_pages(pages, bt, a.block_size, magic, jn + kBN, kr, kv_hi);
+            }
             kt_copy_wait_pending<kRing ? 2 * (kST - 2) : 0>();
             kt_barrier();
-            const int jn = j0 + (kST - 1) * kBN;
-            kt_stage_issue(kst, k_lds + fill * kStageBytes, kbase, pages, a.block_size, magic, jn, kr, kv_hi, k_sb, a.k_stride_slot);
-            kt_stage_issue(vst, v_lds + fill * kStageBytes, vbase, pages, a.block_size, magic, jn, kr, kv_hi, v_sb, a.v_stride_slot);
-            kt_find_pages(pages, bt, a.block_size, magic, jn + kBN, kr, kv_hi);
+            if constexpr (!kEager) kt_stage_srcs(ksrc, kbase, pages, a.block_size, magic, jn, kr, kv_hi, k_sb, a.k_stride_slot);
+            kt_stage_issue(kst, k_lds + fill * kStageBytes, ksrc);
+            if constexpr (!kEager) kt_stage_srcs(vsrc, vbase, pages, a.block_size, magic, jn, kr, kv_hi, v_sb, a.v_stride_slot);
+            kt_stage_issue(vst, v_lds + fill * kStageBytes, vsrc);
+            if constexpr (!kEager) kt_find_pages(pages, bt, a.block_size, magic, jn + kBN, kr, kv_hi);
         } else {
             /* 1. K in LDS; every warp is done with the previous V (and QL 0's Q stage) */
             kt_stage_commit<false>(kst, sm_k, kr, col);
+            if constexpr (kEager) kt_stage_srcs(vsrc, vbase, pages, a.block_size, magic, j0, kr, kv_hi, v_sb, a.v_stride_slot);
             kt_barrier();
-            /* 2. V's copy: the next tile's pages first (AMD counts loads in order: waiting for
-             * them must not wait for V) */
-            kt_pages next;
-            kt_find_pages(next, bt, a.block_size, magic, j0 + kBN, kr, kv_hi);
-            kt_stage_issue(vst, v_lds, vbase, pages, a.block_size, magic, j0, kr, kv_hi, v_sb, a.v_stride_slot);
-            pages = next;
+            /* 2. V's copy (its sources before the barrier as the ring's, kEager only): the next
+             * tile's pages first (AMD counts loads in order: waiting for them must not wait for V) */
+            if constexpr (!kEager) kt_stage_srcs(vsrc, vbase, pages, a.block_size, magic, j0, kr, kv_hi, v_sb, a.v_stride_slot);
+            kt_find_pages(pages, bt, a.block_size, magic, j0 + kBN, kr, kv_hi);
+            kt_stage_issue(vst, v_lds, vsrc);
         }
 
         /* scores: every warp its rows against the whole tile, over its d-slice */
@@ -454,23 +509,30 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
                 if (kt_rep(i) == i) l[mt][i] = l[mt][i] * alpha[i] + sum[i];
-            /* O's rescale only where some row of the warp moved its maximum (past the first tiles,
-             * rarely): alpha is 1 elsewhere */
-            if (kt_wave_any(moved)) {
+            /* O's rescale: kEager every tile, unconditionally (a vote and a branch around it cut
+             * the tile into blocks, and P V's products cannot be scheduled into the softmax's
+             * chain: the H200's SASS of d256, the tensor pipe idle over each softmax; the
+             * multiplies have the FMA pipe to themselves); else only where some row of the warp
+             * moved its maximum (past the first tiles, rarely; alpha is 1 elsewhere). moved is
+             * the row tile's own. */
+            if (kEager || kt_wave_any(moved)) {
 #pragma unroll
                 for (int dt = 0; dt < kDS; dt++)
 #pragma unroll
                     for (int e = 0; e < kt_acc_elems; e++) kt_acc_set(o[mt][dt], e, kt_acc_get(o[mt][dt], e) * alpha[kt_rep(e)]);
             }
+            moved = false;
         }
 
         if constexpr (!kRing) {
             /* 3. V in LDS; every warp is done with K (and the slabs) */
             kt_stage_commit<true>(vst, sm_v, kr, col);
+            if constexpr (kEager) kt_stage_srcs(ksrc, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, k_sb, a.k_stride_slot);
             kt_barrier();
+            if constexpr (!kEager) kt_stage_srcs(ksrc, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, k_sb, a.k_stride_slot);
             /* 4. the next K's copy in flight over P V (after the last tile too: it rereads the
              * last visible key, and no branch waits on it) */
-            kt_stage_issue(kst, k_lds, kbase, pages, a.block_size, magic, j0 + kBN, kr, kv_hi, k_sb, a.k_stride_slot);
+            kt_stage_issue(kst, k_lds, ksrc);
         }
 #pragma unroll
         for (int kk = 0; kk < kNT; kk++)
@@ -515,21 +577,61 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
         return;
     }
+    if constexpr (kEager) {
+        /* kEager: a row's address once (two rows a lane on NVIDIA, not one an element), and where
+         * element e + 1 is element e's row at the next, odd column (kt_pair_at: NVIDIA's
+         * accumulators) the two rounded together and stored as one word, when out and its strides
+         * keep words aligned (uniform). An element at a time, the epilogue issued ~3,200
+         * instructions a warp at d256, ~6% of a 4K-token block's. */
+        const bool words = (((unsigned long long)a.out & 3) | (a.o_stride_tok & 1) | (a.o_stride_head & 1)) == 0;
 #pragma unroll
-    for (int mt = 0; mt < kMW; mt++) {
-        float inv[kt_acc_elems];
+        for (int mt = 0; mt < kMW; mt++)
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) inv[i] = l[mt][kt_rep(i)] > 0.0f ? a.v_scale / l[mt][kt_rep(i)] : 0.0f;
-#pragma unroll
-        for (int dt = 0; dt < kDS; dt++)
-#pragma unroll
-            for (int e = 0; e < kt_acc_elems; e++) {
-                const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, e), d = dcol + dt * 16 + kt_s_n(lane, e);
+            for (int i = 0; i < kt_acc_elems; i++) {
+                /* row class i: its address and scale once, then its elements (one row live at a time) */
+                if (kt_rep(i) != i) continue;
+                const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, i);
                 if (rg >= rows) continue;
-                const int tok = q0 + kt_row_tok(gd, rg), h = kvh * g + kt_row_head(gd, rg);
-                const kt_elem out = kt_from_float<kt_elem>(kt_acc_get(o[mt][dt], e) * inv[e]);
-                ((unsigned short *)a.out)[(long long)tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
+                unsigned short *const rp = (unsigned short *)a.out + (long long)(q0 + kt_row_tok(gd, rg)) * a.o_stride_tok +
+                                           (long long)(kvh * g + kt_row_head(gd, rg)) * a.o_stride_head;
+                const float inv = l[mt][i] > 0.0f ? a.v_scale / l[mt][i] : 0.0f;
+#pragma unroll
+                for (int dt = 0; dt < kDS; dt++)
+#pragma unroll
+                    for (int e = 0; e < kt_acc_elems; e++) {
+                        if (kt_rep(e) != i) continue;
+                        const int d = dcol + dt * 16 + kt_s_n(lane, e);
+                        const float v = kt_acc_get(o[mt][dt], e) * inv;
+                        if (kt_pair_at(e)) {
+                            const float w = kt_acc_get(o[mt][dt], (e + 1) % kt_acc_elems) * inv;
+                            if (words) {
+                                *(unsigned *)(rp + d) = kt_out_pair(v, w);
+                                continue;
+                            }
+                        }
+                        if (e > 0 && kt_pair_at(e - 1) && words) continue;   /* stored with e - 1 */
+                        rp[d] = kt_from_float<kt_elem>(v).bits;
+                    }
             }
+    } else {
+        /* an element at a time: the row-at-a-time form above spills at the lane's 255 registers
+         * (sm_90a d128 BM128 BN64 NW4 QL1: 8 bytes) */
+#pragma unroll
+        for (int mt = 0; mt < kMW; mt++) {
+            float inv[kt_acc_elems];
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) inv[i] = l[mt][kt_rep(i)] > 0.0f ? a.v_scale / l[mt][kt_rep(i)] : 0.0f;
+#pragma unroll
+            for (int dt = 0; dt < kDS; dt++)
+#pragma unroll
+                for (int e = 0; e < kt_acc_elems; e++) {
+                    const int rg = row0 + wrow + mt * 16 + kt_s_q(lane, e), d = dcol + dt * 16 + kt_s_n(lane, e);
+                    if (rg >= rows) continue;
+                    const int tok = q0 + kt_row_tok(gd, rg), h = kvh * g + kt_row_head(gd, rg);
+                    const kt_elem out = kt_from_float<kt_elem>(kt_acc_get(o[mt][dt], e) * inv[e]);
+                    ((unsigned short *)a.out)[(long long)tok * a.o_stride_tok + (long long)h * a.o_stride_head + d] = out.bits;
+                }
+        }
     }
 }
 

@@ -396,11 +396,21 @@ static void test_launch_law(void)
     f[1].v.occupancy = 1;             /* half the keys in flight: the BN 64 one */
     KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
     /* a ring's copies fly ST - 1 tiles ahead: three 32-key stages keep as many keys in flight as
-     * a 64-key tile and hold Q in registers (QL 0), two do not; at equal keys, the fewer stages */
+     * a 64-key tile, and at equal keys the eager form (Q from LDS, one row tile a warp) beats Q
+     * held in registers (the H200, d256: 4-9%); with Q from LDS at two row tiles a warp, Q in
+     * registers again; two stages keep fewer keys in flight */
     f[1].v = var(128, 128, 32, 8, 1);
     f[1].v.p[KT_PREFILL_P_ST] = 3;
     f[0].v.p[KT_PREFILL_P_QL] = 1;
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
+    f[0].v.p[KT_PREFILL_P_QL] = 0;    /* both hold Q: the fewer stages */
+    KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
+    f[0].v.p[KT_PREFILL_P_QL] = 1;
+    f[0].v.p[KT_PREFILL_P_NW] = 4;    /* two row tiles a warp: not the eager form, Q held wins */
+    f[1].v.p[KT_PREFILL_P_NW] = 4;
     KT_CHECK(op->law_pick(&d, f, 2, &full) == 1);
+    f[0].v.p[KT_PREFILL_P_NW] = 8;
+    f[1].v.p[KT_PREFILL_P_NW] = 8;
     f[1].v.p[KT_PREFILL_P_ST] = 2;
     KT_CHECK(op->law_pick(&d, f, 2, &full) == 0);
     f[0].v = var(128, 128, 32, 8, 1);
