@@ -225,10 +225,12 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * ring counts BN keys in flight a resident block, as the register form (bench/NOTES.md, seventh
  * session), and an fp8 key half a 16-bit one (its bytes: fp8 d128 then takes BN 64, 9-14% faster).
  * Then, lexicographically, among the candidates compiled for the head size: the split's
- * weight; keys in flight a unit, capped; then the blocks resident a unit (the same keys in flight
- * from more blocks hide more: their prologues, barriers and softmax chains overlap; OB's fourth
- * block of KD d256 BN16 against the register form's two of BN32, fourteenth session); the fewest
- * row blocks; short of streaming, the smaller segment
+ * weight; the fewest row blocks (each reads the kv head's K and V: at speculative q 4, g 8, two
+ * 16-row blocks at four resident took 209 us where one 32-row block at two took 167; fifteenth
+ * session); keys in flight a unit, capped; then the blocks resident a unit (the same keys in
+ * flight from more blocks hide more: their prologues, barriers and softmax chains overlap; OB's
+ * fourth block of KD d256 BN16 against the register form's two of BN32, fourteenth session);
+ * short of streaming, the smaller segment
  * ceiling; streaming at most 16 x 256 multiply-adds a key (rows x d: one 16-row tile at d 256, two
  * at d 128), fewer warps, else more (more arithmetic a key, which more warps share); Q's fragments in registers (RE); K through LDS
  * (KD 0: since the softmax's vector reads the LDS form is the faster or level at equal
@@ -244,7 +246,8 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * flat from 96 to 192 keys a unit); on the landed kernels' sweep (idle row groups unguarded, hence
  * the quarter) +2.61% over the same 469 keys (bench/NOTES.md, tenth session). With the OB axis
  * (fourteenth session's sweep, 144 keys) +3.33% until the resident blocks' key: +1.59% there, the
- * earlier sweeps 2.70 / 0.74 / 1.92% -> 2.79 / 0.74 / 1.93%. */
+ * earlier sweeps 2.70 / 0.74 / 1.92% -> 2.79 / 0.74 / 1.93%. The row blocks moved before the keys
+ * in flight: 2.79 -> 2.74% on the eleventh session's 469 keys, the rest unchanged. */
 #define ATTN_LAW_KEYS 19
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
@@ -308,9 +311,9 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
     key[i++] = -attn_split_weight(p, segs);
+    key[i++] = -rb;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = resident;
-    key[i++] = -rb;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);
     key[i++] = streams && rows * DIM(p, D) <= 16 * 256 ? -PAR(v, NW) : PAR(v, NW);
     key[i++] = PAR(v, RE);

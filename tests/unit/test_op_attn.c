@@ -654,6 +654,15 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, rb, 2, &b8) == 1);
     rb[1].v.occupancy = 2;                /* fewer keys in flight at equal blocks: the wider tile */
     KT_CHECK(op->law_pick(&d, rb, 2, &b8) == 0);
+    /* ... but not where its rows take two blocks that each read K and V: speculative q 4 at g 8
+     * (32 rows) goes to one 32-row block (MT 2, two resident) before two 16-row ones at four (the
+     * H200: 167 against 209 us at 16/2/256 q 4 batch 8 32K; bench/NOTES.md, fifteenth session) */
+    kt_candidate sp[2];
+    pair_of(sp, var(256, 2, 32, 8, 256, 2), var(256, 1, 16, 4, 256, 4));
+    sp[1].v.p[KT_ATTN_P_KD] = 1;
+    sp[0].v.p[KT_ATTN_P_RE] = 0;
+    kt_problem q4 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 4, 8, 32768);
+    KT_CHECK(op->law_pick(&d, sp, 2, &q4) == 0);
     /* decode_ws's form (not swept yet) only where decode.hip's has nothing: passed over even with
      * a resident block more, taken alone */
     kt_candidate ws[2];
