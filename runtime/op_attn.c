@@ -302,11 +302,12 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = -PAR(v, WD);
     key[i++] = PAR(v, BM) > 0 ? PAR(v, BN) : 0;
     key[i++] = PAR(v, BM) > 0 ? PAR(v, QL) : 0;
-    /* KD with an fp8 cache and a bf16 query converts K to bf16 in registers, five instructions a
-     * pair where the LDS form's f16 takes one: slower at any residency (bench/NOTES.md, twelfth
-     * session: fp8 d256 batch 8 32K, KD 105-114 us against 86 for the LDS form), and at any
-     * count of units with a block (thirteenth session: before that key, the three sweeps' pooled
-     * regret 2.74 / 0.78 / 2.03% -> 2.70 / 0.74 / 1.92%, the worst cell +36.6% -> +27.2%) */
+    /* KD with an fp8 cache and a bf16 query is the slower form at any residency: first for its K
+     * conversion to bf16 (five instructions a pair; bench/NOTES.md, twelfth session: fp8 d256
+     * batch 8 32K, KD 105-114 us against 86 for the LDS form), and still with S in f16 (one a
+     * pair, fifteenth session: 84.7 against 81.3 us; d128 206 against 177), and at any count of
+     * units with a block (thirteenth session: before that key, the three sweeps' pooled regret
+     * 2.74 / 0.78 / 2.03% -> 2.70 / 0.74 / 1.92%, the worst cell +36.6% -> +27.2%) */
     key[i++] = kt_attn_kv8(p->dtype) && !kt_attn_fp16(p->dtype) ? -PAR(v, KD) : 0;
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
