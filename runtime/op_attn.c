@@ -220,8 +220,11 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * ring (ST > 1: the next tiles copied into LDS, no registers held): from d 256 passed over (as
  * fast or slower, and slower still with more stages: the streams are not short of bytes in
  * flight; since the grouped addressing freed the register form's registers, speculative rows no
- * longer want it either: 26 us against 50 at d256 q 4 batch 1 16K); at d <= 128 left to the keys
- * after (there the registers it frees are a resident block more, which keys in flight see). A
+ * longer want it either: 26 us against 50 at d256 q 4 batch 1 16K), except prefill.hip's form
+ * where its blocks before the split are fewer than the units (each then streams a long segment
+ * alone at one block a unit, its ring's LDS: q 8 batch 1-4 swept, fifteenth session, the law's
+ * regret over those keys 5.33 -> 3.21%); at d <= 128 left to the keys after (there the registers
+ * it frees are a resident block more, which keys in flight see). A
  * ring counts BN keys in flight a resident block, as the register form (bench/NOTES.md, seventh
  * session), and an fp8 key half a 16-bit one (its bytes: fp8 d128 then takes BN 64, 9-14% faster).
  * Then, lexicographically, among the candidates compiled for the head size: the split's
@@ -247,7 +250,9 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * the quarter) +2.61% over the same 469 keys (bench/NOTES.md, tenth session). With the OB axis
  * (fourteenth session's sweep, 144 keys) +3.33% until the resident blocks' key: +1.59% there, the
  * earlier sweeps 2.70 / 0.74 / 1.92% -> 2.79 / 0.74 / 1.93%. The row blocks moved before the keys
- * in flight: 2.79 -> 2.74% on the eleventh session's 469 keys, the rest unchanged. */
+ * in flight: 2.79 -> 2.74% on the eleventh session's 469 keys, the rest unchanged; on the
+ * fifteenth session's 240 (q 1, and q 4 / 8 at 16/2/256 and 6/1/256) 4.79 -> 3.32%, with the
+ * ring of prefill.hip's short grids 2.85% (the eleventh's 2.64%). */
 #define ATTN_LAW_KEYS 19
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
@@ -310,7 +315,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
      * 2.74 / 0.78 / 2.03% -> 2.70 / 0.74 / 1.92%, the worst cell +36.6% -> +27.2%) */
     key[i++] = kt_attn_kv8(p->dtype) && !kt_attn_fp16(p->dtype) ? -PAR(v, KD) : 0;
     key[i++] = blocks < units ? blocks : units;
-    key[i++] = PAR(v, D) <= 128 ? 0 : -ring;
+    key[i++] = PAR(v, D) <= 128 ? 0 : (PAR(v, BM) > 0 && DIM(p, HKV) * rb * DIM(p, BATCH) < units ? ring : -ring);
     key[i++] = -attn_split_weight(p, segs);
     key[i++] = -rb;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;

@@ -736,6 +736,21 @@ static void test_rows_form(void)
     r[0].v.p[KT_ATTN_P_D] = r[1].v.p[KT_ATTN_P_D] = r[2].v.p[KT_ATTN_P_D] = 128;
     KT_CHECK(op->law_pick(&d, r, 3, &d128) == 0);
     KT_CHECK(op->law_pick(&d, r + 1, 2, &d128) == 1);   /* alone, still the fewest d-slices */
+    /* prefill.hip's ring at d 256 where its blocks before the split are fewer than the units
+     * (q 8 batch 1: 2 kv heads, each block streams a long segment at one block a unit, its
+     * ring's LDS: the H200 sweep, fifteenth session), the register stage at batch 8 (16 blocks
+     * a launch from 8 sequences, as before, with the ring at one block a unit against two) */
+    kt_candidate pr[2];
+    memset(pr, 0, sizeof pr);
+    pr[0].v = pr[1].v = var(256, 0, 64, 4, 128, 2);
+    pr[0].v.p[KT_ATTN_P_BM] = pr[1].v.p[KT_ATTN_P_BM] = 64;
+    pr[0].v.p[KT_ATTN_P_WD] = pr[1].v.p[KT_ATTN_P_WD] = 1;
+    pr[0].v.p[KT_ATTN_P_QL] = pr[1].v.p[KT_ATTN_P_QL] = 1;
+    pr[1].v.p[KT_ATTN_P_ST] = 2;
+    pr[1].v.occupancy = 1;
+    kt_problem q8b1 = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 8, 1, 16384);
+    KT_CHECK(op->law_pick(&d, pr, 2, &q8b1) == 1);
+    KT_CHECK(op->law_pick(&d, pr, 2, &q8) == 0);
 }
 
 /* ---- the GPU reference, emulated ---- */
