@@ -35,9 +35,11 @@
  * Per tile: store K, issue the next K; S partials; store V, issue the next V; online softmax (a few
  * threads a row: max, rescale factor, sum; P rounded to P V's operand type into LDS); each warp
  * rescales its O accumulators and adds P V for its columns of the head. fp8 e4m3 caches are
- * converted as they are stored, K to q's type and V to f16, the type P V runs in wherever the
+ * converted as they are stored, K to S's type and V to f16, the type P V runs in wherever the
  * cache is fp8 (attn/dtype.h; exact: every e4m3 value is a 16-bit one; the scales are applied to
- * the scores and the output instead). With one segment the block writes
+ * the scores and the output instead); where e4m3 -> f16 is one instruction (NVIDIA) the register
+ * form stores K's bytes raw and converts them as S reads them (KR, below). With one segment the
+ * block writes
  * out = O / l; with several it writes fp32 partials {m, l, O} and kt_..._reduce merges them in a
  * fixed order.
  *
@@ -163,7 +165,15 @@ static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt *
  * instructions to one (the H200's fp8 d256 kernels read at half the ceiling, bound by the
  * instructions a key). KD converts its register-held Q fragments' words the same way. */
 #define KT_S_F16 (KT_KV8 && KT_E4M3_F16_ONE_OP && KT_ELEM_IS_BF16 && !KT_F8)
-#define KT_K_RAW KT_F8   /* attn/kv.h: K's chunks stored as they are */
+/* KR (the register form over an fp8 cache where e4m3 -> f16 is one instruction: NVIDIA): K's bytes
+ * go to LDS as the cache holds them, as F8's, and S's B fragments are read from them, a 16-key x
+ * 32-d chunk in one ldmatrix (as 16-bit elements), and converted where they are used: a lane's
+ * word holds d 4t..4t+3 of one key, whose two f16 pairs serve two k steps (step A the low pair,
+ * step B the high one; kt_q_kr reads Q's A fragments relabelled to match). The store side's two
+ * 16-byte stores and four selects a chunk (the converted halves swapped against bank conflicts)
+ * become one raw store, and K's fragment reads halve; the conversions are the same count. */
+#define KT_K_RAW16 (KT_KV8 && KT_E4M3_F16_ONE_OP && !KT_F8 && !KT_KD && KT_ST == 1)
+#define KT_K_RAW (KT_F8 || KT_K_RAW16)   /* attn/kv.h: K's chunks stored as they are */
 #if KT_F8
 typedef kt_e4m3x2 kt_s_elem;
 #elif KT_S_F16
@@ -526,6 +536,30 @@ KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTil
 
 /* ---- the LDS forms (KD 0): S from K's [key][d] tile ---- */
 
+constexpr bool kKR = KT_K_RAW16;
+static_assert(!kKR || kKSteps % 2 == 0, "KR: whole 32-d chunks a warp's d range");
+
+#if KT_K_RAW16
+/* KR's Q fragments of one 32-d chunk (q at the M tile's row 0, the chunk's first d): step A the
+ * pairs d 4t, 4t + 1 and 16 + 4t, 16 + 4t + 1 of rows g and g + 8 (the m16n8k16 A layout's k 2t
+ * and 2t + 8, relabelled as KR's B fragments are), step B the next pairs */
+KT_DEV void kt_q_kr(kt_frag_a &qa, kt_frag_a &qb, const unsigned short *q, int lane)
+{
+    const unsigned short *r0 = q + (lane / 4) * kLdQ + 4 * (lane % 4), *r1 = r0 + 8 * kLdQ;
+    const uint2 a = *(const uint2 *)r0, b = *(const uint2 *)r1, c = *(const uint2 *)(r0 + 16), d = *(const uint2 *)(r1 + 16);
+    qa.r[0] = a.x; qa.r[1] = b.x; qa.r[2] = c.x; qa.r[3] = d.x;
+    qb.r[0] = a.y; qb.r[1] = b.y; qb.r[2] = c.y; qb.r[3] = d.y;
+}
+/* KR's B fragments of a 16-key x 32-d chunk of K's raw tile (kt at the chunk's first key and byte) */
+KT_DEV void kt_k_kr(kt_frag_b &fa, kt_frag_b &fb, const unsigned short *kt, int lane)
+{
+    kt_frag_b raw;
+    kt_load_b(raw, kt, kLdK, lane);
+#pragma unroll
+    for (int j = 0; j < 4; j++) kt_e4m3x4_to_f16x4(raw.r[j], fa.r[j], fb.r[j]);
+}
+#endif
+
 /* With kQRegs a warp's score tile (warp % kSTiles) and d range (warp / kSTiles) are fixed: its Q
  * fragments, read once (after Q's barrier). */
 /* F8: Q's lo plane, kD + 16 bytes into a row (kt_q_split) */
@@ -537,11 +571,17 @@ KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kQTerms * kKSteps : 1], const kt_
         kt_barrier();   /* Q in LDS */
         const int st0 = warp % kSTiles, part0 = warp / kSTiles;
         if (warp < kSTiles * kKSplit) {
+#if KT_K_RAW16
+#pragma unroll
+            for (int k = 0; k < kKSteps; k += 2)
+                kt_q_kr(qf[k], qf[k + 1], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, lane);
+#else
 #pragma unroll
             for (int k = 0; k < kKSteps; k++)
 #pragma unroll
                 for (int h = 0; h < kQTerms; h++)
                     kt_load_a(qf[kQTerms * k + h], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16 + h * kQLo, kLdQ, lane);
+#endif
         }
     }
 }
@@ -556,6 +596,23 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
         const int mt = st / (kBN / 16), nt = st % (kBN / 16);
         kt_acc acc;
         kt_acc_zero(acc);
+#if KT_K_RAW16
+#pragma unroll
+        for (int k = 0; k < kKSteps; k += 2) {
+            const int kk = part * kKSteps + k;   /* the chunk's first 16-d step: byte 16 kk of a raw row */
+            kt_frag_b fa, fb;
+            kt_k_kr(fa, fb, kt + nt * 16 * kLdQ + kk * 8, lane);
+            kt_frag_a qa, qb;
+            if constexpr (kQRegs) {
+                qa = qf[k];
+                qb = qf[k + 1];
+            } else {
+                kt_q_kr(qa, qb, sm.q + mt * 16 * kLdQ + kk * 16, lane);
+            }
+            kt_mma<kt_s_elem>(acc, qa, fa);
+            kt_mma<kt_s_elem>(acc, qb, fb);
+        }
+#else
 #pragma unroll
         for (int k = 0; k < kKSteps; k++) {
             const int kk = part * kKSteps + k;
@@ -572,6 +629,7 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
                 }
             }
         }
+#endif
         float *slab = sm.s + part * kM * kLdS;
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
