@@ -25,6 +25,8 @@
  *   kt_mul_wide(a, b)             a 32 x 32 -> 64-bit unsigned product, one instruction where the
  *                                 compiler would otherwise multiply 64 x 64 (a loop-invariant
  *                                 operand's zero extension is out of its sight on NVPTX);
+ *   kt_load_v8_kn(f, t, ld, lane) (NVIDIA, sm_89+) P V's B fragment from a raw fp8 [key][d]
+ *                                 tile, 16 keys x 16 d, n tile 0 the even d and 1 the odd ones;
  *   kt_e4m3x2_to_bf16x2(x)        the same as two bf16, exact (the 254 finite codes; NaN is not
  *                                 kept on sm_90, as on AMD: a cache holds none);
  *   KT_E4M3_F16_ONE_OP            1 where e4m3 -> f16 is one instruction a pair and e4m3 -> bf16
@@ -118,6 +120,23 @@ KT_DEV void kt_e4m3x4_to_f16x4(unsigned x, unsigned &lo, unsigned &hi)
 {
     asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.rn.f16x2.e4m3x2 %0, l;\n\tcvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
         : "=r"(lo), "=r"(hi) : "r"(x));
+}
+/* V's raw fp8 [key][d] tile as P V's B fragments (decode.hip's KR, sm_89 and later): keys 0-15 x d
+ * 0-15 from t (pitch ld 16-bit elements), read with one transposed ldmatrix of 16-bit elements,
+ * so a lane's word h holds keys 8h + 2t and 8h + 2t + 1 at d 2g and 2g + 1; one byte permute a
+ * word pairs the keys, and the two conversions give the B fragments of two n tiles: ev the even d
+ * (column g is d 2g), od the odd ones (d 2g + 1) */
+KT_DEV void kt_load_v8_kn(kt_frag_b &f, const unsigned short *t, int ld, int lane)
+{
+    const unsigned a = (unsigned)__cvta_generic_to_shared(t + (lane % 16) * ld);
+    unsigned w[2];
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(a) : "memory");
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        unsigned p;
+        asm("prmt.b32 %0, %1, 0, 0x3120;" : "=r"(p) : "r"(w[h]));
+        kt_e4m3x4_to_f16x4(p, f.r[h], f.r[2 + h]);
+    }
 }
 #define KT_F8_MMA 1
 struct kt_e4m3x2 { unsigned short bits; };

@@ -174,6 +174,10 @@ static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt *
  * become one raw store, and K's fragment reads halve; the conversions are the same count. */
 #define KT_K_RAW16 (KT_KV8 && KT_E4M3_F16_ONE_OP && !KT_F8 && !KT_KD && KT_ST == 1)
 #define KT_K_RAW (KT_F8 || KT_K_RAW16)   /* attn/kv.h: K's chunks stored as they are */
+/* and V's: P V's B fragments read from its raw bytes (arch/attn_ops.h kt_load_v8_kn: a 16-d group's
+ * even d as the first n tile, its odd d as the second), so O's columns within a 16-d group are
+ * relabelled (kt_o_col) and the epilogue writes them back in place */
+#define KT_V_RAW KT_K_RAW16
 #if KT_F8
 typedef kt_e4m3x2 kt_s_elem;
 #elif KT_S_F16
@@ -478,6 +482,25 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
     }
 }
 
+/* P V's B fragment of 16-key step kk and 16-d group dt of V's [key][d] tile at vt (pitch kLdQ) */
+KT_DEV void kt_load_v_tile(kt_frag_b &fb, const unsigned short *vt, int kk, int dt, int lane)
+{
+#if KT_V_RAW
+    kt_load_v8_kn(fb, vt + kk * 16 * kLdQ + dt * 8, kLdQ, lane);
+#else
+    kt_load_b_kn(fb, vt + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
+#endif
+}
+/* the d column (in its 16-d group) of O's accumulator element e (KT_V_RAW: n tile 0 the even d) */
+KT_DEV int kt_o_col(int lane, int e)
+{
+#if KT_V_RAW
+    return 2 * kt_acc_col(lane, e % 4) + e / 4;
+#else
+    return kt_acc_col(lane, e);
+#endif
+}
+
 /* O = O * alpha + P V over the warp's output tiles (P and V in LDS; V's [key][d] tile at vt, pitch
  * kLdQ). */
 KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTiles], int warp, int lane)
@@ -512,7 +535,7 @@ KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTil
 #pragma unroll
             for (int j = 0; j < kDtW; j++) {
                 kt_frag_b fb;
-                kt_load_b_kn(fb, vt + kk * 16 * kLdQ + (warp + j * KT_NW) * 16, kLdQ, lane);
+                kt_load_v_tile(fb, vt, kk, warp + j * KT_NW, lane);
 #pragma unroll
                 for (int mt = 0; mt < KT_MT; mt++) kt_mma<kt_pv_elem>(o[mt * kDtW + j], pf[mt], fb);
             }
@@ -527,7 +550,7 @@ KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTil
                 kt_frag_a pf;
                 kt_load_a(pf, sm.p + mt * 16 * kLdP + kk * 16, kLdP, lane);
                 kt_frag_b fb;
-                kt_load_b_kn(fb, vt + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
+                kt_load_v_tile(fb, vt, kk, dt, lane);
                 kt_mma<kt_pv_elem>(o[i], pf, fb);
             }
         }
@@ -875,7 +898,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         const int mt = t / (kD / 16), dt = t % (kD / 16);
 #pragma unroll
         for (int e = 0; e < kt_acc_elems; e++) {
-            const int r = mt * 16 + kt_acc_row(lane, e), d = dt * 16 + kt_acc_col(lane, e);
+            const int r = mt * 16 + kt_acc_row(lane, e), d = dt * 16 + kt_o_col(lane, e);
             const int rg = s.row0 + r;
             if (rg >= g * s.qlen) continue;
             const int tok = s.q0 + kt_row_tok(s.gd, rg), h = s.kvh * g + kt_row_head(s.gd, rg);

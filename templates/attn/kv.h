@@ -232,19 +232,23 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
 #endif
 
 /* A thread's chunks into the [key][d] tile (pitch kLdK), 16-byte stores: K (kV false) as S's
- * operand type (where the template defines KT_K_RAW 1, its fp8 bytes unconverted), which S = Q
+ * operand type (where the template defines KT_K_RAW 1, its fp8 bytes unconverted; V the same with
+ * KT_V_RAW), which S = Q
  * K^T takes as B = W[n = key][k = d] (kt_load_b); V as P V's, which O = P V takes as a [k][n]
  * tile (kt_load_b_kn). */
 #ifndef KT_K_RAW
 #define KT_K_RAW 0
+#endif
+#ifndef KT_V_RAW
+#define KT_V_RAW 0
 #endif
 template <bool kV> KT_DEV void kt_store_rows(unsigned short *kv, const kt_v16 (&r)[kChunks], int kr, int col)
 {
 #pragma unroll
     for (int i = 0; i < kChunks; i++) {
         unsigned short *dst = kv + (kr + i * kKeysPass) * kLdK + col;
-        if constexpr (!kV && KT_K_RAW) {
-            /* K's fp8 bytes as the cache holds them, a row d bytes: chunk col at byte col */
+        if constexpr ((!kV && KT_K_RAW) || (kV && KT_V_RAW)) {
+            /* the fp8 bytes as the cache holds them, a row d bytes: chunk col at byte col */
             kt_sts16(kv + (kr + i * kKeysPass) * kLdK + col / 2, r[i]);
             continue;
         }
