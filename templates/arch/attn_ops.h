@@ -62,6 +62,13 @@
  * the [k][n] tile, so the four 8x8 matrices land in r[0..3] as kt_load_b leaves them from [n][k]. */
 KT_LAYOUT_FN int kt_ldsm_kn_k(int lane) { return lane % 8 + 8 * ((lane / 8) % 2); }
 KT_LAYOUT_FN int kt_ldsm_kn_n(int lane) { return 8 * (lane / 16); }
+/* KR's relabelling (decode.hip: raw fp8 K and V read as 16-bit elements, converted at use). S: a
+ * lane's ldmatrix word of a 16-key x 32-d raw chunk holds d 4t..4t+3 of one key, its low pair k
+ * step A's and its high pair step B's, so Q's A fragment element e (rows g, g + 8) of step s is d
+ * kt_kr_q_d(lane, e, s) of the chunk. P V: n tile 0 of a 16-d group holds the even d, tile 1 the
+ * odd ones (kt_load_v8_kn), so O's accumulator element e is d kt_o_col_v8(lane, e) of the group. */
+KT_LAYOUT_FN int kt_kr_q_d(int lane, int e, int s) { return 4 * (lane % 4) + 2 * s + e % 2 + 16 * (e / 4); }
+KT_LAYOUT_FN int kt_o_col_v8(int lane, int e) { return 4 * (lane % 4) + 2 * (e % 2) + (e % 8) / 4; }
 /* two e4m3 bytes (byte 0 first) placed as bf16 bits of the value times 2^-120 (below) */
 KT_LAYOUT_FN unsigned kt_e4m3x2_bf16_bits(unsigned x)
 {

@@ -495,7 +495,7 @@ KT_DEV void kt_load_v_tile(kt_frag_b &fb, const unsigned short *vt, int kk, int 
 KT_DEV int kt_o_col(int lane, int e)
 {
 #if KT_V_RAW
-    return 2 * kt_acc_col(lane, e % 4) + e / 4;
+    return kt_o_col_v8(lane, e);
 #else
     return kt_acc_col(lane, e);
 #endif
@@ -568,7 +568,8 @@ static_assert(!kKR || kKSteps % 2 == 0, "KR: whole 32-d chunks a warp's d range"
  * and 2t + 8, relabelled as KR's B fragments are), step B the next pairs */
 KT_DEV void kt_q_kr(kt_frag_a &qa, kt_frag_a &qb, const unsigned short *q, int lane)
 {
-    const unsigned short *r0 = q + (lane / 4) * kLdQ + 4 * (lane % 4), *r1 = r0 + 8 * kLdQ;
+    /* rows kt_frag_a_row (g, g + 8); a lane's four contiguous d from kt_kr_q_d(lane, 0, 0), and 16 on */
+    const unsigned short *r0 = q + kt_frag_a_row(lane, 0) * kLdQ + kt_kr_q_d(lane, 0, 0), *r1 = r0 + 8 * kLdQ;
     const uint2 a = *(const uint2 *)r0, b = *(const uint2 *)r1, c = *(const uint2 *)(r0 + 16), d = *(const uint2 *)(r1 + 16);
     qa.r[0] = a.x; qa.r[1] = b.x; qa.r[2] = c.x; qa.r[3] = d.x;
     qb.r[0] = a.y; qb.r[1] = b.y; qb.r[2] = c.y; qb.r[3] = d.y;

@@ -290,6 +290,67 @@ static void test_sm90_kn(const problem &p0)
     KT_CHECK_INT(bad, 0);
 }
 
+/* ---- decode.hip's KR: raw fp8 K and V read as 16-bit elements, converted where they are used ----
+ * Bytes are tracked as identities key * 64 + d. ldmatrix moves 16-bit elements (a short at column
+ * c holds bytes d 2c, 2c + 1); kt_e4m3x4_to_f16x4 gives a word's bytes 0-1 as one f16 pair and
+ * 2-3 as the other; prmt 0x3120 orders a word's bytes 0, 2, 1, 3. S (a 16-key x 32-d chunk, one
+ * ldmatrix.x4 at kt_ldsm_b_n / kt_ldsm_b_k): step s's B fragment takes pair s of each word, and
+ * must hold, at every k, the d that Q's A fragment holds there (kt_kr_q_d), the two steps
+ * covering the chunk's 32 d once. P V (a 16-key x 16-d group, ldmatrix.x2.trans, lane l%16
+ * addressing key l%16): n tile 0 takes the permuted words' low pairs, tile 1 their high ones, and
+ * accumulator element e must be d kt_o_col_v8 of the group with every k the key it multiplies. */
+static int kr_bytes_of(const int (&word)[4], int pair, int h) { return word[2 * pair + h]; }
+
+static void test_sm90_kr(void)
+{
+    using namespace sm90;
+    int bad = 0, seen[32] = {0};
+    /* S: the words lane l's ldmatrix.x4 gets, byte identities */
+    int kw[32][4][4];
+    for (int l = 0; l < 32; l++)
+        for (int j = 0; j < 4; j++) {
+            const int src = 8 * j + l / 4, key = kt_ldsm_b_n(src), c0 = kt_ldsm_b_k(src) + 2 * (l % 4);
+            for (int b = 0; b < 4; b++) kw[l][j][b] = key * 64 + 2 * (c0 + b / 2) + b % 2;
+        }
+    for (int st = 0; st < 2; st++)
+        for (int h = 0; h < 2; h++)          /* n half: B registers 2h, 2h + 1 */
+            for (int l = 0; l < 32; l++)
+                for (int e = 0; e < 4; e++) {
+                    const int g = l / 4, t = l % 4, k = 2 * t + e % 2 + 8 * (e / 2);
+                    const int id = kr_bytes_of(kw[l][2 * h + e / 2], st, e % 2);
+                    if (id / 64 != 8 * h + g) bad++;   /* the key is the B fragment's n */
+                    /* Q's A element holding the same k (row g, any lane with that t) */
+                    const int ea = e % 2 + 4 * (e / 2);
+                    if (kt_frag_a_k(l, ea) != k || kt_kr_q_d(l, ea, st) != id % 64) bad++;
+                    if (h == 0 && g == 0) seen[id % 64]++;
+                }
+    for (int d = 0; d < 32; d++)
+        if (seen[d] != 1) bad++;
+    /* P V: lane l's two transposed words, permuted and split */
+    for (int l = 0; l < 32; l++) {
+        const int g = l / 4, t = l % 4;
+        int pv[4][2];                        /* f.r[0..3], each two byte identities */
+        for (int j = 0; j < 2; j++) {
+            int w[4];
+            for (int h = 0; h < 2; h++)       /* row 2t + h of matrix j: key 8j + 2t + h, short g */
+                for (int b = 0; b < 2; b++) w[2 * h + b] = (8 * j + 2 * t + h) * 64 + 2 * g + b;
+            const int p[4] = {w[0], w[2], w[1], w[3]};
+            pv[j][0] = p[0]; pv[j][1] = p[1];
+            pv[2 + j][0] = p[2]; pv[2 + j][1] = p[3];
+        }
+        for (int nt = 0; nt < 2; nt++)       /* B registers 2 nt, 2 nt + 1: n tile nt's k 0-15 */
+            for (int e = 0; e < 4; e++) {
+                const int k = 2 * t + e % 2 + 8 * (e / 2), id = pv[2 * nt + e / 2][e % 2];
+                if (id / 64 != k || id % 64 != 2 * g + nt) bad++;   /* key k; column g is d 2g + nt */
+            }
+        /* accumulator element e: n tile e / 4, column kt_acc_col % 8, so d 2 * column + tile */
+        for (int e = 0; e < 8; e++)
+            if (kt_o_col_v8(l, e) != 2 * (kt_acc_col(l, e) % 8) + e / 4) bad++;
+    }
+    if (bad) fprintf(stderr, "sm90 KR: %d relabelling mismatches\n", bad);
+    KT_CHECK_INT(bad, 0);
+}
+
 #ifdef HAVE_HOST_REFERENCE
 /* Codes (both halves of a word) for which place(x) read back by value() differs from the OCP
  * e4m3fn value, checked independently: (-1)^s 2^(e-7) (1 + m/8), subnormal 2^-6 m/8. */
@@ -613,6 +674,7 @@ int main(void)
     }
     test_bf16_rounding();
     test_e4m3_conversions();
+    test_sm90_kr();
     test_rows();
 #ifndef HAVE_HOST_REFERENCE
     printf("note: tuner/half_convert.h not found; bf16 checked against the oracle only\n");
