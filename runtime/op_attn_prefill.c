@@ -166,7 +166,7 @@ static void prefill_bind(void *args, const kt_variant *v, const kt_problem *p, i
  *     ahead all through the loop: on the H200 a 32-key ring of 3 stages is 1.1-1.6% faster than
  *     the 64-key tile at d 256, bench/NOTES.md, eleventh session), then the most rows a warp (each
  *     K / V fragment read from LDS serves that many 16-row tiles).
- * Then more warps; then the eager form (QL 1 with one 16-row tile a warp: prefill.hip's kEager,
+ * Then more warps; then the eager form (QL 1, WD 1, one 16-row tile a warp: prefill.hip's kEager,
  * which works out its copies' addresses before each barrier and rescales O with no branch: on the
  * H200 at d256, BM128 BN64 NW8 QL1 ST1 took 4-9% off BM128 BN32 NW8 QL0 ST3 at equal keys in
  * flight, bench/NOTES.md, fifteenth session); then Q in registers (QL 0: fewer LDS reads at equal
@@ -200,7 +200,7 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
         key[i++] = tiles_a_warp;
     }
     key[i++] = PAR(v, NW);
-    key[i++] = PAR(v, QL) == 1 && tiles_a_warp == 1;
+    key[i++] = PAR(v, QL) == 1 && PAR(v, WD) == 1 && tiles_a_warp == 1;
     key[i++] = -PAR(v, QL);
     key[i++] = -PAR(v, ST);
 }

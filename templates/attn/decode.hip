@@ -38,8 +38,8 @@
  * converted as they are stored, K to S's type and V to f16, the type P V runs in wherever the
  * cache is fp8 (attn/dtype.h; exact: every e4m3 value is a 16-bit one; the scales are applied to
  * the scores and the output instead); where e4m3 -> f16 is one instruction (NVIDIA) the register
- * form stores K's bytes raw and converts them as S reads them (KR, below). With one segment the
- * block writes
+ * form stores K's and V's bytes raw and converts them as S and P V read them (KR, below; O's
+ * columns relabelled within a 16-d group). With one segment the block writes
  * out = O / l; with several it writes fp32 partials {m, l, O} and kt_..._reduce merges them in a
  * fixed order.
  *
@@ -59,8 +59,8 @@
  * ceiling at batch 8. The ring copies tile j + ST - 1 while tile j is computed, holding nothing
  * in registers, so the bytes in flight are bounded by LDS instead. A 16-bit tile is used where it
  * lands (S reads K, P V reads V, from the stage); an fp8 one is converted by the thread that
- * copied it (its own copies need no barrier) into the [key][d] tile, as the register form stores
- * it. The stages rotate: the barrier that opens a tile also closes the previous tile's P V, whose
+ * copied it (its own copies need no barrier) into the [key][d] tile, as the register form
+ * without KR stores it. The stages rotate: the barrier that opens a tile also closes the previous tile's P V, whose
  * stage the next copy overwrites.
  *
  * The KV loop starts at the sliding window's lower bound (keys before it are never loaded), and

@@ -1,11 +1,12 @@
 /* dtype.h: the paged-attention templates' element types from the recipe's dtype axis: q/out's
- * 16-bit type (kt_elem, also S = Q K^T's operand type), KT_KV8 = 1 where the cache holds fp8 e4m3
+ * 16-bit type (kt_elem, S = Q K^T's operand type but where decode.hip's KT_S_F16 makes it f16),
+ * KT_KV8 = 1 where the cache holds fp8 e4m3
  * instead of kt_elem, KT_ELEM_IS_BF16 = 1 where kt_elem is bf16 (K's e4m3 conversion, attn/kv.h),
  * and kt_pv_elem, the operand type of O = P V: f16 wherever the cache is fp8. e4m3 -> f16 is one
  * instruction a pair on sm_89+ (e4m3 -> bf16 five, ncu on the H200: the conversions took 65
  * instructions a key at d256), every e4m3 value is an f16, and P in [0, 1] keeps more bits in f16
- * than in bf16. S keeps q's type: converting q too cost the H200's d256 KD kernel its third
- * resident block (168 -> 188 registers, or a spill at 168). */
+ * than in bf16. S takes q's type where the conversion to f16 would not be one instruction; over
+ * an fp8 cache on sm_89+ decode.hip runs S in f16 (KT_S_F16, Q converted once a block). */
 #ifndef KT_ATTN_DTYPE_H
 #define KT_ATTN_DTYPE_H
 #define KT_CAT_(a, b) a##b

@@ -232,10 +232,10 @@ KT_DEV void kt_issue(kt_v16 (&r)[kChunks], const unsigned char *base, const kt_p
 #endif
 
 /* A thread's chunks into the [key][d] tile (pitch kLdK), 16-byte stores: K (kV false) as S's
- * operand type (where the template defines KT_K_RAW 1, its fp8 bytes unconverted; V the same with
- * KT_V_RAW), which S = Q
- * K^T takes as B = W[n = key][k = d] (kt_load_b); V as P V's, which O = P V takes as a [k][n]
- * tile (kt_load_b_kn). */
+ * operand type, which S = Q K^T takes as B = W[n = key][k = d] (kt_load_b); V as P V's, which
+ * O = P V takes as a [k][n] tile (kt_load_b_kn). Where the template defines KT_K_RAW / KT_V_RAW
+ * 1, K's / V's fp8 bytes go unconverted, for readers that convert them (decode.hip's F8 and
+ * KR: kt_k_kr, kt_load_v8_kn). */
 #ifndef KT_K_RAW
 #define KT_K_RAW 0
 #endif

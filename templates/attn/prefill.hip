@@ -579,10 +579,11 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     }
     if constexpr (kEager) {
         /* kEager: a row's address once (two rows a lane on NVIDIA, not one an element), and where
-         * element e + 1 is element e's row at the next, odd column (kt_pair_at: NVIDIA's
-         * accumulators) the two rounded together and stored as one word, when out and its strides
-         * keep words aligned (uniform). An element at a time, the epilogue issued ~3,200
-         * instructions a warp at d256, ~6% of a 4K-token block's. */
+         * element e + 1 is element e's row at the next, odd column (kt_pair_at: NVIDIA's, CDNA's
+         * and gfx12's accumulators) the two rounded together and stored as one word, when out and
+         * its strides keep words aligned (uniform). An element at a time, the epilogue issued
+         * ~3,200 instructions a warp at d256 on the H200, ~6% of a 4K-token block's. The eager
+         * form is built for AMD alike (compiled, not timed there). */
         const bool words = (((unsigned long long)a.out & 3) | (a.o_stride_tok & 1) | (a.o_stride_head & 1)) == 0;
 #pragma unroll
         for (int mt = 0; mt < kMW; mt++)

@@ -573,9 +573,9 @@ static void test_law_pick(void)
     r2[1].v.p[KT_ATTN_P_BN] = 64;
     s.dim[KT_ATTN_D_BATCH] = 256;
     KT_CHECK(op->law_pick(&d, r2, 2, &s) == 0);
-    /* an fp8 cache read by KD with a bf16 query converts K to bf16 in registers (five instructions
-     * a pair against the LDS form's one to f16): the LDS form first though KD keeps more keys in
-     * flight, which still decide with 16-bit KV and with an fp16 query */
+    /* an fp8 cache read by KD with a bf16 query: the LDS form first though KD keeps more keys in
+     * flight (KD slower at any residency: its K to bf16 in five instructions a pair, and still
+     * with S in f16, op_attn.c), which still decide with 16-bit KV and with an fp16 query */
     kt_candidate kd8[2];
     pair_of(kd8, var(256, 1, 32, 4, 128, 3), var(256, 1, 64, 4, 128, 2));   /* the H200's pair: 48 and 64 */
     kd8[1].v.p[KT_ATTN_P_KD] = 1;
@@ -738,8 +738,9 @@ static void test_rows_form(void)
     KT_CHECK(op->law_pick(&d, r + 1, 2, &d128) == 1);   /* alone, still the fewest d-slices */
     /* prefill.hip's ring at d 256 where its blocks before the split are fewer than the units
      * (q 8 batch 1: 2 kv heads, each block streams a long segment at one block a unit, its
-     * ring's LDS: the H200 sweep, fifteenth session), the register stage at batch 8 (16 blocks
-     * a launch from 8 sequences, as before, with the ring at one block a unit against two) */
+     * ring's LDS: the H200 sweep, fifteenth session); at batch 8 the register stage, decided
+     * before the ring's key by the units with a block (the ring's one block a unit splits into
+     * 128 blocks, under the 132 units; the register stage's two, into 256) */
     kt_candidate pr[2];
     memset(pr, 0, sizeof pr);
     pr[0].v = pr[1].v = var(256, 0, 64, 4, 128, 2);
