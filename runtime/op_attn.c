@@ -223,9 +223,9 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * longer want it either: 26 us against 50 at d256 q 4 batch 1 16K), except prefill.hip's form
  * where its blocks before the split are fewer than the units (each then streams a long segment
  * alone at one block a unit, its ring's LDS: q 8 batch 1-4 swept, fifteenth session, the law's
- * regret over the 48 q 8 keys 5.33 -> 3.21%); at d <= 128 left to the keys after (there the registers
- * it frees are a resident block more, which keys in flight see). A
- * ring counts BN keys in flight a resident block, as the register form (bench/NOTES.md, seventh
+ * regret over the 48 q 8 keys 5.33 -> 3.21%); at d <= 128 left to the keys after (there the
+ * registers it frees are a resident block more, which keys in flight see). A ring counts BN keys
+ * in flight a resident block, as the register form (bench/NOTES.md, seventh
  * session), and an fp8 key half a 16-bit one (its bytes: fp8 d128 then takes BN 64, 9-14% faster).
  * Then, lexicographically, among the candidates compiled for the head size: the split's
  * weight; the fewest row blocks (each reads the kv head's K and V: at speculative q 4, g 8, two

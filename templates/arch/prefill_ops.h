@@ -22,7 +22,9 @@
  *   kt_load_v(f, t, ld, lane)  V's operand of 16 keys x 16 columns of a [key][d] tile,
  *   kt_pv_mma<T>(o, p, v)  o += that tile's share of P V, in the output orientation;
  *   and arch/copy_ops.h's LDS at launch and global -> LDS copies;
- *   kt_fmax(a, b)          the larger, one instruction (a select on a compare is two).
+ *   kt_fmax(a, b)          the larger, one instruction (a select on a compare is two);
+ *   kt_round2<T>(lo, hi)   two floats rounded to T in one word, lo in the low half (one
+ *                          instruction on NVIDIA).
  * The maps are KT_LAYOUT_FN, checked on the CPU by tests/unit/test_fragment_layouts.cpp against
  * a product emulated from the preludes' operand layouts. No include guard: that test includes it
  * once per prelude namespace. */
@@ -77,8 +79,13 @@ template <class T> KT_DEV void kt_p_frag(kt_frag_a &p, const kt_acc &s)
 #pragma unroll
     for (int j = 0; j < 4; j++) p.r[j] = kt_pack2(T{}, s.v[2 * j], s.v[2 * j + 1]);
 }
+template <class T> KT_DEV unsigned kt_round2(float lo, float hi) { return kt_pack2(T{}, lo, hi); }
 #else
 KT_DEV float kt_fmax(float a, float b) { return __builtin_fmaxf(a, b); }
+template <class T> KT_DEV unsigned kt_round2(float lo, float hi)
+{
+    return kt_from_float<T>(lo).bits | (unsigned)kt_from_float<T>(hi).bits << 16;
+}
 
 template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k)
 {

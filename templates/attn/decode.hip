@@ -60,8 +60,8 @@
  * in registers, so the bytes in flight are bounded by LDS instead. A 16-bit tile is used where it
  * lands (S reads K, P V reads V, from the stage); an fp8 one is converted by the thread that
  * copied it (its own copies need no barrier) into the [key][d] tile, as the register form
- * without KR stores it. The stages rotate: the barrier that opens a tile also closes the previous tile's P V, whose
- * stage the next copy overwrites.
+ * without KR stores it. The stages rotate: the barrier that opens a tile also closes the
+ * previous tile's P V, whose stage the next copy overwrites.
  *
  * The KV loop starts at the sliding window's lower bound (keys before it are never loaded), and
  * the sequence's visible range [lo, seq_len) is cut into num_segments equal spans rounded up to
@@ -219,6 +219,11 @@ KT_DEV unsigned kt_bf16x2_to_f16x2(unsigned w)
     for (int i = 0; i < 2; i++) x[i] = x[i] > 65504.0f ? 65504.0f : (x[i] < -65504.0f ? -65504.0f : x[i]);
     return kt_from_float<kt_f16>(x[0]).bits | (unsigned)kt_from_float<kt_f16>(x[1]).bits << 16;
 }
+KT_DEV kt_v16 kt_bf16x8_to_f16x8(kt_v16 v)
+{
+    return kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(v, 0)), kt_bf16x2_to_f16x2(kt_v16_word(v, 1)),
+                       kt_bf16x2_to_f16x2(kt_v16_word(v, 2)), kt_bf16x2_to_f16x2(kt_v16_word(v, 3)));
+}
 
 /* Q rows of the block in S's operand type: row r is query token r / g of the sequence, head
  * kvh * g + r % g; rows past the sequence's query rows are zeros. */
@@ -237,8 +242,7 @@ KT_DEV void kt_load_q(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int g
             const long long off = (long long)(s.q0 + kt_row_tok(s.gd, rg)) * a.q_stride_tok + (long long)(s.kvh * g + kt_row_head(s.gd, rg)) * a.q_stride_head + col;
             v = kt_ldg16(q + off);
 #if KT_S_F16
-            v = kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(v, 0)), kt_bf16x2_to_f16x2(kt_v16_word(v, 1)),
-                            kt_bf16x2_to_f16x2(kt_v16_word(v, 2)), kt_bf16x2_to_f16x2(kt_v16_word(v, 3)));
+            v = kt_bf16x8_to_f16x8(v);
 #endif
         }
         kt_sts16(sm.q + r * kLdQ + col, v);
@@ -359,8 +363,7 @@ KT_DEV void kt_load_q_direct(kt_frag_a (&qf)[KT_MT * kKdSpans * kt_direct_steps]
                 if (rg < g * s.qlen)
                     ch[c] = kt_ldg16(q + (long long)(s.q0 + kt_row_tok(s.gd, rg)) * a.q_stride_tok + (long long)(s.kvh * g + kt_row_head(s.gd, rg)) * a.q_stride_head + d);
 #if KT_S_F16
-                ch[c] = kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 0)), kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 1)),
-                                    kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 2)), kt_bf16x2_to_f16x2(kt_v16_word(ch[c], 3)));
+                ch[c] = kt_bf16x8_to_f16x8(ch[c]);
 #endif
             }
 #pragma unroll
@@ -388,25 +391,16 @@ KT_DEV void kt_slab_read(float (&v)[kCpt], const float *p)
         for (int u = 0; u < kCpt; u++) v[u] = p[u];
     }
 }
-/* two adjacent probabilities in P V's type, one word (one instruction on NVIDIA: arch/prefill_ops.h) */
-KT_DEV unsigned kt_p_pair(float lo, float hi)
-{
-#if defined(KT_ARCH_SM90_H)
-    return kt_pack2(kt_pv_elem{}, lo, hi);
-#else
-    return kt_from_float<kt_pv_elem>(lo).bits | (unsigned)kt_from_float<kt_pv_elem>(hi).bits << 16;
-#endif
-}
 KT_DEV void kt_p_write(unsigned short *p, const float (&v)[kCpt])
 {
     if constexpr (kCpt % 8 == 0) {
 #pragma unroll
         for (int u = 0; u < kCpt; u += 8)
-            kt_sts16(p + u, kt_v16_make(kt_p_pair(v[u], v[u + 1]), kt_p_pair(v[u + 2], v[u + 3]),
-                                         kt_p_pair(v[u + 4], v[u + 5]), kt_p_pair(v[u + 6], v[u + 7])));
+            kt_sts16(p + u, kt_v16_make(kt_round2<kt_pv_elem>(v[u], v[u + 1]), kt_round2<kt_pv_elem>(v[u + 2], v[u + 3]),
+                                         kt_round2<kt_pv_elem>(v[u + 4], v[u + 5]), kt_round2<kt_pv_elem>(v[u + 6], v[u + 7])));
     } else if constexpr (kCpt % 2 == 0) {
 #pragma unroll
-        for (int u = 0; u < kCpt; u += 2) *(unsigned *)(p + u) = kt_p_pair(v[u], v[u + 1]);
+        for (int u = 0; u < kCpt; u += 2) *(unsigned *)(p + u) = kt_round2<kt_pv_elem>(v[u], v[u + 1]);
     } else {
 #pragma unroll
         for (int u = 0; u < kCpt; u++) p[u] = kt_from_float<kt_pv_elem>(v[u]).bits;
@@ -559,8 +553,7 @@ KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTil
 
 /* ---- the LDS forms (KD 0): S from K's [key][d] tile ---- */
 
-constexpr bool kKR = KT_K_RAW16;
-static_assert(!kKR || kKSteps % 2 == 0, "KR: whole 32-d chunks a warp's d range");
+static_assert(!KT_K_RAW16 || kKSteps % 2 == 0, "KR: whole 32-d chunks a warp's d range");
 
 #if KT_K_RAW16
 /* KR's Q fragments of one 32-d chunk (q at the M tile's row 0, the chunk's first d): step A the

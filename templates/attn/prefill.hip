@@ -214,15 +214,6 @@ KT_LAYOUT_FN bool kt_pair_at(int e)
         if (kt_s_q(l, e + 1) != kt_s_q(l, e) || kt_s_n(l, e + 1) != kt_s_n(l, e) + 1 || kt_s_n(l, e) % 2 != 0) return false;
     return true;
 }
-/* two adjacent outputs rounded to out's type, the lower column in the low half */
-KT_DEV unsigned kt_out_pair(float lo, float hi)
-{
-#if defined(KT_ARCH_SM90_H)
-    return kt_pack2(kt_elem{}, lo, hi);
-#else
-    return kt_from_float<kt_elem>(lo).bits | (unsigned)kt_from_float<kt_elem>(hi).bits << 16;
-#endif
-}
 
 } // namespace
 
@@ -606,7 +597,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                         if (kt_pair_at(e)) {
                             const float w = kt_acc_get(o[mt][dt], (e + 1) % kt_acc_elems) * inv;
                             if (words) {
-                                *(unsigned *)(rp + d) = kt_out_pair(v, w);
+                                *(unsigned *)(rp + d) = kt_round2<kt_elem>(v, w);
                                 continue;
                             }
                         }
