@@ -27,6 +27,10 @@ without a mask: every new token against all L keys, the new tokens' triangle (T^
 T x L) computed whole, so the peer does slightly more work than the problem asks (its time is
 the one to beat).
 
+--ab NAME=DB (repeatable): another database's selection, through the same libktrt, checked as ours
+is and timed as one more method in the same rounds (x_ours against ours: an A/B read against one
+run's spread, the peers beside it).
+
 Timing (METHOD.md): a CUDA graph of --launches launches a method, replayed after an L2 flush, rounds
 interleaving the methods in rotated order, median, min and max; "ours again" is the control.
 TFLOP/s counts 4 * head_size * heads * (the keys each query row sees): the causal half is not
@@ -144,7 +148,18 @@ class Peers:
         return fn
 
 
-def run_row(a, kt, cfg, stream, flush, gen, cpu_gen, peers_api):
+def check_launch(kt, dname, P, rows, ref, label):
+    """one launch into a NaN-poisoned out, its sampled error against ref (None: the launch failed)"""
+    P.out[0].fill_(float("nan"))
+    try:
+        kt.run(dname, P.args[0], op="attn_prefill")
+    except RuntimeError as e:
+        print("   %s: launch failed: %s" % (label, e))
+        return None
+    return sampled_error(P, rows, ref)
+
+
+def run_row(a, kt, cfg, stream, flush, gen, cpu_gen, peers_api, abs_=()):
     dname, (H, hkv, d), tokens, batch, prefix = cfg
     g = H // hkv
     L = prefix + tokens
@@ -181,10 +196,33 @@ def run_row(a, kt, cfg, stream, flush, gen, cpu_gen, peers_api):
         print("   WRONG: rel err %.3e > bound %.2e" % (err0, bound))
     if a.check_only:
         print("   err %.2e (bound %.2e) over %d sampled rows" % (err0, bound, sum(len(r) for r in rows)))
+
+    info = {}   # an A/B database's label: its kernel and error
+    ab_methods = []
+    for name, k2 in abs_:
+        rc2, ch2, e2 = k2.choose(dname, P.args[0], op="attn_prefill")
+        if rc2 != BA.KT_OK:
+            print("   %s: refused: rc %d: %s" % (name, rc2, e2))
+            failures += 1
+            continue
+        kern2 = ch2.kernel.decode(errors="replace")
+        print("   %s: %s %s" % (name, ch2.path.decode(errors="replace"), kern2))
+        with torch.cuda.stream(stream):
+            e = check_launch(k2, dname, P, rows, ref, name)
+        stream.synchronize()
+        if e is None or not e <= bound:
+            print("   %s: WRONG: rel err %s > bound %.2e" % (name, e, bound))
+            failures += 1
+            continue
+        info[name] = (kern2, e)
+        if a.check_only:
+            print("   %s: err %.2e (bound %.2e)" % (name, e, bound))
+        ab_methods.append((name, (lambda s, k2=k2: k2.run(dname, P.args[0], op="attn_prefill")), "A/B"))
+    if a.check_only:
         return [], failures
 
     fl = flops(P)
-    methods = [("ours", lambda s: kt.run(dname, P.args[0], op="attn_prefill"), "")]
+    methods = [("ours", lambda s: kt.run(dname, P.args[0], op="attn_prefill"), "")] + ab_methods
     if a.window == 0 and peers_api[0] is not None and not a.no_peers:
         with torch.cuda.stream(stream):
             pd = Peers(P)
@@ -231,8 +269,9 @@ def run_row(a, kt, cfg, stream, flush, gen, cpu_gen, peers_api):
                "bs": a.bs, "window": a.window, "method": label, "median_us": med,
                "min_us": min(t) if t else float("nan"), "max_us": max(t) if t else float("nan"),
                "tflops": tf, "x_ours": med / base if base > 0 else float("nan"),
-               "rel_err": max(err0, err1) if label.startswith("ours") else float("nan"),
-               "path": path if label.startswith("ours") else "", "kernel": kernel if label.startswith("ours") else "",
+               "rel_err": max(err0, err1) if label.startswith("ours") else info[label][1] if label in info else float("nan"),
+               "path": path if label.startswith("ours") else "A/B" if label in info else "",
+               "kernel": kernel if label.startswith("ours") else info[label][0] if label in info else "",
                "note": note}
         out.append(row)
         print("   %-11s %10s us [%9s, %9s]  %7s TFLOP/s  x%5s  %s" % (
@@ -260,6 +299,7 @@ def main():
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("--tsv", default="bench_prefill.tsv")
+    ap.add_argument("--ab", action="append", default=[], help="NAME=DB: that database's selection timed beside ours")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
@@ -274,6 +314,12 @@ def main():
     print("device %s, torch %s; TFLOP/s count only the keys each row sees (the causal half is not counted)" % (
         dev, torch.__version__))
     kt = BA.Ktrt(a.lib, a.db)
+    abs_ = []
+    for spec in a.ab:
+        name, _, db = spec.partition("=")
+        if not name or not db or name.startswith("ours") or name in ("cudnn", "flash"):
+            sys.exit("--ab %s: want NAME=DB, NAME not ours, cudnn or flash" % spec)
+        abs_.append((name, BA.Ktrt(a.lib, db)))
     peers_api = BA.sdpa_backends()
     stream = torch.cuda.Stream()
     flush = torch.empty(2 * BA.L2_BYTES, dtype=torch.uint8, device="cuda")
@@ -291,7 +337,7 @@ def main():
                     for prefix in BA.ints(a.prefix):
                         try:
                             r, f = run_row(a, kt, (dname, geom, tokens, batch, prefix), stream, flush, gen, cpu_gen,
-                                           peers_api)
+                                           peers_api, abs_)
                         except Exception as e:
                             print("%s %s tokens=%d batch=%d prefix=%d: failed: %s" % (dname, geom, tokens, batch,
                                                                                       prefix, e))
