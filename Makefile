@@ -116,10 +116,11 @@ out/asan/%: tests/unit/%.c $(LIB_SRCS) $(SQL_OBJS:.o=.c) tests/unit/kt_test.h | 
 	$(CLANG) $(KT_CFLAGS) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -Itests/unit \
 	    -o $@ $< $(LIB_SRCS) $(SQL_OBJS:.o=.c) $(LIBS)
 
-# C++ tests (host emulation of the preludes' fragment index math)
+# C++ tests (host emulation of the preludes' fragment index math), rebuilt when a prelude they
+# include changes (their .d files beside them)
 out/tests/%: tests/unit/%.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++17 -O1 -Wall -I. -Itemplates -Itests/unit -o $@ $<
+	$(CXX) -std=c++17 -O1 -Wall -MMD -MP -I. -Itemplates -Itests/unit -o $@ $<
 
 # `make test` is what CI runs: every phase, then one summary line.
 test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so out/lib/libktrt.so out/lib/libktrt.a out/bin/law_replay
@@ -144,4 +145,4 @@ device-prep:
 clean:
 	rm -rf out
 
--include $(shell find out/obj -name '*.d' 2>/dev/null)
+-include $(shell find out/obj out/tests -name '*.d' 2>/dev/null)

@@ -69,6 +69,14 @@ KT_LAYOUT_FN int kt_ldsm_kn_n(int lane) { return 8 * (lane / 16); }
  * odd ones (kt_load_v8_kn), so O's accumulator element e is d kt_o_col_v8(lane, e) of the group. */
 KT_LAYOUT_FN int kt_kr_q_d(int lane, int e, int s) { return 4 * (lane % 4) + 2 * s + e % 2 + 16 * (e / 4); }
 KT_LAYOUT_FN int kt_o_col_v8(int lane, int e) { return 4 * (lane % 4) + 2 * (e % 2) + (e % 8) / 4; }
+/* P V's byte permute (kt_load_v8_kn): byte b of the permuted word is byte kt_v8_pair_src(b) of the
+ * transposed ldmatrix word (keys 2t, 2t + 1 at d 2g, then at d 2g + 1), so each 16-bit half
+ * holds one d's two keys, the pair one conversion takes; kt_v8_pair_sel is prmt's selector */
+KT_LAYOUT_FN int kt_v8_pair_src(int b) { return 2 * (b % 2) + b / 2; }
+KT_LAYOUT_FN unsigned kt_v8_pair_sel(void)
+{
+    return (unsigned)(kt_v8_pair_src(0) | kt_v8_pair_src(1) << 4 | kt_v8_pair_src(2) << 8 | kt_v8_pair_src(3) << 12);
+}
 /* two e4m3 bytes (byte 0 first) placed as bf16 bits of the value times 2^-120 (below) */
 KT_LAYOUT_FN unsigned kt_e4m3x2_bf16_bits(unsigned x)
 {
@@ -141,7 +149,7 @@ KT_DEV void kt_load_v8_kn(kt_frag_b &f, const unsigned short *t, int ld, int lan
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         unsigned p;
-        asm("prmt.b32 %0, %1, 0, 0x3120;" : "=r"(p) : "r"(w[h]));
+        asm("prmt.b32 %0, %1, 0, %2;" : "=r"(p) : "r"(w[h]), "n"(kt_v8_pair_sel()));
         kt_e4m3x4_to_f16x4(p, f.r[h], f.r[2 + h]);
     }
 }

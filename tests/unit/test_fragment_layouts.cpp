@@ -293,7 +293,7 @@ static void test_sm90_kn(const problem &p0)
 /* ---- decode.hip's KR: raw fp8 K and V read as 16-bit elements, converted where they are used ----
  * Bytes are tracked as identities key * 64 + d. ldmatrix moves 16-bit elements (a short at column
  * c holds bytes d 2c, 2c + 1); kt_e4m3x4_to_f16x4 gives a word's bytes 0-1 as one f16 pair and
- * 2-3 as the other; prmt 0x3120 orders a word's bytes 0, 2, 1, 3. S (a 16-key x 32-d chunk, one
+ * 2-3 as the other; the byte permute (kt_v8_pair_src) orders a word's bytes 0, 2, 1, 3. S (a 16-key x 32-d chunk, one
  * ldmatrix.x4 at kt_ldsm_b_n / kt_ldsm_b_k): step s's B fragment takes pair s of each word, and
  * must hold, at every k, the d that Q's A fragment holds there (kt_kr_q_d), the two steps
  * covering the chunk's 32 d once. P V (a 16-key x 16-d group, ldmatrix.x2.trans, lane l%16
@@ -334,7 +334,8 @@ static void test_sm90_kr(void)
             int w[4];
             for (int h = 0; h < 2; h++)       /* row 2t + h of matrix j: key 8j + 2t + h, short g */
                 for (int b = 0; b < 2; b++) w[2 * h + b] = (8 * j + 2 * t + h) * 64 + 2 * g + b;
-            const int p[4] = {w[0], w[2], w[1], w[3]};
+            int p[4];                        /* the device's byte permute */
+            for (int b = 0; b < 4; b++) p[b] = w[kt_v8_pair_src(b)];
             pv[j][0] = p[0]; pv[j][1] = p[1];
             pv[2 + j][0] = p[2]; pv[2 + j][1] = p[3];
         }
