@@ -96,12 +96,12 @@ out/bin/kt: $(CLI_OBJS) out/lib/libkt.a
 
 out/tests/%: tests/unit/%.c out/lib/libkt.a tests/unit/kt_test.h tests/unit/kt_elf_fixture.h
 	@mkdir -p $(dir $@)
-	$(CC) $(KT_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -MMD -MP -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
 
 # test_ceiling drives bench/ceiling.c (not part of libkt) over a scripted backend.
 out/tests/test_ceiling: tests/unit/test_ceiling.c bench/ceiling.c bench/ceiling.h bench/read.h out/lib/libkt.a tests/unit/kt_test.h
 	@mkdir -p $(dir $@)
-	$(CC) $(KT_CFLAGS) $(CFLAGS) -Itests/unit -Ibench -o $@ $< bench/ceiling.c out/lib/libkt.a $(LIBS)
+	$(CC) $(KT_CFLAGS) $(CFLAGS) -MMD -MP -Itests/unit -Ibench -o $@ $< bench/ceiling.c out/lib/libkt.a $(LIBS)
 
 # Fuzz targets: libFuzzer + ASan/UBSan from clang-19, over the library sources they name.
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
@@ -116,8 +116,8 @@ out/asan/%: tests/unit/%.c $(LIB_SRCS) $(SQL_OBJS:.o=.c) tests/unit/kt_test.h | 
 	$(CLANG) $(KT_CFLAGS) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -Itests/unit \
 	    -o $@ $< $(LIB_SRCS) $(SQL_OBJS:.o=.c) $(LIBS)
 
-# C++ tests (host emulation of the preludes' fragment index math), rebuilt when a prelude they
-# include changes (their .d files beside them)
+# C++ tests (host emulation of the preludes' fragment index math); every test is rebuilt when a
+# header it includes changes (its .d file beside it)
 out/tests/%: tests/unit/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O1 -Wall -MMD -MP -I. -Itemplates -Itests/unit -o $@ $<
