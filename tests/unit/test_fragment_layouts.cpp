@@ -293,12 +293,13 @@ static void test_sm90_kn(const problem &p0)
 /* ---- decode.hip's KR: raw fp8 K and V read as 16-bit elements, converted where they are used ----
  * Bytes are tracked as identities key * 64 + d. ldmatrix moves 16-bit elements (a short at column
  * c holds bytes d 2c, 2c + 1); kt_e4m3x4_to_f16x4 gives a word's bytes 0-1 as one f16 pair and
- * 2-3 as the other; the byte permute (kt_v8_pair_src) orders a word's bytes 0, 2, 1, 3. S (a 16-key x 32-d chunk, one
- * ldmatrix.x4 at kt_ldsm_b_n / kt_ldsm_b_k): step s's B fragment takes pair s of each word, and
- * must hold, at every k, the d that Q's A fragment holds there (kt_kr_q_d), the two steps
- * covering the chunk's 32 d once. P V (a 16-key x 16-d group, ldmatrix.x2.trans, lane l%16
- * addressing key l%16): n tile 0 takes the permuted words' low pairs, tile 1 their high ones, and
- * accumulator element e must be d kt_o_col_v8 of the group with every k the key it multiplies. */
+ * 2-3 as the other; the byte permute (kt_v8_pair_src) orders a word's bytes 0, 2, 1, 3. S (a
+ * 16-key x 32-d chunk, one ldmatrix.x4 at kt_ldsm_b_n / kt_ldsm_b_k): step s's B fragment takes
+ * pair s of each word, and must hold, at every k, the d that Q's A fragment holds there
+ * (kt_kr_q_d), the two steps covering the chunk's 32 d once. P V (a 16-key x 16-d group,
+ * ldmatrix.x2.trans, lane l%16 addressing key l%16): n tile 0 takes the permuted words' low pairs,
+ * tile 1 their high ones, and accumulator element e must be d kt_o_col_v8 of the group with every
+ * k the key it multiplies. */
 static int kr_bytes_of(const int (&word)[4], int pair, int h) { return word[2 * pair + h]; }
 
 static void test_sm90_kr(void)
