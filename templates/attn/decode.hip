@@ -58,10 +58,11 @@
  * at ~64 KB an SM (bf16) and 32-48 KB (fp8) at ~2 us of loaded latency: 80-85% of the read
  * ceiling at batch 8. The ring copies tile j + ST - 1 while tile j is computed, holding nothing
  * in registers, so the bytes in flight are bounded by LDS instead. A 16-bit tile is used where it
- * lands (S reads K, P V reads V, from the stage); an fp8 one is converted by the thread that
- * copied it (its own copies need no barrier) into the [key][d] tile, as the register form
- * without KR stores it. The stages rotate: the barrier that opens a tile also closes the
- * previous tile's P V, whose stage the next copy overwrites.
+ * lands (S reads K, P V reads V, from the stage), and so is an fp8 one where KR reads raw bytes;
+ * elsewhere an fp8 one is converted by the thread that copied it (its own copies need no barrier)
+ * into the [key][d] tile, as the register form without KR stores it. The stages rotate: the
+ * barrier that opens a tile also closes the previous tile's P V, whose stage the next copy
+ * overwrites.
  *
  * The KV loop starts at the sliding window's lower bound (keys before it are never loaded), and
  * the sequence's visible range [lo, seq_len) is cut into num_segments equal spans rounded up to
@@ -171,13 +172,20 @@ static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt *
  * word holds d 4t..4t+3 of one key, whose two f16 pairs serve two k steps (step A the low pair,
  * step B the high one; kt_q_kr reads Q's A fragments relabelled to match). The store side's two
  * 16-byte stores and four selects a chunk (the converted halves swapped against bank conflicts)
- * become one raw store, and K's fragment reads halve; the conversions are the same count. */
-#define KT_K_RAW16 (KT_KV8 && KT_E4M3_F16_ONE_OP && !KT_F8 && !KT_KD && KT_ST == 1)
+ * become one raw store, and K's fragment reads halve; the conversions are the same count. With a
+ * ring, S and P V read the stage's raw rows where they landed (kRingDirect): no register, store or
+ * barrier of a conversion pass. */
+#define KT_K_RAW16 (KT_KV8 && KT_E4M3_F16_ONE_OP && !KT_F8 && !KT_KD)
 #define KT_K_RAW (KT_F8 || KT_K_RAW16)   /* attn/kv.h: K's chunks stored as they are */
 /* and V's: P V's B fragments read from its raw bytes (arch/attn_ops.h kt_load_v8_kn: a 16-d group's
  * even d as the first n tile, its odd d as the second), so O's columns within a 16-d group are
  * relabelled (kt_o_col) and the epilogue writes them back in place */
 #define KT_V_RAW KT_K_RAW16
+/* a ring's stage is the tile S and P V read (16-bit, or fp8 read raw), not copied on to sm.kv;
+ * kLdT is the pitch, in 16-bit elements, of the K and V tiles they read */
+constexpr bool kRingDirect = kRing && (!KT_KV8 || KT_K_RAW16);
+constexpr int kLdT = kRingDirect ? kLdR / 2 : kLdQ;
+static_assert(kLdR % 16 == 0, "16-byte aligned ring rows (ldmatrix, cp.async)");
 #if KT_F8
 typedef kt_e4m3x2 kt_s_elem;
 #elif KT_S_F16
@@ -201,8 +209,8 @@ struct kt_seq {
 
 struct alignas(16) kt_smem {
     unsigned short q[kKD ? 8 : kM * kLdQ];   /* KD reads Q into registers from global */
-    unsigned short kv[kRing && !KT_KV8 ? 8 : kBN * kLdQ];   /* K, then V, of the current tile (V alone with
-                                                             * KD; a 16-bit ring's stages serve) */
+    unsigned short kv[kRingDirect ? 8 : kBN * kLdQ];   /* K, then V, of the current tile (V alone with
+                                                      * KD; kRingDirect: the ring's stages serve) */
     float s[kParts * kM * kLdS];       /* the score tiles' partial sums, one slab a d range */
     unsigned short p[kM * kLdP];
     float m[kM], l[kM], alpha[kM];
@@ -476,13 +484,13 @@ KT_DEV void kt_softmax(kt_smem &sm, const kt_attn_args &a, const kt_seq &s, int 
     }
 }
 
-/* P V's B fragment of 16-key step kk and 16-d group dt of V's [key][d] tile at vt (pitch kLdQ) */
+/* P V's B fragment of 16-key step kk and 16-d group dt of V's [key][d] tile at vt (pitch kLdT) */
 KT_DEV void kt_load_v_tile(kt_frag_b &fb, const unsigned short *vt, int kk, int dt, int lane)
 {
 #if KT_V_RAW
-    kt_load_v8_kn(fb, vt + kk * 16 * kLdQ + dt * 8, kLdQ, lane);
+    kt_load_v8_kn(fb, vt + kk * 16 * kLdT + dt * 8, kLdT, lane);
 #else
-    kt_load_b_kn(fb, vt + kk * 16 * kLdQ + dt * 16, kLdQ, lane);
+    kt_load_b_kn(fb, vt + kk * 16 * kLdT + dt * 16, kLdT, lane);
 #endif
 }
 /* the d column (in its 16-d group) of O's accumulator element e (KT_V_RAW: n tile 0 the even d) */
@@ -496,7 +504,7 @@ KT_DEV int kt_o_col(int lane, int e)
 }
 
 /* O = O * alpha + P V over the warp's output tiles (P and V in LDS; V's [key][d] tile at vt, pitch
- * kLdQ). */
+ * kLdT). */
 KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTiles], int warp, int lane)
 {
     /* Past the first tiles a row's maximum seldom moves: alpha is 1 for every row the warp holds
@@ -571,7 +579,7 @@ KT_DEV void kt_q_kr(kt_frag_a &qa, kt_frag_a &qb, const unsigned short *q, int l
 KT_DEV void kt_k_kr(kt_frag_b &fa, kt_frag_b &fb, const unsigned short *kt, int lane)
 {
     kt_frag_b raw;
-    kt_load_b(raw, kt, kLdK, lane);
+    kt_load_b(raw, kt, kLdT, lane);
 #pragma unroll
     for (int j = 0; j < 4; j++) kt_e4m3x4_to_f16x4(raw.r[j], fa.r[j], fb.r[j]);
 }
@@ -603,7 +611,7 @@ KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kQTerms * kKSteps : 1], const kt_
     }
 }
 
-/* S's partial sums of a tile into the slabs, K's [key][d] tile at kt (pitch kLdQ): score tile
+/* S's partial sums of a tile into the slabs, K's [key][d] tile at kt (pitch kLdT): score tile
  * t % kSTiles over d range t / kSTiles */
 KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&qf)[kQRegs ? kQTerms * kKSteps : 1], int warp, int lane)
 {
@@ -618,7 +626,7 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
         for (int k = 0; k < kKSteps; k += 2) {
             const int kk = part * kKSteps + k;   /* the chunk's first 16-d step: byte 16 kk of a raw row */
             kt_frag_b fa, fb;
-            kt_k_kr(fa, fb, kt + nt * 16 * kLdQ + kk * 8, lane);
+            kt_k_kr(fa, fb, kt + nt * 16 * kLdT + kk * 8, lane);
             kt_frag_a qa, qb;
             if constexpr (kQRegs) {
                 qa = qf[k];
@@ -634,7 +642,7 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
         for (int k = 0; k < kKSteps; k++) {
             const int kk = part * kKSteps + k;
             kt_frag_b fb;
-            kt_load_b(fb, kt + nt * 16 * kLdQ + kk * 16, kLdQ, lane);
+            kt_load_b(fb, kt + nt * 16 * kLdT + kk * 16, kLdT, lane);
 #pragma unroll
             for (int h = 0; h < kQTerms; h++) {
                 if constexpr (kQRegs) {
@@ -803,7 +811,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             const unsigned char *stage = ring + use * kStageBytes;
             const unsigned short *kt = (const unsigned short *)stage;
             const unsigned short *vt = (const unsigned short *)(stage + kBN * kLdR);
-            if constexpr (KT_KV8) {
+            if constexpr (!kRingDirect) {
                 kt_ring_rows(vr_, stage, kr, col);
                 kt_store_rows<false>(sm.kv, vr_, kr, col);
                 kt_barrier();
@@ -811,7 +819,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             }
             kt_scores(sm, kt, qf, warp, lane);
             kt_barrier();
-            if constexpr (KT_KV8) {
+            if constexpr (!kRingDirect) {
                 kt_ring_rows(vr_, stage + kBN * kLdR, kr, col);
                 kt_store_rows<true>(sm.kv, vr_, kr, col);
                 vt = sm.kv;

@@ -37,7 +37,8 @@ local function esize(p) return p.dtype:find("e4m3") and 1 or 2 end
 local function smem_bytes(p, t)
   local m = 16 * p.MT
   local q = p.KD == 1 and 16 or m * (p.D + PAD) * 2
-  local kv = (p.ST == 1 or esize(p) == 1) and p.BN * (p.D + PAD) * 2 or 16
+  -- a ring's stage is the tile S and P V read: rings are NVIDIA's, where fp8 stages are read raw (KR)
+  local kv = p.ST == 1 and p.BN * (p.D + PAD) * 2 or 16
   local base = q + kv + ksplit(p, t) * m * (p.BN + 8) * 4 + m * (p.BN + PAD) * 2 + 3 * m * 4
   base = div(base + 15, 16) * 16
   if p.ST == 1 then return base end
@@ -126,8 +127,8 @@ return {
     -- fragments, softmax columns and addresses (REGS_BASE, read off the ELF counts)
     local acc = div(otiles, p.NW) * div(256, t.wave_size)
     local regs = acc + 8 * keys + 4 * keys + REGS_BASE + (p.RE == 1 and 16 or 0)
-    -- a ring holds no chunk in flight: a key's page, and fp8's chunks between LDS and conversion
-    if p.ST > 1 then regs = acc + (esize(p) == 1 and 5 or 1) * keys + REGS_BASE + (p.RE == 1 and 16 or 0) end
+    -- a ring holds no chunk in flight: a key's page (fp8 stages are read raw, as 16-bit ones)
+    if p.ST > 1 then regs = acc + keys + REGS_BASE + (p.RE == 1 and 16 or 0) end
     if p.KD == 1 then
       -- V's chunks and pages alone through LDS; K's chunks (half the words for fp8) and every M
       -- tile's Q fragments over the warp's d range (16 x range halves over the wave) and scores
