@@ -269,14 +269,16 @@ check "attn_decode gfx1201: F8 kernels built, S in v_wmma_f32_16x16x16_fp8_fp8" 
     llvm-objdump-19 -d --mcpu=gfx1201 $DIR/attn_f8.co | grep -c 'v_wmma_f32_16x16x16_fp8_fp8' | grep -qv '^0$'"
 
 # decode with the keys split over the warps (templates/attn/decode_ws.lua): a sample on every target
-# (AMD: the register stage, ST 1; NVIDIA: the ring), every ok kernel spilling nothing
+# (AMD: the register stage, ST 1; NVIDIA: the ring), every ok kernel spilling nothing, fp8 caches
+# among them (NVIDIA: raw stages read through KR; AMD: converted as they are stored)
 WS=templates/attn/decode_ws.lua
 for t in $TARGETS; do
-    check "attn_decode (keys over the warps) on $t: >= 4 ok kernels of a sample of 8, none failed" sh -c "
+    check "attn_decode (keys over the warps) on $t: >= 4 ok kernels of a sample of 8, fp8 ones too, none failed" sh -c "
         $KT gen --recipe $WS --target $t --db $DB --quiet --sample 8 > $DIR/ws-$t.txt 2>&1 || { cat $DIR/ws-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
+        n8=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws_%e4m3%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws%' AND target='$t' AND status = 'failed'\")
-        echo \"\$n ok, \$f failed\"; [ \$n -ge 4 ] && [ \$f = 0 ]"
+        echo \"\$n ok (\$n8 fp8), \$f failed\"; [ \$n -ge 4 ] && [ \$n8 -ge 1 ] && [ \$f = 0 ]"
 done
 
 # the attention ops' float64 GPU reference (templates/ref/attn_ref.lua, ops reference:attn_decode

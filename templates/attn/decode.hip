@@ -170,11 +170,11 @@ static_assert((kTpr & (kTpr - 1)) == 0 && kRowsPass * kTpr == kThreads && kCpt *
  * go to LDS as the cache holds them, as F8's, and S's B fragments are read from them, a 16-key x
  * 32-d chunk in one ldmatrix (as 16-bit elements), and converted where they are used: a lane's
  * word holds d 4t..4t+3 of one key, whose two f16 pairs serve two k steps (step A the low pair,
- * step B the high one; kt_q_kr reads Q's A fragments relabelled to match). The store side's two
- * 16-byte stores and four selects a chunk (the converted halves swapped against bank conflicts)
- * become one raw store, and K's fragment reads halve; the conversions are the same count. With a
- * ring, S and P V read the stage's raw rows where they landed (kRingDirect): no register, store or
- * barrier of a conversion pass. */
+ * step B the high one; Q's A fragments are read relabelled to match: attn/kr.h). The store side's
+ * two 16-byte stores and four selects a chunk (the converted halves swapped against bank
+ * conflicts) become one raw store, and K's fragment reads halve; the conversions are the same
+ * count. With a ring, S and P V read the stage's raw rows where they landed (kRingDirect): no
+ * register, store or barrier of a conversion pass. */
 #define KT_K_RAW16 (KT_KV8 && KT_E4M3_F16_ONE_OP && !KT_F8 && !KT_KD)
 #define KT_K_RAW (KT_F8 || KT_K_RAW16)   /* attn/kv.h: K's chunks stored as they are */
 /* and V's: P V's B fragments read from its raw bytes (arch/attn_ops.h kt_load_v8_kn: a 16-d group's
@@ -197,6 +197,7 @@ typedef kt_elem kt_s_elem;
 #define KT_KV_RING 1
 #define KT_KV_GROUPS 1
 #include "attn/kv.h"
+#include "attn/kr.h"
 
 /* The per-block facts every phase reads. */
 struct kt_seq {
@@ -218,20 +219,6 @@ struct alignas(16) kt_smem {
 /* LDS given at launch (decode.lua's smem_bytes): kt_smem, then the ring */
 constexpr int kSmemHead = ((int)sizeof(kt_smem) + 15) / 16 * 16;
 constexpr int kSmemBytes = kSmemHead + (kRing ? kST * kStageBytes : 0);
-
-/* two bf16 as two f16 (KT_S_F16's Q), clamped to f16's range; NaN stays NaN */
-KT_DEV unsigned kt_bf16x2_to_f16x2(unsigned w)
-{
-    float x[2] = {kt_bits_float(w << 16), kt_bits_float(w & 0xffff0000u)};
-#pragma unroll
-    for (int i = 0; i < 2; i++) x[i] = x[i] > 65504.0f ? 65504.0f : (x[i] < -65504.0f ? -65504.0f : x[i]);
-    return kt_from_float<kt_f16>(x[0]).bits | (unsigned)kt_from_float<kt_f16>(x[1]).bits << 16;
-}
-KT_DEV kt_v16 kt_bf16x8_to_f16x8(kt_v16 v)
-{
-    return kt_v16_make(kt_bf16x2_to_f16x2(kt_v16_word(v, 0)), kt_bf16x2_to_f16x2(kt_v16_word(v, 1)),
-                       kt_bf16x2_to_f16x2(kt_v16_word(v, 2)), kt_bf16x2_to_f16x2(kt_v16_word(v, 3)));
-}
 
 /* Q rows of the block in S's operand type: row r is query token r / g of the sequence, head
  * kvh * g + r % g; rows past the sequence's query rows are zeros. */
@@ -563,27 +550,6 @@ KT_DEV void kt_pv(const kt_smem &sm, const unsigned short *vt, kt_acc (&o)[kOTil
 
 static_assert(!KT_K_RAW16 || kKSteps % 2 == 0, "KR: whole 32-d chunks a warp's d range");
 
-#if KT_K_RAW16
-/* KR's Q fragments of one 32-d chunk (q at the M tile's row 0, the chunk's first d): step A the
- * pairs d 4t, 4t + 1 and 16 + 4t, 16 + 4t + 1 of rows g and g + 8 (the m16n8k16 A layout's k 2t
- * and 2t + 8, relabelled as KR's B fragments are), step B the next pairs */
-KT_DEV void kt_q_kr(kt_frag_a &qa, kt_frag_a &qb, const unsigned short *q, int lane)
-{
-    /* rows kt_frag_a_row (g, g + 8); a lane's four contiguous d from kt_kr_q_d(lane, 0, 0), and 16 on */
-    const unsigned short *r0 = q + kt_frag_a_row(lane, 0) * kLdQ + kt_kr_q_d(lane, 0, 0), *r1 = r0 + 8 * kLdQ;
-    const uint2 a = *(const uint2 *)r0, b = *(const uint2 *)r1, c = *(const uint2 *)(r0 + 16), d = *(const uint2 *)(r1 + 16);
-    qa.r[0] = a.x; qa.r[1] = b.x; qa.r[2] = c.x; qa.r[3] = d.x;
-    qb.r[0] = a.y; qb.r[1] = b.y; qb.r[2] = c.y; qb.r[3] = d.y;
-}
-/* KR's B fragments of a 16-key x 32-d chunk of K's raw tile (kt at the chunk's first key and byte) */
-KT_DEV void kt_k_kr(kt_frag_b &fa, kt_frag_b &fb, const unsigned short *kt, int lane)
-{
-    kt_frag_b raw;
-    kt_load_b(raw, kt, kLdT, lane);
-#pragma unroll
-    for (int j = 0; j < 4; j++) kt_e4m3x4_to_f16x4(raw.r[j], fa.r[j], fb.r[j]);
-}
-#endif
 
 /* With kQRegs a warp's score tile (warp % kSTiles) and d range (warp / kSTiles) are fixed: its Q
  * fragments, read once (after Q's barrier). */
@@ -599,7 +565,7 @@ KT_DEV void kt_q_regs(kt_frag_a (&qf)[kQRegs ? kQTerms * kKSteps : 1], const kt_
 #if KT_K_RAW16
 #pragma unroll
             for (int k = 0; k < kKSteps; k += 2)
-                kt_q_kr(qf[k], qf[k + 1], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, lane);
+                kt_q_kr(qf[k], qf[k + 1], sm.q + st0 / (kBN / 16) * 16 * kLdQ + (part0 * kKSteps + k) * 16, kLdQ, lane);
 #else
 #pragma unroll
             for (int k = 0; k < kKSteps; k++)
@@ -626,13 +592,13 @@ KT_DEV void kt_scores(kt_smem &sm, const unsigned short *kt, const kt_frag_a (&q
         for (int k = 0; k < kKSteps; k += 2) {
             const int kk = part * kKSteps + k;   /* the chunk's first 16-d step: byte 16 kk of a raw row */
             kt_frag_b fa, fb;
-            kt_k_kr(fa, fb, kt + nt * 16 * kLdT + kk * 8, lane);
+            kt_k_kr(fa, fb, kt + nt * 16 * kLdT + kk * 8, kLdT, lane);
             kt_frag_a qa, qb;
             if constexpr (kQRegs) {
                 qa = qf[k];
                 qb = qf[k + 1];
             } else {
-                kt_q_kr(qa, qb, sm.q + mt * 16 * kLdQ + kk * 16, lane);
+                kt_q_kr(qa, qb, sm.q + mt * 16 * kLdQ + kk * 16, kLdQ, lane);
             }
             kt_mma<kt_s_elem>(acc, qa, fa);
             kt_mma<kt_s_elem>(acc, qb, fb);

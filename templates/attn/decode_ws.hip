@@ -14,7 +14,14 @@
  * issue at twice cuDNN's for the same bytes. Here a warp runs FlashAttention-2's loop on its own
  * keys with S, P and O in registers (arch/prefill_ops.h's maps, the same on every target as
  * prefill.hip), the block meets at one barrier a round, and the warps' (m, l, O) are merged once
- * after the loop, in warp order (deterministic), as the reduce merges segments. */
+ * after the loop, in warp order (deterministic), as the reduce merges segments.
+ * An fp8 e4m3 cache: where e4m3 -> f16 is one instruction (NVIDIA) the ring's stages hold its raw
+ * bytes and S and P V convert them as they read them (KR, attn/kr.h: S in f16, O's columns
+ * relabelled within a 16-d group); elsewhere the register stage converts them as it stores them
+ * (attn/kv.h: K to q's type, V to f16). decode.hip's fp8 forms split a tile over the warps
+ * (three barriers, the scores through LDS): the H200 put its fp8 d128 kernels, bound by that
+ * chain and not by their loads, at 75-80% of the read ceiling (bench/NOTES.md, seventeenth
+ * session). */
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
 #include "arch/prefill_ops.h"
@@ -36,19 +43,31 @@ constexpr bool kRing = kST > 1;
 constexpr int kPad = 8;
 constexpr int kLdQ = kD + kPad;
 constexpr int kLdK = kLdQ;                           /* [key][d] rows in LDS, 16-bit */
-constexpr int kChunkElems = 8;                       /* 16-bit caches only (fp8: decode.hip) */
+constexpr int kChunkElems = KT_KV8 ? 16 : 8;         /* cache elements a 16-byte load brings */
 constexpr int kPerKey = kD / kChunkElems;
 constexpr int kKeysPass = kThreads / kPerKey;
 constexpr int kChunks = kBN / kKeysPass;
 constexpr int kQChunks = (16 * kD / 8 + kThreads - 1) / kThreads;
 static_assert(KT_MT == 1, "one 16-row tile a block");
-static_assert(!KT_KV8, "16-bit caches only");
 static_assert(kD % 16 == 0 && kBW % 16 == 0, "whole 16x16 tiles");
 static_assert(kThreads % kPerKey == 0 && kBN % kKeysPass == 0, "whole keys a thread, the round in whole passes");
 static_assert(!kRing || KT_ASYNC_COPY, "a ring needs a global -> LDS copy");
-/* the ring (or, ST 1, the one buffer): stages of K's round then V's, rows kLdR bytes */
-constexpr int kEszKV = 2;
-constexpr int kLdR = kLdK * 2;
+/* KR: the stages hold the fp8 cache's raw rows (d bytes and 16: aligned, conflict-free ldmatrix
+ * rows), which S and P V convert as they read them; S runs in f16 (Q converted as it is staged) */
+#define KT_WS_KR (KT_KV8 && KT_E4M3_F16_ONE_OP)
+#define KT_S_F16 (KT_WS_KR && KT_ELEM_IS_BF16)
+#define KT_K_RAW KT_WS_KR   /* attn/kv.h's register stage, were it used with KR */
+#define KT_V_RAW KT_WS_KR
+#if KT_S_F16
+typedef kt_f16 kt_s_elem;
+#else
+typedef kt_elem kt_s_elem;
+#endif
+/* the ring (or, ST 1, the one buffer): stages of K's round then V's, rows kLdR bytes (16-bit
+ * [key][d] rows, or KR's raw ones), kLdT 16-bit elements */
+constexpr int kEszKV = KT_KV8 ? 1 : 2;
+constexpr int kLdR = KT_WS_KR ? kD + 16 : kLdK * 2;
+constexpr int kLdT = kLdR / 2;
 constexpr int kRingV = kBN * kLdR;
 constexpr int kStageBytes = 2 * kRingV;
 constexpr int kStages = kRing ? kST : 1;
@@ -63,9 +82,21 @@ static_assert(kQBytes % 16 == 0 && kStageBytes % 16 == 0, "16-byte aligned regio
 #define KT_KV_RING 1
 #define KT_KV_GROUPS 1
 #include "attn/kv.h"
+#include "attn/kr.h"
 #include "attn/rows.h"
 
 #include "attn/row_reduce.h"
+
+static_assert(!KT_WS_KR || kDT % 2 == 0, "KR: whole 32-d chunks");
+/* the d column (in its 16-d group) of O's accumulator element e: KR's relabelled one */
+KT_DEV int kt_o_n(int lane, int e)
+{
+#if KT_WS_KR
+    return kt_o_col_v8(lane, e);
+#else
+    return kt_s_n(lane, e);
+#endif
+}
 
 } // namespace
 
@@ -130,14 +161,22 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_v16 v = kt_v16_make(0u, 0u, 0u, 0u);
             if (rg < rows)
                 v = kt_ldg16(q + (long long)(q0 + kt_row_tok(gd, rg)) * a.q_stride_tok + (long long)(kvh * g + kt_row_head(gd, rg)) * a.q_stride_head + qc);
+#if KT_S_F16
+            v = kt_bf16x8_to_f16x8(v);
+#endif
             kt_sts16(sm_q + r * kLdQ + qc, v);
         }
     }
     kt_barrier();
     kt_frag_a qf[kQL ? 1 : kDT];
     if constexpr (!kQL) {
+#if KT_WS_KR
+#pragma unroll
+        for (int kk = 0; kk < kDT; kk += 2) kt_q_kr(qf[kk], qf[kk + 1], sm_q + kk * 16, kLdQ, lane);
+#else
 #pragma unroll
         for (int kk = 0; kk < kDT; kk++) kt_load_a(qf[kk], sm_q + kk * 16, kLdQ, lane);
+#endif
     }
     /* the lane's rows (one element of each class): running max and its share of the sum, log2
      * units; the sink's term once a block (warp 0, the first lane of a row) and only unsplit */
@@ -173,8 +212,8 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
             kt_find_groups(pages, bt, a.block_size, magic, j0 + 2 * kBN, kr, kv_hi);
         }
         const unsigned char *stage = ring + use * kStageBytes;
-        const unsigned short *kt = (const unsigned short *)stage + warp * kBW * kLdK;
-        const unsigned short *vt = (const unsigned short *)(stage + kRingV) + warp * kBW * kLdK;
+        const unsigned short *kt = (const unsigned short *)stage + warp * kBW * kLdT;
+        const unsigned short *vt = (const unsigned short *)(stage + kRingV) + warp * kBW * kLdT;
         use = use + 1 == kStages ? 0 : use + 1;
         fill = fill + 1 == kStages ? 0 : fill + 1;
         const int jw = j0 + warp * kBW;   /* the warp's keys (warp-uniform) */
@@ -183,6 +222,26 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_acc s[kNT];
 #pragma unroll
         for (int nt = 0; nt < kNT; nt++) kt_acc_zero(s[nt]);
+#if KT_WS_KR
+        /* a 32-d chunk a step: two k steps' B fragments from one ldmatrix of raw bytes */
+#pragma unroll
+        for (int kk = 0; kk < kDT; kk += 2) {
+            kt_frag_a qa, qb;
+            if (kQL) {
+                kt_q_kr(qa, qb, sm_q + kk * 16, kLdQ, lane);
+            } else {
+                qa = qf[kQL ? 0 : kk];
+                qb = qf[kQL ? 0 : kk + 1];
+            }
+#pragma unroll
+            for (int nt = 0; nt < kNT; nt++) {
+                kt_frag_b fa, fb;
+                kt_k_kr(fa, fb, kt + nt * 16 * kLdT + kk * 8, kLdT, lane);
+                kt_score_mma<kt_s_elem>(s[nt], qa, fa);
+                kt_score_mma<kt_s_elem>(s[nt], qb, fb);
+            }
+        }
+#else
 #pragma unroll
         for (int kk = 0; kk < kDT; kk++) {
             kt_frag_a qt;
@@ -191,10 +250,11 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int nt = 0; nt < kNT; nt++) {
                 kt_frag_b fb;
-                kt_load_b(fb, kt + nt * 16 * kLdK + kk * 16, kLdK, lane);
-                kt_score_mma<kt_elem>(s[nt], qt, fb);
+                kt_load_b(fb, kt + nt * 16 * kLdT + kk * 16, kLdT, lane);
+                kt_score_mma<kt_s_elem>(s[nt], qt, fb);
             }
         }
+#endif
         if (capped) {
 #pragma unroll
             for (int nt = 0; nt < kNT; nt++)
@@ -262,7 +322,11 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
 #pragma unroll
             for (int dt = 0; dt < kDT; dt++) {
                 kt_frag_b fb;
-                kt_load_v(fb, vt + kk * 16 * kLdK + dt * 16, kLdK, lane);
+#if KT_WS_KR
+                kt_load_v8_kn(fb, vt + kk * 16 * kLdT + dt * 8, kLdT, lane);
+#else
+                kt_load_v(fb, vt + kk * 16 * kLdT + dt * 16, kLdT, lane);
+#endif
                 kt_pv_mma<kt_pv_elem>(o[dt], pf[kk], fb);
             }
     }
@@ -286,7 +350,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
     for (int dt = 0; dt < kDT; dt++)
 #pragma unroll
         for (int e = 0; e < kt_acc_elems; e++)
-            mo[(warp * 16 + kt_s_q(lane, e)) * kD + dt * 16 + kt_s_n(lane, e)] = kt_acc_get(o[dt], e);
+            mo[(warp * 16 + kt_s_q(lane, e)) * kD + dt * 16 + kt_o_n(lane, e)] = kt_acc_get(o[dt], e);
     kt_barrier();
 
     /* each thread its (row, column) elements: the warps' weights 2^(m_w - M), in warp order */

@@ -3,17 +3,24 @@
 -- MT (1 only), BN keys a warp's tile, NW warps (a round is NW tiles), SEGMAX, QL (Q re-read from
 -- LDS each tile), ST (ring stages on NVIDIA, cp.async; 1 on AMD: the next round in registers), PD
 -- (as decode.lua: 1, the reduce waits for the main kernel itself).
--- WS 1 names the form for the law (runtime/op_attn.c). 16-bit caches only for now (an fp8 cache is
--- decode.hip's).
+-- WS 1 names the form for the law (runtime/op_attn.c). An fp8 cache's stages hold its raw bytes on
+-- NVIDIA (KR: d + 16 bytes a row), 16-bit elements converted from it elsewhere.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8
 local REGS_BASE = 48
 
+local function fp8(p) return p.dtype:find("e4m3") ~= nil end
+-- a stage's row in bytes: KR's raw fp8 row (NVIDIA: e4m3 -> f16 is one instruction), else 16-bit
+local function row_bytes(p, t)
+  if fp8(p) and t.vendor == "nvidia" then return p.D + 16 end
+  return (p.D + PAD) * 2
+end
+
 -- Q's 16 rows, then the stages (or the warps' O and (m, l) for the merge, whichever is larger)
-local function smem_bytes(p)
+local function smem_bytes(p, t)
   local q = 16 * (p.D + PAD) * 2
-  local stage = 2 * p.NW * p.BN * (p.D + PAD) * 2
+  local stage = 2 * p.NW * p.BN * row_bytes(p, t)
   local merge = p.NW * 16 * (p.D + 2) * 4
   return q + math.max(p.ST * stage, merge)
 end
@@ -25,7 +32,7 @@ return {
   ops = { "attn_decode" },
   law = "decode",
   axes = {
-    { "dtype", { "bf16", "fp16" } },
+    { "dtype", { "bf16", "fp16", "bf16_e4m3", "fp16_e4m3" } },
     { "D", { 64, 128, 256, 512 } },
     { "MT", { 1 } },
     { "BN", { 16, 32, 64 } },
@@ -41,11 +48,11 @@ return {
 
   threads = function(p, t) return p.NW * t.wave_size end,
 
-  lds_bytes = function(p, t) return smem_bytes(p) end,
+  lds_bytes = function(p, t) return smem_bytes(p, t) end,
 
   constraint = function(p, t)
     local threads = p.NW * t.wave_size
-    local per_key = div(p.D, 8)
+    local per_key = div(p.D, fp8(p) and 16 or 8)             -- 16-byte loads a key's row takes
     if threads % per_key ~= 0 or (p.NW * p.BN) % div(threads, per_key) ~= 0 then
       return false, "the round does not split into whole keys a thread"
     end
@@ -56,7 +63,7 @@ return {
       return false, "no global -> LDS copy on this target: the next round in registers (ST 1)"
     end
     if p.D < 256 and p.SEGMAX ~= 256 then return false, "not this head size's segment ceiling" end
-    if smem_bytes(p) > t.lds_at_launch_max then return false, "LDS over the workgroup's" end
+    if smem_bytes(p, t) > t.lds_at_launch_max then return false, "LDS over the workgroup's" end
     -- registers a lane: O (16 x d fp32 over the wave), S and P for the warp's tile, Q's fragments
     -- (QL 0), a round's chunks in flight without a ring (4 words a K and a V chunk), pages
     local acc, afrag = div(256, t.wave_size), div(128, t.wave_size)
