@@ -223,8 +223,12 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * longer want it either: 26 us against 50 at d256 q 4 batch 1 16K), except prefill.hip's form
  * where its blocks before the split are fewer than the units (each then streams a long segment
  * alone at one block a unit, its ring's LDS: q 8 batch 1-4 swept, fifteenth session, the law's
- * regret over the 48 q 8 keys 5.33 -> 3.21%); at d <= 128 left to the keys after (there the
- * registers it frees are a resident block more, which keys in flight see). A ring counts BN keys
+ * regret over the 48 q 8 keys 5.33 -> 3.21%); at d <= 128 left to the keys after where a
+ * segment streams (there the registers it frees are a resident block more, which keys in flight
+ * see), passed over where it does not (a short segment is its fixed costs, which a ring's prologue
+ * does not shorten: the H200's fp8 d128 sweep, seventeenth session, worst cell +22.8 -> +6.4%, its
+ * 32 keys 2.92 -> 2.88% pooled; the eleventh to sixteenth sessions' sweeps 2.64 -> 2.63%, the rest
+ * unchanged). A ring counts BN keys
  * in flight a resident block, as the register form (bench/NOTES.md, seventh
  * session), and an fp8 key half a 16-bit one (its bytes: fp8 d128 then takes BN 64, 9-14% faster).
  * Then, lexicographically, among the candidates compiled for the head size: the split's
@@ -315,7 +319,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
      * 2.74 / 0.78 / 2.03% -> 2.70 / 0.74 / 1.92%, the worst cell +36.6% -> +27.2%) */
     key[i++] = kt_attn_kv8(p->dtype) && !kt_attn_fp16(p->dtype) ? -PAR(v, KD) : 0;
     key[i++] = blocks < units ? blocks : units;
-    key[i++] = PAR(v, D) <= 128 ? 0 : (PAR(v, BM) > 0 && DIM(p, HKV) * rb * DIM(p, BATCH) < units ? ring : -ring);
+    key[i++] = PAR(v, D) <= 128 ? (streams ? 0 : -ring) : (PAR(v, BM) > 0 && DIM(p, HKV) * rb * DIM(p, BATCH) < units ? ring : -ring);
     key[i++] = -attn_split_weight(p, segs);
     key[i++] = -rb;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;

@@ -636,6 +636,18 @@ static void test_law_pick(void)
     KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 1);
     rg[1].v.occupancy = 3;                /* no block more: a tie, the first candidate */
     KT_CHECK(op->law_pick(&d, rg, 2, &r8) == 0);
+    /* ... but not where a segment is too short to stream (fewer than ATTN_LAW_STREAM_TILES tiles:
+     * bound by the block's fixed costs, which a ring's prologue does not shorten): fp8 d128 batch 1
+     * 4K, where the ring BN32 NW8 ST2 took 21% longer than the register form (the H200's sweep,
+     * bench/NOTES.md, seventeenth session); streaming, its resident block more still decides */
+    kt_candidate sr[2];
+    pair_of(sr, var(128, 1, 32, 8, 256, 4), var(128, 1, 32, 8, 256, 3));
+    sr[0].v.p[KT_ATTN_P_ST] = 2;
+    kt_problem s4 = prob(DT_BF16_E4M3, 128, 4, 8, 16, 0, 0, 0, 1, 1, 4096);
+    KT_CHECK(op->law_pick(&d, sr, 2, &s4) == 1);
+    s4.dim[KT_ATTN_D_BATCH] = 8;
+    s4.dim[KT_ATTN_D_CTX] = 131072;
+    KT_CHECK(op->law_pick(&d, sr, 2, &s4) == 0);
     /* an fp8 key is half a 16-bit one's bytes in flight: BN 64 at 3 blocks (96 16-bit keys' worth)
      * over BN 32 at 4 (64); with a 16-bit cache both pass the cap and the smaller tile is taken */
     kt_candidate fk[2];
