@@ -19,9 +19,9 @@
  * bytes and S and P V convert them as they read them (KR, attn/kr.h: S in f16, O's columns
  * relabelled within a 16-d group); elsewhere the register stage converts them as it stores them
  * (attn/kv.h: K to q's type, V to f16). decode.hip's fp8 forms split a tile over the warps
- * (three barriers, the scores through LDS): the H200 put its fp8 d128 kernels, bound by that
- * chain and not by their loads, at 75-80% of the read ceiling (bench/NOTES.md, seventeenth
- * session). */
+ * (three barriers, the scores through LDS), this one meets once a round: on the H200 both read
+ * 32/8/128 batch 8 at 32K in 148-158 us, and this one is 5% faster at 128K, the fp8 sweep's pick
+ * for the longest streams (bench/NOTES.md, seventeenth session). */
 #include "abi/attn.h"
 #include "arch/attn_ops.h"
 #include "arch/prefill_ops.h"
