@@ -12,10 +12,12 @@ this reuses). The first config is the base every ratio is taken against.
 """
 import argparse
 import itertools
+import json
 import math
 import os
 import statistics
 import sys
+import tempfile
 
 import torch
 
@@ -49,6 +51,7 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     bound = B.BOUND[P.qt]
     fails = 0
     methods = []
+    kernels = {}
     with torch.cuda.stream(stream):
         ref = P.reference(0)
     stream.synchronize()
@@ -68,6 +71,7 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
         print("   %-10s %s (split %d) err %.2e%s" % (name, ch.kernel.decode(errors="replace"), ch.splitk, e,
                                                      "" if ok else "  WRONG"))
         methods.append((name, (lambda kt: lambda s: kt.run(dname, P.args[s]))(kt), nsets))
+        kernels[name] = ch.kernel.decode(errors="replace")
     del ref
     if peers_api[0] is not None and not a.no_peers:
         npeer = max(1, min(nsets, math.ceil(2 * L2_BYTES / max(1.0, 2.0 * batch * hkv * B.visible_keys(ctx, q, window)
@@ -87,6 +91,10 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
         k = rnd % len(graphs)
         for name, gr in graphs[k:] + graphs[:k]:
             times[name].append(B.time_graph(gr, launches, flush, stream))
+    if a.timeline:
+        for name, gr in graphs:
+            if name in kernels:
+                timeline(name, kernels[name], gr, flush, stream)
     del graphs
     bm = P.bytes_moved()
     base = statistics.median(times[methods[0][0]]) if methods else float("nan")
@@ -98,6 +106,36 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
         rows.append((tag, name, med, min(ts), max(ts)))
     sys.stdout.flush()
     return rows, fails
+
+
+def timeline(name, kernel, gr, flush, stream):
+    """One replay of a config's graph under the profiler: where a launch's time goes between its main
+    kernel (start to end), the reduce's tail past it, and the gap to the next launch's main kernel."""
+    with torch.cuda.stream(stream):
+        flush.zero_()
+    stream.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        with torch.cuda.stream(stream):
+            gr.replay()
+        stream.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        prof.export_chrome_trace(f.name)
+        ev = json.load(open(f.name)).get("traceEvents", [])
+    ks = sorted((e["ts"], e["ts"] + e["dur"], e["name"]) for e in ev if e.get("cat") == "kernel")
+    mains = [(s, e) for s, e, n in ks if n == kernel]
+    reds = [(s, e) for s, e, n in ks if n == kernel + "_reduce"]
+    if not mains:
+        print("   %-10s timeline: no kernel %s among %d recorded" % (name, kernel, len(ks)))
+        return
+    span = (max(e for _, e, _ in ks) - mains[0][0]) / len(mains)
+    dur = [e - s for s, e in mains]
+    tail = [r[1] - m[1] for m, r in zip(mains, reds)] if len(reds) == len(mains) else []
+    ends = [r[1] for r in reds] if tail else [e for _, e in mains]
+    gap = [mains[i + 1][0] - ends[i] for i in range(len(mains) - 1)]
+    med = lambda v: statistics.median(v) if v else float("nan")  # noqa: E731
+    print("   %-10s timeline (us, median of %d launches): main %.2f [%.2f, %.2f], reduce past it %.2f, "
+          "to the next main %.2f, a launch's span %.2f" % (name, len(mains), med(dur), min(dur), max(dur), med(tail),
+                                                           med(gap), span))
 
 
 def main():
@@ -118,6 +156,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--timeline", action="store_true", help="also one replay of each graph under the profiler (the profiler leaves the process's later launches slower: "
+                         "ratios within a run hold, absolute times come from runs without it)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
