@@ -32,11 +32,11 @@ static const kt_op_dim attn_dims[KT_ATTN_NDIMS] = {
  * SEGMAX (no axis: no split), RE (no axis: Q's fragments are read from LDS every tile), KD (no
  * axis: K goes through LDS), ST (no axis: no ring), WS (no axis: not decode_ws.hip's form), WD
  * (no axis: a warp holds all of d), PD (no axis: a kernel built before its reduce waited for
- * the main launch itself: launched in plain stream order) and F8 (no axis: S in 16 bits) have
- * fallbacks. */
+ * the main launch itself: launched in plain stream order), F8 (no axis: S in 16 bits) and PF (no
+ * axis: no prefetch) have fallbacks. */
 static const kt_op_param attn_params[KT_ATTN_NPARAMS] = {
     {"D", 0, 16}, {"MT", 0, 0}, {"BN", 0, 16}, {"NW", 0, 1}, {"SEGMAX", 1, 1}, {"RE", 0, 0}, {"KD", 0, 0}, {"ST", 1, 1},
-    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0}, {"PD", 0, 0}, {"F8", 0, 0},
+    {"WS", 0, 0}, {"BM", 0, 0}, {"WD", 1, 1}, {"QL", 0, 0}, {"PD", 0, 0}, {"F8", 0, 0}, {"PF", 0, 0},
 };
 static const char *const attn_workspaces[] = {"split-KV partials"};
 
@@ -256,8 +256,12 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * earlier sweeps 2.70 / 0.74 / 1.92% -> 2.79 / 0.74 / 1.93%. The row blocks moved before the keys
  * in flight: 2.79 -> 2.74% on the eleventh session's 469 keys, the rest unchanged; on the
  * fifteenth session's 240 (q 1, and q 4 / 8 at 16/2/256 and 6/1/256) 4.79 -> 3.32%, with the
- * ring of prefill.hip's short grids 2.85% (the eleventh's 2.64%). */
-#define ATTN_LAW_KEYS 19
+ * ring of prefill.hip's short grids 2.85% (the eleventh's 2.64%). PF (the KD form's L2 prefetch)
+ * where the blocks fill at most half of units x resident blocks and the segments stream, among what
+ * the keys in flight leave, and nowhere else: on the H200 (eighteenth session) it took 6/1/256 batch 1 at 128K 6-8%
+ * faster and every fuller grid of 36 rows (batch 1-4, 4K-128K, four geometries) 1-12% slower;
+ * ranked before the keys in flight it took a smaller SEGMAX to empty a grid, 7% slower. */
+#define ATTN_LAW_KEYS 21
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
@@ -304,6 +308,8 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long in_flight = resident * PAR(v, BN) / (kt_attn_kv8(p->dtype) ? 2 : 1);
     const int streams = attn_visible(p) >= segs * ATTN_LAW_STREAM_TILES * PAR(v, BN);
     const int ring = PAR(v, ST) > 1;
+    /* PF's prefetches pay where the blocks fill at most half the units' resident slots */
+    const int half_empty = 2 * blocks <= (long long)units * occ;
     int i = 0;
     key[i++] = attn_rows_first(v, p, units) ? 1 : -(PAR(v, WS) || PAR(v, BM) > 0);
     /* among prefill.hip's: the fewest d-slices, then the larger tile and Q read from LDS (a
@@ -324,6 +330,10 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = -rb;
     key[i++] = in_flight < ATTN_LAW_KEYS_SATURATE ? in_flight : ATTN_LAW_KEYS_SATURATE;
     key[i++] = resident;
+    /* there, where the segments stream, among what the keys in flight left (a twin and its
+     * prefetching one: a smaller ceiling that empties the grid does not get it: 16/2/256 batch 1
+     * 128K at 256 blocks, PF 7.5% slower than 512 without); elsewhere last */
+    key[i++] = PAR(v, PF) && half_empty && streams;
     key[i++] = streams ? 0 : -PAR(v, SEGMAX);
     key[i++] = streams && rows * DIM(p, D) <= 16 * 256 ? -PAR(v, NW) : PAR(v, NW);
     key[i++] = PAR(v, RE);
@@ -335,6 +345,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
      * instructions on gfx1201 (ISA counts, d256 BN32 NW4), where no device of ours runs, and on
      * sm_90 mma.sync's e4m3 is software (f16 conversions and the f16 instruction) */
     key[i++] = -PAR(v, F8);
+    key[i++] = -PAR(v, PF);
 }
 
 static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

@@ -24,9 +24,11 @@
  * FlashAttention-2's loop on the block's shared tiles), WD its warps sharing rows by d-slices, QL
  * 1 where Q's fragments are read from LDS each tile (prefill.hip and decode_ws.hip), PD 1 where
  * the variant's reduce waits for the main kernel itself (its launch may then start early), F8 1
- * where S runs in the target's e4m3 matrix instruction (decode.hip, fp8 caches). */
+ * where S runs in the target's e4m3 matrix instruction (decode.hip, fp8 caches), PF 1 where the KD
+ * form prefetches the next-but-one tile into L2 (decode.hip). */
 enum { KT_ATTN_P_D, KT_ATTN_P_MT, KT_ATTN_P_BN, KT_ATTN_P_NW, KT_ATTN_P_SEGMAX, KT_ATTN_P_RE, KT_ATTN_P_KD, KT_ATTN_P_ST,
-       KT_ATTN_P_WS, KT_ATTN_P_BM, KT_ATTN_P_WD, KT_ATTN_P_QL, KT_ATTN_P_PD, KT_ATTN_P_F8, KT_ATTN_NPARAMS };
+       KT_ATTN_P_WS, KT_ATTN_P_BM, KT_ATTN_P_WD, KT_ATTN_P_QL, KT_ATTN_P_PD, KT_ATTN_P_F8,
+       KT_ATTN_P_PF, KT_ATTN_NPARAMS };
 
 /* The dimensions of an attn_decode problem, in kt_problem.dim[] order. */
 enum {

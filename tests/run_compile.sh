@@ -265,7 +265,7 @@ check "attn_decode gfx1201: head size 512 and fp8 caches built within 64 KiB of 
 # F8 (S in e4m3, K as the fp8 cache holds it): gfx12's fp8 WMMA in the code, no K conversion left
 check "attn_decode gfx1201: F8 kernels built, S in v_wmma_f32_16x16x16_fp8_fp8" sh -c "
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_%_f81'\") -ge 40 ] &&
-    sqlite3 $DB \"SELECT writefile('$DIR/attn_f8.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_d256_mt1_bn32_nw4_%_ob0_f81' LIMIT 1\" > /dev/null &&
+    sqlite3 $DB \"SELECT writefile('$DIR/attn_f8.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_d256_mt1_bn32_nw4_%_ob0_pf0_f81' LIMIT 1\" > /dev/null &&
     llvm-objdump-19 -d --mcpu=gfx1201 $DIR/attn_f8.co | grep -c 'v_wmma_f32_16x16x16_fp8_fp8' | grep -qv '^0$'"
 
 # decode with the keys split over the warps (templates/attn/decode_ws.lua): a sample on every target

@@ -12,6 +12,7 @@
  *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below),
  *   ST      tiles of a ring in LDS that K and V are copied into with no registers held (kRing
  *           below); 1: no ring,
+ *   PF      1 (KD 1, MT 1, 16-bit caches): the next-but-one tile prefetched into L2 (below)
  *   F8      1: S = Q K^T in the target's e4m3 matrix instruction, K as an fp8 cache holds it
  *           (kF8 below; bf16 q, fp8 cache, KD 0, no ring).
  *
@@ -97,6 +98,12 @@ constexpr int kKeysPass = kThreads / kPerKey;        /* keys the block loads in 
 constexpr int kChunks = kBN / kKeysPass;             /* keys a thread loads a tile (K and V each) */
 constexpr int kQChunks = (kM * kD / 8 + kThreads - 1) / kThreads;
 constexpr int kSTiles = KT_MT * (kBN / 16);          /* 16x16 score tiles */
+/* PF (KD only): each lane also prefetches a line of the next-but-one tile into L2 (kt_kd_prefetch);
+ * a variant of its own, not a runtime test, because the code costs registers under the OB caps
+ * even when it does not run. */
+#ifndef KT_PF
+#define KT_PF 0
+#endif
 /* F8: the e4m3 cache's K bytes go to LDS as they are and S runs in the target's e4m3 matrix
  * instruction (arch/attn_ops.h kt_mma<kt_e4m3x2>: 32 k a 16x16 tile, loaded as 16 16-bit
  * elements), so K is never converted: the register form's K conversions (8 instructions and a
@@ -336,6 +343,28 @@ KT_DEV void kt_kd_issue(kt_kd_chunk (&r)[kKdChunks], const kt_kv_src &k, const k
 #pragma unroll
         for (int sp = 0; sp < kKdSpans; sp++)
             r[sp * kt_direct_chunks + c] = kt_kd_load(at + (sp * kt_direct_span + kt_direct_k(lane, c)) * kEsz);
+    }
+}
+
+/* PF (KD's, recipe axis; the law takes it where the grid leaves the SMs' block slots half empty
+ * and the segments stream):
+ * the 128-byte lines of key group nt of the tile at j0 (16 keys, K and V rows) into L2, shared
+ * by the kKdSplit warps of that group, a line a lane where the rows have lines enough: the loads of
+ * that tile, a tile later, then find it in L2, so that a block has two tiles of DRAM reads in
+ * flight, not one. Keys past kv_hi are skipped. head_k and head_v point at the kv head's row 0
+ * column 0 of page 0. */
+constexpr int kRowLines = kD * (KT_KV8 ? 1 : 2) / 128 > 0 ? kD * (KT_KV8 ? 1 : 2) / 128 : 1;
+constexpr int kGroupLines = 2 * 16 * kRowLines;
+KT_DEV void kt_kd_prefetch(const unsigned char *head_k, const unsigned char *head_v, const kt_kv_src &k, const kt_kgroup &p,
+                           int j0, int nt, int part, int lane, int kv_hi)
+{
+#pragma unroll
+    for (int x0 = 0; x0 < kGroupLines; x0 += 32 * kKdSplit) {
+        const int x = x0 + part * 32 + lane, key = x / kRowLines % 16;
+        if (x < kGroupLines && j0 + nt * 16 + key < kv_hi) {
+            const unsigned char *h = x < kGroupLines / 2 ? head_k : head_v;
+            kt_prefetch_l2(h + kt_mul_wide((unsigned)p.page, k.sb) + (p.slot0 + key) * k.ss + x % kRowLines * 128);
+        }
     }
 }
 
@@ -691,6 +720,9 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_frag_a qf[KT_MT * kKdSpans * kt_direct_steps];
         kt_load_q_direct(qf, a, s, g, d0, lane);
         const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, d0);
+        /* the kv head's row 0 of page 0 in each cache, for PF's prefetches */
+        const unsigned char *head_k = KT_PF ? (const unsigned char *)a.k_cache + (long long)s.kvh * a.k_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
+        const unsigned char *head_v = KT_PF ? (const unsigned char *)a.v_cache + (long long)s.kvh * a.v_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
         kt_kd_chunk kd[kKdChunks];
         /* The block-table reads run two tiles ahead of the loads they address: a read queues
          * behind the loads in flight, so one tile ahead it arrives as late as they do (the H200:
@@ -709,6 +741,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_kd_find(kp[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, nt, s.kv_hi);
                 kt_find_groups(pg[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, kr, s.kv_hi);
             }
+            if constexpr (KT_PF) kt_kd_prefetch(head_k, head_v, ksrc, kp[0], s.kv_lo + kBN, nt, warp / kNT, lane, s.kv_hi);
         }
         /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
          * the slabs before the previous barrier), so it overlaps other warps' P V; the next K is
@@ -736,6 +769,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                     }
                 }
                 kt_kd_issue(kd, ksrc, kp[u], j0 + kBN, nt, lane, s.kv_hi);
+                if constexpr (KT_PF) kt_kd_prefetch(head_k, head_v, ksrc, kp[1 - u], j0 + 2 * kBN, nt, warp / kNT, lane, s.kv_hi);
                 kt_kd_find(kp[u], bt, a.block_size, magic, j0 + 3 * kBN, nt, s.kv_hi);
 #pragma unroll
                 for (int mt = 0; mt < KT_MT; mt++)

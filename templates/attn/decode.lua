@@ -9,8 +9,10 @@
 -- flight in registers; 2 to 6: copied global -> LDS with no registers held, ST - 1 tiles ahead;
 -- targets with such a copy only, KD 0), PD 1 where the reduce waits for the main kernel itself (so
 -- the runtime may launch it early; the axis tells such a kernel from one built before), OB the
--- blocks a compute unit must hold, which caps the registers (arch/attn_ops.h KT_ATTN_KERNEL), F8 1
--- for S in the target's e4m3 matrix instruction with K as the fp8 cache holds it. Two warps a
+-- blocks a compute unit must hold, which caps the registers (arch/attn_ops.h KT_ATTN_KERNEL), PF 1
+-- for the KD form's L2 prefetch of the next-but-one tile (the law's pick where the grid leaves the
+-- block slots half empty), F8 1 for S in the target's e4m3 matrix instruction with K as the fp8
+-- cache holds it. Two warps a
 -- block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes). All of
 -- a block's LDS is given at launch.
 
@@ -62,6 +64,7 @@ return {
     { "ST", { 1, 2, 3, 4, 6 } },
     { "PD", { 1 } },
     { "OB", { 0, 2, 3, 4 } },
+    { "PF", { 0, 1 } },
     { "F8", { 0, 1 } },
   },
 
@@ -87,6 +90,11 @@ return {
       if nt > p.NW or nt * kd_split(p, t) ~= p.NW then
         return false, "KD: not one key tile x d range a warp for every warp"
       end
+    end
+    if p.PF == 1 then
+      -- a tile more in flight for a latency-bound block: only the batch-1 form the law takes it for
+      if p.KD ~= 1 or p.MT ~= 1 then return false, "PF: the KD form at MT 1 only" end
+      if p.dtype:find("e4m3") then return false, "PF: 16-bit caches only (untimed with fp8)" end
     end
     if p.F8 == 1 then
       if p.dtype ~= "bf16_e4m3" then return false, "F8: a bf16 query over an fp8 cache only" end

@@ -506,6 +506,64 @@ static void pair_of(kt_candidate c[2], kt_variant a, kt_variant b)
     c[1].v = b;
 }
 
+/* PF (the KD form's L2 prefetch of the next-but-one tile) where the grid fills at most half of the
+ * units' resident slots, its twin elsewhere (also at a lower occupancy of its own). H200,
+ * bench/NOTES.md, eighteenth session: 6/1/256 batch 1 256 blocks on 528 slots, 128K -6 to -8%;
+ * full grids 9-12% slower. */
+static void test_prefetch_pick(void)
+{
+    law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
+    kt_variant a = var(256, 1, 16, 4, 256, 4), b = a;
+    a.p[KT_ATTN_P_KD] = b.p[KT_ATTN_P_KD] = 1;
+    a.p[KT_ATTN_P_RE] = b.p[KT_ATTN_P_RE] = 1;
+    b.p[KT_ATTN_P_PF] = 1;
+    kt_candidate c[2];
+    pair_of(c, a, b);
+    kt_problem p = prob(DT_BF16, 256, 6, 1, 16, 0, 0, 0, 1, 1, 32768);   /* 256 blocks */
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 1);
+    p.dim[KT_ATTN_D_CTX] = 131072;
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 1);
+    pair_of(c, b, a);                                                    /* not by order */
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 0);
+    /* not where the segments are too short to stream (4K: 128 segments of two tiles; call 9 of the
+     * eighteenth session, PF 0-2.5% slower there) */
+    pair_of(c, a, b);
+    p.dim[KT_ATTN_D_CTX] = 4096;
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 0);
+    p.dim[KT_ATTN_D_CTX] = 131072;
+    b.occupancy = 3;
+    pair_of(c, a, b);
+    p.dim[KT_ATTN_D_BATCH] = 2;                                          /* 512 blocks */
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 0);
+    p.dim[KT_ATTN_D_BATCH] = 8;
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 0);
+    p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 1, 131072);            /* two kv heads: 512 */
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 0);
+    p = prob(DT_BF16, 256, 6, 1, 16, 0, 0, 0, 4, 1, 32768);             /* 24 rows: two row blocks */
+    KT_CHECK(op->law_pick(&d, c, 2, &p) == 0);
+    /* not by halving the split to empty the grid: at 16/2/256 batch 1 a SEGMAX 128 prefetching
+     * variant leaves 256 blocks on 528 slots, its twins of SEGMAX 256 fill 512; the fuller grid's
+     * keys in flight come first (call 8 of the eighteenth session: the SEGMAX 128 one 7.5% slower
+     * at 128K, 6/1/256 batch 2 likewise) */
+    kt_variant a256 = a, b128 = a;
+    b128.p[KT_ATTN_P_SEGMAX] = 128;
+    b128.p[KT_ATTN_P_PF] = 1;
+    kt_candidate t[3];
+    memset(t, 0, sizeof t);
+    t[0].v = b128;
+    t[1].v = a256;
+    t[2].v = b128;
+    t[2].v.p[KT_ATTN_P_PF] = 0;
+    p = prob(DT_BF16, 256, 8, 2, 16, 0, 0, 0, 1, 1, 131072);
+    KT_CHECK(op->law_pick(&d, t, 3, &p) == 1);
+    p = prob(DT_BF16, 256, 6, 1, 16, 0, 0, 0, 1, 2, 131072);
+    KT_CHECK(op->law_pick(&d, t, 3, &p) == 1);
+    /* alone, a prefetching candidate still serves a full grid (the law ranks, it does not refuse) */
+    p.dim[KT_ATTN_D_Q] = 1;
+    p.dim[KT_ATTN_D_BATCH] = 8;
+    KT_CHECK(op->law_pick(&d, c + 1, 1, &p) == 0);
+}
+
 static void test_law_pick(void)
 {
     kt_candidate c[6];
@@ -926,6 +984,7 @@ int main(void)
     test_law();
     test_emulation();
     test_law_pick();
+    test_prefetch_pick();
     test_rows_form();
     test_ref_gpu();
     KT_TEST_END();
