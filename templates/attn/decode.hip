@@ -12,7 +12,7 @@
  *   KD      1: K read from the cache straight into S's B fragments, never through LDS (kKD below),
  *   ST      tiles of a ring in LDS that K and V are copied into with no registers held (kRing
  *           below); 1: no ring,
- *   PF      1 (KD 1, MT 1, 16-bit caches): the next-but-one tile prefetched into L2 (below)
+ *   PF      1 (KD 1, MT 1, 16-bit caches, NVIDIA): the next-but-one tile prefetched into L2 (below)
  *   F8      1: S = Q K^T in the target's e4m3 matrix instruction, K as an fp8 cache holds it
  *           (kF8 below; bf16 q, fp8 cache, KD 0, no ring).
  *

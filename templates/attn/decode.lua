@@ -95,6 +95,8 @@ return {
       -- a tile more in flight for a latency-bound block: only the batch-1 form the law takes it for
       if p.KD ~= 1 or p.MT ~= 1 then return false, "PF: the KD form at MT 1 only" end
       if p.dtype:find("e4m3") then return false, "PF: 16-bit caches only (untimed with fp8)" end
+      -- an L2 prefetch instruction: NVIDIA's (arch/attn_ops.h); on AMD the twin would be its PF 0
+      if t.vendor ~= "nvidia" then return false, "PF: no L2 prefetch on this target" end
     end
     if p.F8 == 1 then
       if p.dtype ~= "bf16_e4m3" then return false, "F8: a bf16 query over an fp8 cache only" end
