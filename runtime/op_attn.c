@@ -258,9 +258,10 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * fifteenth session's 240 (q 1, and q 4 / 8 at 16/2/256 and 6/1/256) 4.79 -> 3.32%, with the
  * ring of prefill.hip's short grids 2.85% (the eleventh's 2.64%). PF (the KD form's L2 prefetch)
  * where the blocks fill at most half of units x resident blocks and the segments stream, among what
- * the keys in flight leave, and nowhere else: on the H200 (eighteenth session) it took 6/1/256 batch 1 at 128K 6-8%
- * faster and every fuller grid of 36 rows (batch 1-4, 4K-128K, four geometries) 1-12% slower;
- * ranked before the keys in flight it took a smaller SEGMAX to empty a grid, 7% slower. */
+ * the keys in flight leave, and nowhere else: on the H200 (eighteenth session) it took 6/1/256
+ * batch 1 at 128K 6-8% faster and every fuller grid of 36 rows (batch 1-4, 4K-128K, four
+ * geometries) 1-12% slower; ranked before the keys in flight it took a smaller SEGMAX to empty a
+ * grid, 7% slower. */
 #define ATTN_LAW_KEYS 21
 #define ATTN_LAW_STREAM_TILES 8
 #define ATTN_LAW_KEYS_SATURATE 128

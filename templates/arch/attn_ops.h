@@ -17,7 +17,8 @@
  *   kt_wave_any(p)                whether p holds on any lane of the wave (uniform over it);
  *   kt_prefetch(p)                a hint that p's line is read soon (NVIDIA: into L1; AMD: the
  *                                 backend's prefetch where the target has one, else nothing);
- *   kt_prefetch_l2(p)             the same into L2 only (a KV tile ahead of its loads);
+ *   kt_prefetch_l2(p)             the same into L2 only (a KV tile ahead of its loads; decode.lua
+ *                                 offers its one user, PF, on NVIDIA only);
  *   kt_grid_dependency_wait()     a kernel launched early (runtime/backend.h ktb_launch_early)
  *                                 waits until the grid before it has finished and its writes are
  *                                 visible; kt_grid_launch_dependents() lets the launch after this

@@ -346,13 +346,11 @@ KT_DEV void kt_kd_issue(kt_kd_chunk (&r)[kKdChunks], const kt_kv_src &k, const k
     }
 }
 
-/* PF (KD's, recipe axis; the law takes it where the grid leaves the SMs' block slots half empty
- * and the segments stream):
- * the 128-byte lines of key group nt of the tile at j0 (16 keys, K and V rows) into L2, shared
- * by the kKdSplit warps of that group, a line a lane where the rows have lines enough: the loads of
- * that tile, a tile later, then find it in L2, so that a block has two tiles of DRAM reads in
- * flight, not one. Keys past kv_hi are skipped. head_k and head_v point at the kv head's row 0
- * column 0 of page 0. */
+/* PF: the 128-byte lines of key group nt of the tile at j0 (16 keys, K and V rows) into L2,
+ * shared by the kKdSplit warps of that group, a line a lane where the rows have lines enough: the
+ * loads of that tile, a tile later, then find it in L2, so that a block has two tiles of DRAM
+ * reads in flight, not one. Keys past kv_hi are skipped. head_k and head_v point at the kv head's
+ * row 0 column 0 of page 0; k gives the strides (K's and V's are the same: attn_common.c). */
 constexpr int kRowLines = kD * (KT_KV8 ? 1 : 2) / 128 > 0 ? kD * (KT_KV8 ? 1 : 2) / 128 : 1;
 constexpr int kGroupLines = 2 * 16 * kRowLines;
 KT_DEV void kt_kd_prefetch(const unsigned char *head_k, const unsigned char *head_v, const kt_kv_src &k, const kt_kgroup &p,

@@ -10,11 +10,11 @@
 -- targets with such a copy only, KD 0), PD 1 where the reduce waits for the main kernel itself (so
 -- the runtime may launch it early; the axis tells such a kernel from one built before), OB the
 -- blocks a compute unit must hold, which caps the registers (arch/attn_ops.h KT_ATTN_KERNEL), PF 1
--- for the KD form's L2 prefetch of the next-but-one tile (the law's pick where the grid leaves the
--- block slots half empty), F8 1 for S in the target's e4m3 matrix instruction with K as the fp8
--- cache holds it. Two warps a
--- block are not offered: on gfx1201 most of them spilled (every O tile on half the lanes). All of
--- a block's LDS is given at launch.
+-- for the KD form's L2 prefetch of the next-but-one tile (NVIDIA; the law's pick where the grid
+-- leaves the block slots half empty and the segments stream), F8 1 for S in the target's e4m3
+-- matrix instruction with K as the fp8 cache holds it. Two warps a block are not offered: on
+-- gfx1201 most of them spilled (every O tile on half the lanes). All of a block's LDS is given at
+-- launch.
 
 local function div(a, b) return math.floor(a / b) end
 local PAD = 8

@@ -120,7 +120,8 @@ def timeline(name, kernel, gr, flush, stream):
         stream.synchronize()
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         prof.export_chrome_trace(f.name)
-        ev = json.load(open(f.name)).get("traceEvents", [])
+        with open(f.name) as t:
+            ev = json.load(t).get("traceEvents", [])
     ks = sorted((e["ts"], e["ts"] + e["dur"], e["name"]) for e in ev if e.get("cat") == "kernel")
     mains = [(s, e) for s, e, n in ks if n == kernel]
     reds = [(s, e) for s, e, n in ks if n == kernel + "_reduce"]
@@ -156,8 +157,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--no-peers", action="store_true")
-    ap.add_argument("--timeline", action="store_true", help="also one replay of each graph under the profiler (the profiler leaves the process's later launches slower: "
-                         "ratios within a run hold, absolute times come from runs without it)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also one replay of each graph under the profiler (it leaves the process's later launches "
+                         "slower: ratios within a run hold, absolute times come from runs without it)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
