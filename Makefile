@@ -28,7 +28,7 @@ FUZZ_SRCS = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS = $(patsubst tests/fuzz/%.c,out/fuzz/%,$(FUZZ_SRCS))
 DEPS_OK   = out/.deps-ok
 
-.PHONY: all deps test test-unit test-fuzz test-compile run clean device-prep
+.PHONY: all deps test test-unit test-fuzz test-compile test-compile-all run clean device-prep
 all: out/bin/kt out/lib/libkt.a out/lib/libkt.so out/lib/libktrt.a out/lib/libktrt.so out/bin/bench_gemm
 
 deps: $(DEPS_OK)
@@ -131,6 +131,10 @@ test-fuzz: $(FUZZ_BINS)
 	@sh tests/run_fuzz.sh $(FUZZ_BINS)
 test-compile: out/bin/kt out/lib/libkt.so
 	@sh tests/run_compile.sh
+# every variant of every recipe on every target (make test builds samples of the attention ones):
+# hours on 2 cores, for a release or a new toolchain
+test-compile-all: out/bin/kt out/lib/libkt.so
+	@KT_COMPILE_ALL=1 sh tests/run_compile.sh
 
 # The main job on the embedded default: build the kernels of one target, then tune the model's
 # GEMMs on the GPU (or write the law's picks, said so, where there is none) into out/ktune.ktdb.

@@ -30,7 +30,7 @@ const kt_target_head *kt_target_at(int i);
 
 local script_dir = (arg[0]:match("^(.*)/[^/]*$") or ".")
 local usage = [[
-usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipes DIR] [--quiet]
+usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipes DIR|FILES] [--quiet]
        tune --modelpath DIR --tp N [--target auto|T] [--db FILE] [--resume] [--budget-min M]
             [--only OPS] [--shapes JSON] [--gpus N] [--no-build] [--no-device]
 
@@ -50,7 +50,8 @@ usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipe
   --db       database to create or update (default: out/ktune.ktdb)
   -j         parallel compiles (default: the cores available)
   --flags    extra compiler flags (part of every cache key)
-  --recipes  folder of template families, each with its recipes (default: templates/)
+  --recipes  folder of template families, each with its recipes (default: templates/), or
+             recipe files, comma-separated (FILE.lua[,FILE.lua...])
 ]]
 
 local function fail(msg, code)
@@ -142,14 +143,23 @@ for _, t in ipairs(targets) do
   end
 end
 
--- recipes: templates/<family>/<name>.lua, in a fixed order
+-- recipes: templates/<family>/<name>.lua, in a fixed order, or the recipe files named
 local recipes = {}
-local ls = io.popen("ls -1 '" .. opt.recipes:gsub("'", "'\\''") .. "'/*/*.lua 2>/dev/null")
-for line in ls:lines() do
-  if not line:match("/arch/") and not line:match("/abi/") then recipes[#recipes + 1] = line end
+if opt.recipes:match("%.lua$") then
+  for f in opt.recipes:gmatch("[^,]+") do
+    local h = io.open(f, "r")
+    if not h then fail("--recipes: cannot read recipe " .. f, 1) end
+    h:close()
+    recipes[#recipes + 1] = f
+  end
+else
+  local ls = io.popen("ls -1 '" .. opt.recipes:gsub("'", "'\\''") .. "'/*/*.lua 2>/dev/null")
+  for line in ls:lines() do
+    if not line:match("/arch/") and not line:match("/abi/") then recipes[#recipes + 1] = line end
+  end
+  ls:close()
+  table.sort(recipes)
 end
-ls:close()
-table.sort(recipes)
 if #recipes == 0 then fail("no recipes under " .. opt.recipes .. " (expected <family>/<name>.lua)", 1) end
 
 local o = ffi.new("kt_gen_options")

@@ -39,6 +39,7 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_FUZZ_MAX_LEN",      "65536",                "tests: libFuzzer -max_len"},
     {"KT_FUZZ_TIMEOUT",      "10",                   "tests: libFuzzer -timeout per input (s)"},
     {"KT_TEST_DIR",          "out/test",             "tests: scratch folder of the compile and tuner phases"},
+    {"KT_COMPILE_ALL",       "unset",                "tests: `1` builds every recipe whole on every target (`make test-compile-all`)"},
     {"KT_TEST_KEEP",         "unset",                "tests: test_ktrt keeps its databases to look at"},
     {"KT_NVCC_FLAGS",        "-O3",                  "tests: nvcc flags of test_resources_vs_tools.sh"},
     {"KT_NVCC_ARCH",         "sm_<GPU's>",           "tests: nvcc -arch of test_resources_vs_tools.sh"},

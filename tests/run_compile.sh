@@ -10,13 +10,16 @@
 #  - swapab's stream-K variants compile without spills on gfx1201 and sm_90a (PTX: the grid size
 #    read, the tile counters bumped, the slabs read coherently)
 #  - the fused add + RMSNorm recipe builds every variant on every target, no spills, 16-byte moves
+#  - the paged decode attention recipe builds on every target (samples: gfx1201 a larger one, and
+#    its head size 512 within 64 KiB of LDS), nothing failed, no ok kernel spilling
 #  - attn_decode's float64 GPU reference builds for every dtype on every target, no spills
 #  - decode's F8 form builds on gfx1201 with S in gfx12's fp8 WMMA
 #  - the paged prefill attention recipe builds on every target (gfx1201 whole, a sample elsewhere),
 #    nothing failed, no ok kernel spilling
+#  - with KT_COMPILE_ALL=1 (make test-compile-all): every recipe whole on every target
 #  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
 #    warp-specialized one has mbarriers, no spills) and nothing, without error, on an AMD target
-# Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache).
+# Environment: KT_TEST_DIR (default out/test), KT_CACHE (default out/cache), KT_COMPILE_ALL.
 set -u
 cd "$(dirname "$0")/.."
 KT=out/bin/kt
@@ -28,16 +31,35 @@ RECIPE=templates/gemm/dense.lua
 mkdir -p "$DIR"
 rm -f "$DB" "$DB-wal" "$DB-shm"
 checks=0; failed=0
-check() {  # check NAME COMMAND...: run, print one line, count
+check() {  # check NAME COMMAND...: run, print one line with its seconds, count
     name=$1; shift
     checks=$((checks + 1))
-    if "$@" >"$DIR/check.out" 2>&1; then echo "  pass  $name"
-    else failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$DIR/check.out" | tail -20; fi
+    t0=$(date +%s)
+    if "$@" >"$DIR/check.out" 2>&1; then echo "  pass  $name  ($(( $(date +%s) - t0 )) s)"
+    else failed=$((failed + 1)); echo "  FAIL  $name  ($(( $(date +%s) - t0 )) s)"; sed 's/^/        /' "$DIR/check.out" | tail -20; fi
 }
 q() { sqlite3 "$DB" "$1"; }
 refuses_tune() {
     if ./tune --target gfx9999 --db "$DIR/bad.ktdb" > "$DIR/refuse.txt" 2>&1; then return 1; fi
     cat "$DIR/refuse.txt"; grep -q "unknown target 'gfx9999'" "$DIR/refuse.txt" && [ ! -e "$DIR/bad.ktdb" ]
+}
+
+# make test builds an evenly spaced sample (the same each run) of the attention recipes, whose
+# whole spaces take hours on 2 cores; KT_COMPILE_ALL=1 (make test-compile-all) builds every
+# variant of every recipe on every target, for a release or a new toolchain
+ALL=${KT_COMPILE_ALL:-0}
+sample() { [ "$ALL" = 1 ] || echo "--sample $1"; }
+subset() { if [ "$ALL" = 1 ]; then echo "--sample 9999"; else echo "--sample $1"; fi; }   # of a narrowed copy
+# narrow SRC DST 'AXIS { VALUES }'...: a copy of a recipe (beside its template) with axes narrowed,
+# built with --sample larger than its space: every variant it admits, nothing else retired
+narrow() {
+    src=$1; dst=$2; shift 2
+    cp "$src" "$dst" || return 1
+    for ax; do
+        name=${ax%% *}; vals=${ax#* }
+        sed -i "s/{ \"$name\", {[^}]*} }/{ \"$name\", $vals }/" "$dst"
+        grep -qF "{ \"$name\", $vals }" "$dst" || { echo "narrow: no axis $name in $src"; return 1; }
+    done
 }
 
 TARGETS="gfx1201 gfx1100 gfx942 gfx90a"
@@ -74,9 +96,10 @@ for t in gfx1201 $(echo "$TARGETS" | grep -o sm_90a); do
         grep -q 'compiled 0,' $DIR/again.txt && [ \$ms -lt 2000 ]"
 done
 # ./tune (tune.lua through the LuaJIT FFI into libkt.so) reaches the same kernels by an absolute
-# recipe path: cache keys do not depend on how the recipe was named, so it compiles nothing
+# recipe path: cache keys do not depend on how the recipe was named, so it compiles nothing (the
+# dense recipe alone: every recipe would build the attention ones whole, an hour on 2 cores)
 check "./tune over the FFI finds gfx1201 current" sh -c "
-    ./tune --target gfx1201 --db $DB --quiet > $DIR/tune.txt 2>&1 || { cat $DIR/tune.txt; exit 1; }
+    ./tune --target gfx1201 --db $DB --recipes $(pwd)/templates/gemm/dense.lua --quiet > $DIR/tune.txt 2>&1 || { cat $DIR/tune.txt; exit 1; }
     cat $DIR/tune.txt; grep -q 'compiled 0,' $DIR/tune.txt"
 check "./tune refuses an unknown target before compiling" refuses_tune
 # a changed flag recompiles what it affects (every variant of that target), and the old key is replaced
@@ -244,27 +267,37 @@ if echo "$TARGETS" | grep -q sm_90a; then
         grep -q 'ld.global.v4.u32' $DIR/rms.ptx && grep -q 'ld.global.nc.v4.u32' $DIR/rms.ptx && grep -q 'st.global.v4.u32' $DIR/rms.ptx"
 fi
 
-# paged decode attention (op attn_decode, templates/attn/decode.lua): the whole recipe on gfx1201 (the
-# product: every head size, 512 within its 64 KiB of LDS, fp8 caches), a sample elsewhere; ok
-# kernels spill nothing, the split-KV reduce is in every code object
+# paged decode attention (op attn_decode, templates/attn/decode.lua): a sample on every target
+# (gfx1201, the product, a larger one; the whole recipe under KT_COMPILE_ALL), then on gfx1201
+# the narrowed spaces the checks below need whole: head size 512 (within its 64 KiB of LDS) and
+# the F8 form at d256; ok kernels spill nothing, the split-KV reduce is in every code object
 ATTN=templates/attn/decode.lua
 for t in $TARGETS; do
-    if [ "$t" = gfx1201 ]; then sample=""; want=140; else sample="--sample 24"; want=18; fi
+    if [ "$t" = gfx1201 ]; then n=96; want=40; else n=24; want=18; fi
+    [ "$ALL" = 1 ] && [ "$t" = gfx1201 ] && want=140
     check "attn_decode on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
-        $KT gen --recipe $ATTN --target $t --db $DB --quiet $sample > $DIR/attn-$t.txt 2>&1 || { cat $DIR/attn-$t.txt; exit 1; }
+        $KT gen --recipe $ATTN --target $t --db $DB --quiet $(sample $n) > $DIR/attn-$t.txt 2>&1 || { cat $DIR/attn-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode%' AND target='$t' AND status = 'failed'\")
         echo \"\$n ok, \$f failed\"; [ \$n -ge $want ] && [ \$f = 0 ]"
 done
-check "attn_decode gfx1201: head size 512 and fp8 caches built within 64 KiB of LDS, reduce present" sh -c "
+narrow $ATTN $DIR/tpl/attn/decode_d512.lua 'D { 512 }'
+narrow $ATTN $DIR/tpl/attn/decode_f8.lua 'dtype { "bf16_e4m3" }' 'D { 256 }' 'BN { 32 }' 'NW { 4 }' 'F8 { 1 }'
+check "attn_decode gfx1201: head size 512 (a sample of its space) built within 64 KiB of LDS, reduce present" sh -c "
+    grep -q '{ \"D\", { 512 } }' $DIR/tpl/attn/decode_d512.lua || { echo 'recipe copy not narrowed'; exit 1; }
+    $KT gen --recipe $DIR/tpl/attn/decode_d512.lua --target gfx1201 --db $DB --quiet $(subset 16) > $DIR/attn512.txt 2>&1 || { cat $DIR/attn512.txt; exit 1; }
     sqlite3 $DB \"SELECT name, lds_bytes FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_%_d512_%'\" | head -3 &&
     [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_%_d512_%' AND lds_bytes <= 65536\") -ge 4 ] &&
-    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_%'\") -ge 20 ] &&
-    sqlite3 $DB \"SELECT writefile('$DIR/attn.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_d256_%' LIMIT 1\" > /dev/null &&
+    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='failed' AND name LIKE 'kt_attn_decode_%_d512_%'\") = 0 ] &&
+    sqlite3 $DB \"SELECT writefile('$DIR/attn.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_%_d512_%' LIMIT 1\" > /dev/null &&
     llvm-readelf-19 --notes $DIR/attn.co | grep -q '_reduce'"
 # F8 (S in e4m3, K as the fp8 cache holds it): gfx12's fp8 WMMA in the code, no K conversion left
-check "attn_decode gfx1201: F8 kernels built, S in v_wmma_f32_16x16x16_fp8_fp8" sh -c "
-    [ \$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_%_f81'\") -ge 40 ] &&
+check "attn_decode gfx1201: F8 kernels (bf16 e4m3 d256 BN32 NW4, every one) built, S in v_wmma_f32_16x16x16_fp8_fp8" sh -c "
+    grep -q '{ \"F8\", { 1 } }' $DIR/tpl/attn/decode_f8.lua || { echo 'recipe copy not narrowed'; exit 1; }
+    $KT gen --recipe $DIR/tpl/attn/decode_f8.lua --target gfx1201 --db $DB --quiet --sample 9999 > $DIR/attnf8.txt 2>&1 || { cat $DIR/attnf8.txt; exit 1; }
+    n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND spills = 0 AND name LIKE 'kt_attn_decode_bf16_e4m3_d256_%_bn32_nw4_%_f81'\")
+    f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='failed' AND name LIKE 'kt_attn_decode_bf16_e4m3_%'\")
+    echo \"\$n ok, \$f failed\"; [ \$n -ge 4 ] && [ \$f = 0 ] &&
     sqlite3 $DB \"SELECT writefile('$DIR/attn_f8.co', code) FROM kernel WHERE target='gfx1201' AND status='ok' AND name LIKE 'kt_attn_decode_bf16_e4m3_d256_mt1_bn32_nw4_%_ob0_pf0_f81' LIMIT 1\" > /dev/null &&
     llvm-objdump-19 -d --mcpu=gfx1201 $DIR/attn_f8.co | grep -c 'v_wmma_f32_16x16x16_fp8_fp8' | grep -qv '^0$'"
 
@@ -274,7 +307,7 @@ check "attn_decode gfx1201: F8 kernels built, S in v_wmma_f32_16x16x16_fp8_fp8" 
 WS=templates/attn/decode_ws.lua
 for t in $TARGETS; do
     check "attn_decode (keys over the warps) on $t: >= 4 ok kernels of a sample of 8, fp8 ones too, none failed" sh -c "
-        $KT gen --recipe $WS --target $t --db $DB --quiet --sample 8 > $DIR/ws-$t.txt 2>&1 || { cat $DIR/ws-$t.txt; exit 1; }
+        $KT gen --recipe $WS --target $t --db $DB --quiet $(sample 8) > $DIR/ws-$t.txt 2>&1 || { cat $DIR/ws-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         n8=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws_%e4m3%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_decode_ws%' AND target='$t' AND status = 'failed'\")
@@ -301,7 +334,7 @@ done
 # here, 14 of 14)
 PRE=templates/attn/prefill.lua
 for t in $TARGETS; do
-    if [ "$t" = gfx1201 ]; then sample=""; want=15; else sample="--sample 16"; want=1; fi
+    if [ "$t" = gfx1201 ]; then sample=""; want=15; else sample=$(sample 16); want=1; fi
     check "attn_prefill on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
         $KT gen --recipe $PRE --target $t --db $DB --quiet $sample > $DIR/pre-$t.txt 2>&1 || { cat $DIR/pre-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_prefill%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
