@@ -130,6 +130,14 @@ constexpr int kOTiles = KT_MT * (kD / 16) / KT_NW;   /* output tiles a warp owns
  * SM instead of two), which the loads in flight need more, or nothing (MT2 at 8 warps is at one
  * block either way). KD always holds Q in registers (the recipe offers it with RE 1 only). */
 constexpr bool kKD = KT_KD != 0;
+/* A KD kernel over a 16-bit cache with 16-key tiles prefetches its segment's tiles 1 and 2 into L2
+ * as soon as their pages are known (where the target has an L2 prefetch): its first loads
+ * otherwise wait in turn, the second tile's issued only when the first has arrived, where later
+ * tiles find one in flight. The H200 (bench/NOTES.md nineteenth session): BN16 NW4, the batch-8
+ * picks at d256, 0.5-3% faster and no row slower past the runs' spread; with 32-key tiles level
+ * to -1% at batch 8 and up to 4% slower at batch 1; over fp8 caches and 64-key tiles the addresses
+ * made sm_90a variants spill. PF prefetches every tile, the first two among them. */
+constexpr bool kPfStart = kKD && kt_has_l2_prefetch && !KT_KV8 && kBN == 16;
 constexpr bool kQRegs = !kKD && KT_RE != 0 && kSTiles * kKSplit <= KT_NW && kQTerms * kKSteps <= 8;
 /* P V: where a warp owns the same d columns of every M tile, each V fragment it reads serves them
  * all (warp + i * NW is M tile i / kDtW, column tile warp + (i % kDtW) * NW) */
@@ -719,8 +727,8 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_load_q_direct(qf, a, s, g, d0, lane);
         const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, d0);
         /* the kv head's row 0 of page 0 in each cache, for PF's prefetches */
-        const unsigned char *head_k = KT_PF ? (const unsigned char *)a.k_cache + (long long)s.kvh * a.k_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
-        const unsigned char *head_v = KT_PF ? (const unsigned char *)a.v_cache + (long long)s.kvh * a.v_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
+        const unsigned char *head_k = KT_PF || kPfStart ? (const unsigned char *)a.k_cache + (long long)s.kvh * a.k_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
+        const unsigned char *head_v = KT_PF || kPfStart ? (const unsigned char *)a.v_cache + (long long)s.kvh * a.v_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
         kt_kd_chunk kd[kKdChunks];
         /* The block-table reads run two tiles ahead of the loads they address: a read queues
          * behind the loads in flight, so one tile ahead it arrives as late as they do (the H200:
@@ -739,7 +747,8 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_kd_find(kp[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, nt, s.kv_hi);
                 kt_find_groups(pg[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, kr, s.kv_hi);
             }
-            if constexpr (KT_PF) kt_kd_prefetch(head_k, head_v, ksrc, kp[0], s.kv_lo + kBN, nt, warp / kNT, lane, s.kv_hi);
+            if constexpr (KT_PF || kPfStart) kt_kd_prefetch(head_k, head_v, ksrc, kp[0], s.kv_lo + kBN, nt, warp / kNT, lane, s.kv_hi);
+            if constexpr (!KT_PF && kPfStart) kt_kd_prefetch(head_k, head_v, ksrc, kp[1], s.kv_lo + 2 * kBN, nt, warp / kNT, lane, s.kv_hi);
         }
         /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
          * the slabs before the previous barrier), so it overlaps other warps' P V; the next K is

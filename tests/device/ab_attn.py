@@ -43,7 +43,8 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     nsets = max(1, min(64, math.ceil(2 * L2_BYTES / est)))
     launches = max(a.launches, nsets)
     with torch.cuda.stream(stream):
-        P = B.Problem(dname, d, g, hkv, q, lens, a.bs, window, softcap, sinks, nsets, "cuda", gen, cpu_gen)
+        P = B.Problem(dname, d, g, hkv, q, lens, a.bs, window, softcap, sinks, nsets, "cuda", gen, cpu_gen,
+                      ordered=a.table == "ordered")
     stream.synchronize()
     tag = "%s d=%d g=%d hkv=%d q=%d batch=%d ctx=%d win=%d cap=%g sink=%d lens=%s" % (
         dname, d, g, hkv, q, batch, ctx, window, softcap, sinks, a.lens)
@@ -151,6 +152,8 @@ def main():
     ap.add_argument("--ctx", default="32768")
     ap.add_argument("--lens", default="equal", choices=["mixed", "equal"])
     ap.add_argument("--bs", type=int, default=16)
+    ap.add_argument("--table", default="random", choices=["random", "ordered"],
+                    help="block tables: a random permutation (serving), or each sequence's blocks in order")
     ap.add_argument("--window", default="0")
     ap.add_argument("--softcap", default="0")
     ap.add_argument("--sinks", default="0")
