@@ -106,6 +106,9 @@ check "./tune over the FFI finds gfx1201 current" sh -c "
     ./tune --target gfx1201 --db $DB --recipes $(pwd)/templates/gemm/dense.lua --quiet > $DIR/tune.txt 2>&1 || { cat $DIR/tune.txt; exit 1; }
     cat $DIR/tune.txt; grep -q 'compiled 0,' $DIR/tune.txt"
 check "./tune refuses an unknown target before compiling" refuses_tune
+check "./tune refuses a recipe file it cannot read, naming it" sh -c "
+    if ./tune --target gfx1201 --db $DIR/bad.ktdb --recipes $DIR/no-such-recipe.lua > $DIR/refuse-recipe.txt 2>&1; then exit 1; fi
+    cat $DIR/refuse-recipe.txt; grep -q 'cannot read recipe $DIR/no-such-recipe.lua' $DIR/refuse-recipe.txt"
 # a changed flag recompiles what it affects (every variant of that target), and the old key is replaced
 # ... and since the flag (a define the template never reads) does not change the code, every
 # recompiled kernel is byte-identical to before: code hashes, which measurements key on, survive

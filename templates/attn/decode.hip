@@ -726,7 +726,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_frag_a qf[KT_MT * kKdSpans * kt_direct_steps];
         kt_load_q_direct(qf, a, s, g, d0, lane);
         const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, d0);
-        /* the kv head's row 0 of page 0 in each cache, for PF's prefetches */
+        /* the kv head's row 0 of page 0 in each cache, for the prefetches (PF's, the start's) */
         const unsigned char *head_k = KT_PF || kPfStart ? (const unsigned char *)a.k_cache + (long long)s.kvh * a.k_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
         const unsigned char *head_v = KT_PF || kPfStart ? (const unsigned char *)a.v_cache + (long long)s.kvh * a.v_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
         kt_kd_chunk kd[kKdChunks];
