@@ -138,6 +138,7 @@ constexpr bool kKD = KT_KD != 0;
  * to -1% at batch 8 and up to 4% slower at batch 1; over fp8 caches and 64-key tiles the addresses
  * made sm_90a variants spill. PF prefetches every tile, the first two among them. */
 constexpr bool kPfStart = kKD && kt_has_l2_prefetch && !KT_KV8 && kBN == 16;
+constexpr bool kPrefetch = KT_PF || kPfStart;   /* the KD loop holds the prefetches' bases */
 constexpr bool kQRegs = !kKD && KT_RE != 0 && kSTiles * kKSplit <= KT_NW && kQTerms * kKSteps <= 8;
 /* P V: where a warp owns the same d columns of every M tile, each V fragment it reads serves them
  * all (warp + i * NW is M tile i / kDtW, column tile warp + (i % kDtW) * NW) */
@@ -727,8 +728,8 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
         kt_load_q_direct(qf, a, s, g, d0, lane);
         const kt_kv_src ksrc = kt_kv_src_make(a.k_cache, a.k_stride_head, a.k_stride_block, a.k_stride_slot, s.kvh, d0);
         /* the kv head's row 0 of page 0 in each cache, for the prefetches (PF's, the start's) */
-        const unsigned char *head_k = KT_PF || kPfStart ? (const unsigned char *)a.k_cache + (long long)s.kvh * a.k_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
-        const unsigned char *head_v = KT_PF || kPfStart ? (const unsigned char *)a.v_cache + (long long)s.kvh * a.v_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
+        const unsigned char *head_k = kPrefetch ? (const unsigned char *)a.k_cache + (long long)s.kvh * a.k_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
+        const unsigned char *head_v = kPrefetch ? (const unsigned char *)a.v_cache + (long long)s.kvh * a.v_stride_head * (KT_KV8 ? 1 : 2) : nullptr;
         kt_kd_chunk kd[kKdChunks];
         /* The block-table reads run two tiles ahead of the loads they address: a read queues
          * behind the loads in flight, so one tile ahead it arrives as late as they do (the H200:
@@ -747,7 +748,7 @@ KT_ATTN_KERNEL(KT_KERNEL_NAME, kThreads)(kt_attn_args a)
                 kt_kd_find(kp[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, nt, s.kv_hi);
                 kt_find_groups(pg[u], bt, a.block_size, magic, s.kv_lo + (1 + u) * kBN, kr, s.kv_hi);
             }
-            if constexpr (KT_PF || kPfStart) kt_kd_prefetch(head_k, head_v, ksrc, kp[0], s.kv_lo + kBN, nt, warp / kNT, lane, s.kv_hi);
+            if constexpr (kPrefetch) kt_kd_prefetch(head_k, head_v, ksrc, kp[0], s.kv_lo + kBN, nt, warp / kNT, lane, s.kv_hi);
             if constexpr (!KT_PF && kPfStart) kt_kd_prefetch(head_k, head_v, ksrc, kp[1], s.kv_lo + 2 * kBN, nt, warp / kNT, lane, s.kv_hi);
         }
         /* Per tile, two barriers: S needs only registers and its slab (the previous softmax read
