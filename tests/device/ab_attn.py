@@ -49,7 +49,6 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     tag = "%s d=%d g=%d hkv=%d q=%d batch=%d ctx=%d win=%d cap=%g sink=%d lens=%s" % (
         dname, d, g, hkv, q, batch, ctx, window, softcap, sinks, a.lens)
     print(tag)
-    bound = B.BOUND[P.qt]
     fails = 0
     methods = []
     kernels = {}
@@ -57,17 +56,11 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
         ref = P.reference(0)
     stream.synchronize()
     for name, kt in kts:
-        rc, ch, err = kt.choose(dname, P.args[0])
-        if rc != B.KT_OK:
-            print("   %-10s refused: %s" % (name, err))
+        ch, e, ok = B.launch_checked(kt, dname, P, ref, stream)
+        if ch is None:
+            print("   %-10s refused: %s" % (name, e))
             fails += 1
             continue
-        with torch.cuda.stream(stream):
-            P.out[0].fill_(float("nan"))
-            kt.run(dname, P.args[0])
-        stream.synchronize()
-        e = B.rel_error(P.out[0], ref)
-        ok = e <= bound
         fails += 0 if ok else 1
         print("   %-10s %s (split %d) err %.2e%s" % (name, ch.kernel.decode(errors="replace"), ch.splitk, e,
                                                      "" if ok else "  WRONG"))
@@ -175,12 +168,7 @@ def main():
         name, lib, db = parse_config(s)
         kts.append((name, B.Ktrt(os.path.abspath(lib), db)))
     peers_api = B.sdpa_backends()
-    stream = torch.cuda.Stream()
-    flush = torch.empty(2 * L2_BYTES, dtype=torch.uint8, device="cuda")
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(1234)
-    cpu_gen = torch.Generator()
-    cpu_gen.manual_seed(4321)
+    stream, flush, gen, cpu_gen = B.timing_setup()
     fails = 0
     axes = (a.dtype.split(","), B.ints(a.d), B.ints(a.g), B.ints(a.hkv), B.ints(a.q), B.ints(a.batch), B.ints(a.ctx),
             B.ints(a.window), B.floats(a.softcap), B.ints(a.sinks))

@@ -262,17 +262,21 @@ def run_row(a, kt, cfg, stream, flush, gen, cpu_gen, peers_api, abs_=()):
         t = times.get(label, [])
         med = statistics.median(t) if t else float("nan")
         tf = fl / (med * 1e-6) / 1e12 if t else float("nan")
+        # the ratio taken within each round, then its median: a clock that moves between rounds
+        # moves both sides of a round alike (ratio_attn.py)
+        t0 = times.get("ours", [])
+        paired = statistics.median([x / y for x, y in zip(t, t0)]) if t and len(t) == len(t0) else float("nan")
         row = {"dtype": dname, "geom": "%d/%d/%d" % (H, hkv, d), "tokens": tokens, "batch": batch, "prefix": prefix,
                "bs": a.bs, "window": a.window, "method": label, "median_us": med,
                "min_us": min(t) if t else float("nan"), "max_us": max(t) if t else float("nan"),
-               "tflops": tf, "x_ours": med / base if base > 0 else float("nan"),
+               "tflops": tf, "x_ours": med / base if base > 0 else float("nan"), "x_paired": paired,
                "rel_err": info[label][2] if label in info else float("nan"),
                "path": info[label][0] if label in info else "", "kernel": info[label][1] if label in info else "",
                "note": note}
         out.append(row)
-        print("   %-11s %10s us [%9s, %9s]  %7s TFLOP/s  x%5s  %s" % (
+        print("   %-11s %10s us [%9s, %9s]  %7s TFLOP/s  x%5s  paired x%6s  %s" % (
             label, BA.fmt(med), BA.fmt(row["min_us"]), BA.fmt(row["max_us"]), BA.fmt(tf, "%.1f"),
-            BA.fmt(row["x_ours"]), note))
+            BA.fmt(row["x_ours"]), BA.fmt(paired, "%.4f"), note))
     del P
     torch.cuda.empty_cache()
     return out, failures
@@ -317,12 +321,7 @@ def main():
             sys.exit("--ab %s: want NAME=DB, NAME not ours, cudnn or flash" % spec)
         abs_.append((name, BA.Ktrt(a.lib, db)))
     peers_api = BA.sdpa_backends()
-    stream = torch.cuda.Stream()
-    flush = torch.empty(2 * BA.L2_BYTES, dtype=torch.uint8, device="cuda")
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(1234)
-    cpu_gen = torch.Generator()
-    cpu_gen.manual_seed(4321)
+    stream, flush, gen, cpu_gen = BA.timing_setup()
     rows, failed = [], 0
     for dname in a.dtype.split(","):
         if dname not in BA.QTYPE:
@@ -356,15 +355,19 @@ def main():
     by = {}
     for row in rows:
         by.setdefault((row["dtype"], row["geom"], row["tokens"], row["batch"], row["prefix"]), {})[row["method"]] = row
+    def vs(r):   # the paired ratio where every round timed both, else the medians' ratio
+        x = r.get("x_paired", float("nan"))
+        return x if isinstance(x, float) and math.isfinite(x) else r.get("x_ours", float("nan"))
+
     for k, m in by.items():
         o, c, fl = m.get("ours", {}), m.get("cudnn", {}), m.get("flash", {})
         print("%-9s %-10s %6d %5d %6d | %9s %7s | %9s %7s %6s | %9s %7s %6s | %8s | %s" % (
             k[0], k[1], k[2], k[3], k[4], BA.fmt(o.get("median_us", float("nan"))), BA.fmt(o.get("tflops", float("nan")), "%.1f"),
             BA.fmt(c.get("median_us", float("nan"))), BA.fmt(c.get("tflops", float("nan")), "%.1f"),
-            BA.fmt(c.get("x_ours", float("nan"))), BA.fmt(fl.get("median_us", float("nan"))),
-            BA.fmt(fl.get("tflops", float("nan")), "%.1f"), BA.fmt(fl.get("x_ours", float("nan"))),
+            BA.fmt(vs(c)), BA.fmt(fl.get("median_us", float("nan"))),
+            BA.fmt(fl.get("tflops", float("nan")), "%.1f"), BA.fmt(vs(fl)),
             BA.fmt(o.get("rel_err", float("nan")), "%.2e"), o.get("kernel", "")))
-    print("(cud/us, fla/us: the peer's time over ours, > 1 = ours faster)")
+    print("(cud/us, fla/us: the peer's time over ours within each round, the median over the rounds; > 1 = ours faster)")
     print("%d failures (wrong result, refused problem or failed launch)" % failed)
     return 1 if failed else 0
 
