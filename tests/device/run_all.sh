@@ -18,7 +18,7 @@
 #          tests/device/bench_attn.py: a correctness grid through ktrt_run (tuned and law paths, every
 #          dtype, windows, soft-cap, sinks, q > 1, block sizes 16 and 64; attn-check.log) and the
 #          issue's timing grid against torch SDPA's cuDNN and flash backends (attn.log, numbers in
-#          bench_attn-<geometry>.tsv)
+#          bench_attn-<geometry>.tsv), then its ratio bars paired a round (tests/device/ratio_attn.py)
 #   prefill attn_prefill: ./tune over tests/device/attn_prefill_shapes.json (verified against the
 #          float64 CPU reference, then timed; prefill-sweep.log, budget KT_PREFILL_MIN each;
 #          KT_PREFILL_SHAPES names other shape files, swept in turn)
@@ -170,6 +170,15 @@ run_attn_bench() {
         PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_attn.py --db "$DB" --lens equal \
             --tsv "bench_attn-$tag.tsv" ${run#*:} || rc=1
     done
+    # the ratio bars (q 4 and q 8 against q 1, fp8 against bf16, the window against 4K),
+    # each ratio taken within a round
+    echo "== ratio_attn: the ratio bars paired a round"
+    PYTHONUNBUFFERED=1 python3 tests/device/ratio_attn.py --db "$DB" --rounds 41 \
+        --row q1=bf16,256,8,2,1,8,32768 --row q4=bf16,256,8,2,4,8,32768 --row q8=bf16,256,8,2,8,8,32768 \
+        --row f256=bf16_e4m3,256,8,2,1,8,32768 --row b128=bf16,128,4,8,1,8,32768 \
+        --row f128=bf16_e4m3,128,4,8,1,8,32768 --row c4k=bf16,256,8,2,1,8,4096 \
+        --row w128k=bf16,256,8,2,1,8,131072,4096 \
+        --ratio q4/q1 --ratio q8/q1 --ratio q1/f256 --ratio b128/f128 --ratio w128k/c4k || rc=1
     return $rc
 }
 # attn_prefill: a sweep over tests/device/attn_prefill_shapes.json, which verifies every candidate
