@@ -49,8 +49,10 @@ refuses_tune() {
 # whole spaces take hours on 2 cores; KT_COMPILE_ALL=1 (make test-compile-all) builds every
 # variant of every recipe on every target, for a release or a new toolchain
 ALL=${KT_COMPILE_ALL:-0}
+# kt gen retires nothing under --sample: one past any space builds a narrowed copy whole
+WHOLE="--sample 9999"
 sample() { [ "$ALL" = 1 ] || echo "--sample $1"; }
-subset() { if [ "$ALL" = 1 ]; then echo "--sample 9999"; else echo "--sample $1"; fi; }   # of a narrowed copy
+subset() { if [ "$ALL" = 1 ]; then echo "$WHOLE"; else echo "--sample $1"; fi; }   # of a narrowed copy
 # narrow SRC DST 'AXIS { VALUES }'...: a copy of a recipe (beside its template) with axes narrowed,
 # built with --sample larger than its space: every variant it admits, nothing else retired
 narrow() {
@@ -302,7 +304,7 @@ check "attn_decode gfx1201: head size 512 (a sample of its space) built within 6
 # F8 (S in e4m3, K as the fp8 cache holds it): gfx12's fp8 WMMA in the code, no K conversion left
 check "attn_decode gfx1201: F8 kernels (bf16 e4m3 d256 BN32 NW4, every one) built, S in v_wmma_f32_16x16x16_fp8_fp8" sh -c "
     grep -q '{ \"F8\", { 1 } }' $DIR/tpl/attn/decode_f8.lua || { echo 'recipe copy not narrowed'; exit 1; }
-    $KT gen --recipe $DIR/tpl/attn/decode_f8.lua --target gfx1201 --db $DB --quiet --sample 9999 > $DIR/attnf8.txt 2>&1 || { cat $DIR/attnf8.txt; exit 1; }
+    $KT gen --recipe $DIR/tpl/attn/decode_f8.lua --target gfx1201 --db $DB --quiet $WHOLE > $DIR/attnf8.txt 2>&1 || { cat $DIR/attnf8.txt; exit 1; }
     n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='ok' AND spills = 0 AND name LIKE 'kt_attn_decode_bf16_e4m3_%_f81'\")
     f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE target='gfx1201' AND status='failed' AND name LIKE 'kt_attn_decode_bf16_e4m3_%'\")
     echo \"\$n ok, \$f failed\"; [ \$n -ge $([ "$ALL" = 1 ] && echo 40 || echo 10) ] && [ \$f = 0 ] &&
@@ -342,9 +344,9 @@ done
 # here, 14 of 14)
 PRE=templates/attn/prefill.lua
 for t in $TARGETS; do
-    if [ "$t" = gfx1201 ]; then sample=""; want=15; else sample=$(sample 16); want=1; fi
+    if [ "$t" = gfx1201 ]; then pick=""; want=15; else pick=$(sample 16); want=1; fi
     check "attn_prefill on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
-        $KT gen --recipe $PRE --target $t --db $DB --quiet $sample > $DIR/pre-$t.txt 2>&1 || { cat $DIR/pre-$t.txt; exit 1; }
+        $KT gen --recipe $PRE --target $t --db $DB --quiet $pick > $DIR/pre-$t.txt 2>&1 || { cat $DIR/pre-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_prefill%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_prefill%' AND target='$t' AND (status = 'failed' OR (status = 'ok' AND (spills > 0 OR scratch_bytes > 0)))\")
         echo \"\$n ok, \$f failed or spilling\"; [ \$n -ge $want ] && [ \$f = 0 ]"

@@ -13,7 +13,6 @@ this reuses). The first config is the base every ratio is taken against.
 import argparse
 import itertools
 import json
-import math
 import os
 import statistics
 import sys
@@ -24,8 +23,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attn as B  # noqa: E402
 from bench_common import read_ceiling_gbs  # noqa: E402
-
-L2_BYTES = B.L2_BYTES
 
 
 def parse_config(s):
@@ -40,7 +37,7 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     dname, d, g, hkv, q, batch, ctx, window, softcap, sinks = cfg
     lens = B.seq_lengths(batch, ctx, q, a.lens, cpu_gen)
     est = B.set_bytes_estimate(dname, d, g, hkv, q, lens, a.bs, window)
-    nsets = max(1, min(64, math.ceil(2 * L2_BYTES / est)))
+    nsets = B.cold_sets(est, 64)
     launches = max(a.launches, nsets)
     with torch.cuda.stream(stream):
         P = B.Problem(dname, d, g, hkv, q, lens, a.bs, window, softcap, sinks, nsets, "cuda", gen, cpu_gen,
@@ -68,8 +65,7 @@ def run_row(a, kts, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
         kernels[name] = ch.kernel.decode(errors="replace")
     del ref
     if peers_api[0] is not None and not a.no_peers:
-        npeer = max(1, min(nsets, math.ceil(2 * L2_BYTES / max(1.0, 2.0 * batch * hkv * B.visible_keys(ctx, q, window)
-                                                                   * d * 2))))
+        npeer = B.cold_sets(max(1.0, 2.0 * batch * hkv * B.visible_keys(ctx, q, window) * d * 2), nsets)
         with torch.cuda.stream(stream):
             pd = B.PeerData(P, npeer)
         stream.synchronize()

@@ -284,6 +284,12 @@ class Problem:
         return kv + qo + meta
 
 
+def cold_sets(est, most):
+    """copies of a problem's inputs a graph cycles through so that each launch finds none of its
+    bytes in L2 (twice L2 over a set's estimated bytes), at most `most`"""
+    return max(1, min(most, math.ceil(2 * L2_BYTES / est)))
+
+
 def set_bytes_estimate(dname, d, g, hkv, q, lens, bs, window):
     kv_elt = 1 if dname.endswith("_e4m3") else 2
     keys = sum(visible_keys(L, q, window) for L in lens)
@@ -545,7 +551,7 @@ def run_row(a, kt, cfg, stream, flush, ceiling, gen, cpu_gen, peers_api):
     dname, d, g, hkv, q, batch, ctx, window, softcap, sinks = cfg
     lens = seq_lengths(batch, ctx, q, a.lens, cpu_gen)
     est = set_bytes_estimate(dname, d, g, hkv, q, lens, a.bs, window)
-    nsets = 1 if a.check_only else max(1, min(a.max_cold_sets, math.ceil(2 * L2_BYTES / est)))
+    nsets = 1 if a.check_only else cold_sets(est, a.max_cold_sets)
     launches = 1 if a.check_only else min(a.max_launches, max(a.launches, nsets))
     if not a.check_only and launches < nsets:
         nsets = launches

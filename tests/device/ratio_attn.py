@@ -13,7 +13,6 @@ A row is dtype,d,g,hkv,q,batch,ctx[,window]: equal lengths, block size 16, rando
 Each row's launch is checked against the float64 reference first.
 """
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -22,8 +21,6 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attn as B  # noqa: E402
-
-L2_BYTES = B.L2_BYTES
 
 
 def parse_row(s):
@@ -71,7 +68,7 @@ def main():
     for name, dname, (d, g, hkv, q, batch, ctx, window) in rows:
         lens = B.seq_lengths(batch, ctx, q, "equal", cpu_gen)
         est = B.set_bytes_estimate(dname, d, g, hkv, q, lens, 16, window)
-        nsets = max(1, min(64, math.ceil(2 * L2_BYTES / est)))
+        nsets = B.cold_sets(est, 64)
         launches = max(a.launches, nsets)
         with torch.cuda.stream(stream):
             P = B.Problem(dname, d, g, hkv, q, lens, 16, window, 0.0, 0, nsets, "cuda", gen, cpu_gen)
