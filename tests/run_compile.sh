@@ -17,6 +17,7 @@
 #  - decode's F8 form builds on gfx1201 with S in gfx12's fp8 WMMA
 #  - the paged prefill attention recipe builds on every target (gfx1201 whole, a sample elsewhere),
 #    nothing failed, no ok kernel spilling
+#  - the fused GDN decode recipe builds on every target (gfx1201 and sm_90a whole), no spills
 #  - with KT_COMPILE_ALL=1 (make test-compile-all): every recipe whole on every target
 #  - the sm_90a-only wgmma recipes build there (dynamic shared memory counted, PTX has wgmma; the
 #    warp-specialized one has mbarriers, no spills) and nothing, without error, on an AMD target
@@ -351,6 +352,32 @@ for t in $TARGETS; do
         f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_attn_prefill%' AND target='$t' AND (status = 'failed' OR (status = 'ok' AND (spills > 0 OR scratch_bytes > 0)))\")
         echo \"\$n ok, \$f failed or spilling\"; [ \$n -ge $want ] && [ \$f = 0 ]"
 done
+
+# the fused GDN decode step (op gdn_decode, templates/gdn/decode.lua): the whole recipe on gfx1201
+# and sm_90a, a sample of 16 elsewhere; nothing fails to compile, ok kernels spill nothing, and the
+# forms the gated norm needs (BV = DV) are ok on gfx1201 in both state layouts; on gfx1201 the
+# state moves in 16-byte pieces (global_load_b128 / global_store_b128)
+GDN=templates/gdn/decode.lua
+GDNK=kt_gdn_decode_bf16_vk0_dk128_dv128_bv128_nw8_kpt8
+for t in $TARGETS; do
+    case $t in gfx1201|sm_90a) pick=""; want=60 ;; *) pick=$(sample 16); want=1 ;; esac
+    check "gdn_decode on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
+        $KT gen --recipe $GDN --target $t --db $DB --quiet $pick > $DIR/gdn-$t.txt 2>&1 || { cat $DIR/gdn-$t.txt; exit 1; }
+        n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
+        f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode%' AND target='$t' AND (status = 'failed' OR (status = 'ok' AND (spills > 0 OR scratch_bytes > 0)))\")
+        echo \"\$n ok, \$f failed or spilling\"; [ \$n -ge $want ] && [ \$f = 0 ]"
+done
+if echo "$TARGETS" | grep -q gfx1201; then
+    check "gdn_decode gfx1201: the norm's forms (BV = DV) ok in both layouts; the state in 16-byte moves" sh -c "
+        for vk in 0 1; do
+            n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode_bf16_vk\${vk}_dk128_dv128_bv128%' AND target='gfx1201' AND status='ok'\")
+            echo \"vk\$vk bv128: \$n ok\"; [ \$n -ge 1 ] || exit 1
+        done
+        sqlite3 $DB \"SELECT writefile('$DIR/gdn.co', code) FROM kernel WHERE name='$GDNK' AND target='gfx1201'\" > /dev/null &&
+        llvm-objdump-19 -d $DIR/gdn.co > $DIR/gdn.dis &&
+        l=\$(grep -c 'global_load_b128' $DIR/gdn.dis) && s=\$(grep -c 'global_store_b128' $DIR/gdn.dis) &&
+        echo \"\$l 16-byte loads, \$s 16-byte stores\" && [ \$l -ge 8 ] && [ \$s -ge 8 ]"
+fi
 
 echo "compile: $checks checks, $failed failed"
 [ "$failed" = 0 ]

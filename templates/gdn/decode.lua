@@ -1,0 +1,68 @@
+-- decode.lua: the variant space of templates/gdn/decode.hip, one fused gated delta-net layer step
+-- (op gdn_decode, ABI templates/abi/gdn.h, descriptor runtime/op_gdn.c). Axes as the template
+-- reads them: VK the state layout (0 [.., K, V], 1 K-last), DK and DV the head sizes, BV the value
+-- columns a block owns (BV = dv serves the fused gated norm), NW warps, KPT state rows a thread
+-- holds; a thread holds KPT x VPT of the block's DK x BV fp32 state, VPT = BV * KPT / (DK's
+-- share of the threads).
+
+local function div(a, b) return math.floor(a / b) end
+local MAX_T, MAX_KW = 8, 4
+
+local function layout(p, t)
+  local threads = p.NW * t.wave_size
+  local ti = div(p.DK, p.KPT)
+  if p.DK % p.KPT ~= 0 or threads % ti ~= 0 then return nil end
+  local tj = div(threads, ti)
+  if p.BV % tj ~= 0 then return nil end
+  return ti, tj, div(p.BV, tj)
+end
+
+-- kt_gdn_smem: the step's conv outputs (q, k, v columns), the replayed k, six per-token scalars,
+-- the row sums' partials (two parities, two sums), the norm's wave sums, the writer flag
+local function smem_bytes(p, t)
+  local ti, tj = layout(p, t)
+  local threads = p.NW * t.wave_size
+  local parts
+  if p.VK == 1 then parts = ti > t.wave_size and div(ti, t.wave_size) or 1
+  else parts = tj < t.wave_size and p.NW or ti end
+  return 4 * (MAX_T * (2 * p.DK + p.BV) + MAX_T * p.DK + 6 * MAX_T + 2 * 2 * parts * p.BV + 2 * p.NW + 1)
+end
+
+return {
+  family = "gdn",
+  template = "decode.hip",
+  kernel = "kt_gdn_decode",
+  ops = { "gdn_decode" },
+  axes = {
+    { "dtype", { "bf16", "fp16" } },
+    { "VK", { 0, 1 } },
+    { "DK", { 128 } },
+    { "DV", { 128 } },
+    { "BV", { 32, 64, 128 } },
+    { "NW", { 2, 4, 8 } },
+    { "KPT", { 4, 8, 16, 32 } },
+  },
+
+  threads = function(p, t) return p.NW * t.wave_size end,
+
+  lds_bytes = function(p, t)
+    if not layout(p, t) then return 0 end
+    return smem_bytes(p, t)
+  end,
+
+  constraint = function(p, t)
+    local ti, tj, vpt = layout(p, t)
+    if not ti then return false, "the threads do not tile DK x BV" end
+    if p.DV % p.BV ~= 0 then return false, "BV does not divide DV" end
+    -- the state moves in 16-byte pieces along its contiguous axis: 4 floats a thread there
+    if p.VK == 0 and vpt % 4 ~= 0 then return false, "VK 0: fewer than 4 columns a thread" end
+    if p.VK == 1 and p.KPT % 4 ~= 0 then return false, "VK 1: fewer than 4 rows a thread" end
+    -- the state piece lives in registers beside ~40 of the kernel's own: at most 64 floats
+    -- (128 spilled on sm_90a's 255 with the conv's arrays live)
+    if p.KPT * vpt > 64 then return false, "more than 64 state floats a thread" end
+    if p.KPT * vpt < 8 then return false, "fewer than 8 state floats a thread: the block's state is too thin" end
+    if p.NW * t.wave_size < MAX_T then return false, "fewer threads than tokens" end
+    if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
+    return true
+  end,
+}
