@@ -123,6 +123,11 @@ out/tests/%: tests/unit/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Itemplates -Itests/unit -o $@ $< -lpthread
 
+# the GDN decode template emulated on the host, through its descriptor in libkt
+out/tests/test_gdn_emu: tests/unit/test_gdn_emu.cpp out/lib/libkt.a
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Iruntime -Ibuild -Itemplates -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
+
 # `make test` is what CI runs: every phase, then one summary line.
 test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so out/lib/libktrt.so out/lib/libktrt.a out/bin/law_replay
 	@sh tests/run_all.sh "$(TEST_BINS)" "$(FUZZ_BINS)"

@@ -120,6 +120,14 @@ typedef struct kt_model_attn {
     char kind[16];                      /* "full" | "sliding" */
 } kt_model_attn;
 
+/* The gated delta-net (linear attention) layers of a rank: every one has the same geometry. */
+typedef struct kt_model_gdn {
+    int layers;                         /* 0: the model has none */
+    int k_heads_per_rank, v_heads_per_rank;
+    int key_dim, value_dim;             /* per head: linear_key_head_dim, linear_value_head_dim */
+    int conv_kw;                        /* linear_conv_kernel_dim */
+} kt_model_gdn;
+
 typedef struct kt_model_shape {
     const char *dtype;                  /* "bf16" | "fp16" */
     int hidden, intermediate, heads, kv_heads, head_dim, layers, tp;
@@ -128,7 +136,8 @@ typedef struct kt_model_shape {
     kt_model_linear linear[KT_MODEL_MAX_LINEAR];
     int nattn;                          /* the distinct attention geometries per rank */
     kt_model_attn attn[KT_MODEL_MAX_ATTN];
-    int linear_attn_layers;             /* GDN layers: not attention, not derived (tuner/model.h) */
+    int linear_attn_layers;             /* GDN layers: not attention (tuner/model.h) */
+    kt_model_gdn gdn;                   /* their geometry, for op gdn_decode */
     int norm_plus_one;                  /* 1: the norms scale by (1 + weight) (Gemma, Qwen3-Next),
                                          * which rmsnorm_add's x * weight is not */
 } kt_model_shape;

@@ -6,12 +6,14 @@
 #include "op_rmsnorm.h"
 #include "op_attn.h"
 #include "op_attn_prefill.h"
+#include "op_gdn.h"
 
 static const kt_op *const kt_ops[] = {
     &kt_op_gemm,
     &kt_op_rmsnorm_add,
     &kt_op_attn_decode,
     &kt_op_attn_prefill,
+    &kt_op_gdn_decode,
 };
 #define KT_NOPS ((int)(sizeof kt_ops / sizeof kt_ops[0]))
 

@@ -69,6 +69,8 @@ typedef struct kt_gdn_decode_args {
     int conv_kw;                    /* 2 .. 4 taps */
     int conv_len;                   /* columns of a conv-state slot */
     int max_tokens;                 /* the largest n_i of the call (host-side maximum), 1 .. 8 */
+    int state_vk;                   /* the ssm state's layout: 0 [.., K, V], 1 K-last (the runtime
+                                       picks a kernel of that layout; the kernel has it compiled in) */
     float scale;                    /* applied to q after its norm; dk^-0.5 in the models */
     float norm_eps;
 

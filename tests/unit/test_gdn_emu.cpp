@@ -5,14 +5,20 @@
  * layouts. Two references: the ABI's own (runtime/gdn_ref.c, pools compared after the chain) and
  * an independent truth for the speculative chains: the plain per-token recurrence over the
  * accepted tokens only, whose outputs every speculative step must reproduce. Variants cover
- * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves. */
+ * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves.
+ * Last, the descriptor's own verification set (runtime/op_gdn.c: buffers, fill, args_for, bind,
+ * launches, ref_cpu, rel_error, as the worker runs them) on the emulated kernel, within its bound,
+ * and a corrupted state element outside it. Links libkt. */
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include "emu_prelude.h"
 #include "abi/gdn.h"
-#include "runtime/gdn_ref.c"
+#include "runtime/gdn_ref.h"
+extern "C" {
+#include "runtime/op.h"
+}
 #include "tuner/random_inputs.h"
 #include "kt_test.h"
 
@@ -76,13 +82,13 @@ namespace vd {
 struct variant {
     const char *name;
     void (*kernel)(kt_gdn_decode_args);
-    int vk, bv, threads;
+    int vk, bv, threads, kpt;
 };
 static const variant variants[] = {
-    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 256},
-    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 256},
-    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 64},
-    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 128},
+    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 256, 8},
+    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 256, 4},
+    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 64, 8},
+    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 128, 16},
 };
 
 enum { H = 2, HV = 4, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 12, BATCH = 5, LCOL = KW - 1 + 8 };
@@ -233,6 +239,59 @@ static void chain(const variant &v, int spec, int ds_layout, int norm, int steps
     KT_CHECK(slot0);
 }
 
+
+/* The worker's flow over the descriptor, the kernel emulated. */
+static void descriptor_flow(const variant &v, const char *key)
+{
+    const kt_op *op = kt_op_find("gdn_decode");
+    KT_CHECK(op != nullptr);
+    if (!op) return;
+    kt_problem p;
+    char err[256];
+    KT_CHECK(kt_problem_parse(key, &p, err, sizeof err) == 0);
+    char params[160];
+    snprintf(params, sizeof params, "{\"dtype\":\"bf16\",\"VK\":%d,\"DK\":128,\"DV\":128,\"BV\":%d,\"NW\":%d,\"KPT\":%d}", v.vk,
+             v.bv, v.threads / 32, v.kpt);
+    kt_variant kv;
+    KT_CHECK(kt_variant_parse(op, params, &kv, nullptr, 0, err, sizeof err) == 0);
+    kt_op_buffer bufs[KT_OP_MAX_BUFFERS];
+    const int nb = op->buffers(&p, bufs);
+    std::vector<void *> dev((size_t)nb), init((size_t)nb);
+    uint64_t r = 42;
+    for (int i = 0; i < nb; i++) {
+        const size_t bytes = (bufs[i].bytes + 15) / 16 * 16;
+        dev[(size_t)i] = aligned_alloc(16, bytes);
+        init[(size_t)i] = aligned_alloc(16, bytes);
+        if (bufs[i].role & KT_BUF_IN) op->fill(&p, i, dev[(size_t)i], bufs[i].bytes, &r);
+        else memset(dev[(size_t)i], 0xFF, bufs[i].bytes);   /* poisoned outputs */
+        memcpy(init[(size_t)i], dev[(size_t)i], bufs[i].bytes);
+    }
+    kt_gdn_decode_args a;
+    op->args_for(&a, &p, dev.data());
+    std::vector<unsigned> counters((size_t)(op->workspace_bytes(&kv, &p, 132, 0) / 4), 0u);
+    void *ws[1] = {counters.data()};
+    long long wsb[1] = {(long long)counters.size() * 4};
+    op->bind(&a, &kv, &p, 132, ws, wsb);
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    KT_CHECK(op->launches(&kv, &p, 32, 132, l) == 1);
+    KT_CHECK((int)l[0].dims.block[0] == v.threads);
+    kt_emu_run(v.kernel, a, (int)l[0].dims.grid[0], (int)l[0].dims.grid[1], (int)l[0].dims.grid[2], v.threads);
+    for (unsigned c : counters) KT_CHECK_INT(c, 0);
+    std::vector<double> ref(op->ref_count(&p));
+    op->ref_cpu(&p, init.data(), ref.data());
+    const double e = op->rel_error(&p, dev.data(), ref.data()), bound = op->error_bound(p.dtype);
+    /* one state element off by 1% of its value: 100x the pools' weight puts it past the bound */
+    float *ssm = (float *)dev[5];
+    const int live_slot = (int)p.dim[8];   /* sequence 0's slot (op_gdn.c: batch - i) */
+    const long long at = (long long)live_slot * p.dim[3] * 128 * 128 + 777;
+    ssm[at] += 0.05f * (fabsf(ssm[at]) + 1.0f);
+    const double e2 = op->rel_error(&p, dev.data(), ref.data());
+    printf("  %-52s %s: error %.2e (bound %.0e); one state element off: %.2e\n", v.name, key, e, bound, e2);
+    KT_CHECK(e < bound);
+    KT_CHECK(e2 > bound);
+    for (int i = 0; i < nb; i++) { free(dev[(size_t)i]); free(init[(size_t)i]); }
+}
+
 int main(void)
 {
     for (const variant &v : variants) {
@@ -241,5 +300,8 @@ int main(void)
         chain(v, 1, v.vk, norm, 4);
         chain(v, 1, !v.vk, 0, 2);
     }
+    descriptor_flow(variants[0], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=0 q<=4 batch<=8");
+    descriptor_flow(variants[1], "gdn_decode bf16 dk=128 dv=128 hk=1 hv=2 kw=4 norm=0 vk=1 q<=1 batch<=8");
+    descriptor_flow(variants[2], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=3 norm=0 vk=1 q<=8 batch<=4");
     KT_TEST_END();
 }

@@ -1,0 +1,576 @@
+/* op_gdn.c: the descriptor of the fused gated delta-net decode step (op "gdn_decode"): key
+ * `gdn_decode <dtype> dk= dv= hk= hv= kw= norm= vk= q<= batch<=`, recipe templates/gdn/decode.lua,
+ * template templates/gdn/decode.hip, ABI templates/abi/gdn.h (the math and its rounding points),
+ * float64 reference runtime/gdn_ref.c. Pure functions: no I/O, no state, no GPU. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "op_gdn.h"
+#include "gdn_ref.h"
+#include "ktrt.h"                    /* KT_OK, KT_EINVAL */
+#include "../tuner/half_convert.h"
+#include "../tuner/random_inputs.h"
+
+static const char *const gdn_dtypes[] = {"bf16", "fp16"};
+enum { GDN_BF16, GDN_FP16 };
+
+/* tokens a sequence: 1 plain, 2 to 8 speculative verify */
+static const int gdn_q_edges[] = {1, 2, 4, 8};
+static const int gdn_batch_edges[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+static const kt_op_dim gdn_dims[KT_GDN_NDIMS] = {
+    {"dk", 0, NULL, 0, 0},
+    {"dv", 0, NULL, 0, 0},
+    {"hk", 0, NULL, 0, 0},
+    {"hv", 0, NULL, 0, 0},
+    {"kw", 0, NULL, 0, 0},
+    {"norm", 0, NULL, 0, 1},
+    {"vk", 0, NULL, 0, 1},
+    {"q", 1, gdn_q_edges, (int)(sizeof gdn_q_edges / sizeof gdn_q_edges[0]), 0},
+    {"batch", 1, gdn_batch_edges, (int)(sizeof gdn_batch_edges / sizeof gdn_batch_edges[0]), 0},
+};
+
+/* Every axis is required but the layout (0: [.., K, V], fla's and vLLM's fused_recurrent). */
+static const kt_op_param gdn_params[KT_GDN_NPARAMS] = {
+    {"VK", 0, 0},
+    {"DK", 0, 1},
+    {"DV", 0, 1},
+    {"BV", 0, 1},
+    {"NW", 0, 1},
+    {"KPT", 0, 1},
+};
+
+static const char *const gdn_workspaces[] = {"conv-state counters"};
+
+#define DIM(p, d) ((p)->dim[KT_GDN_D_##d])
+#define PAR(v, n) ((v)->p[KT_GDN_P_##n])
+static long long gdn_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
+
+/* ---- geometry ---- */
+
+static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len)
+{
+    if (PAR(v, DK) != DIM(p, DK) || PAR(v, DV) != DIM(p, DV)) {
+        snprintf(buf, len, "compiled for dk=%d dv=%d, the problem has dk=%lld dv=%lld", PAR(v, DK), PAR(v, DV),
+                 DIM(p, DK), DIM(p, DV));
+        return buf;
+    }
+    if (PAR(v, VK) != DIM(p, VK)) {
+        snprintf(buf, len, "reads the state layout vk=%d, the problem's is vk=%lld", PAR(v, VK), DIM(p, VK));
+        return buf;
+    }
+    if (PAR(v, BV) < 1 || DIM(p, DV) % PAR(v, BV)) {
+        snprintf(buf, len, "BV=%d does not divide dv=%lld", PAR(v, BV), DIM(p, DV));
+        return buf;
+    }
+    if (DIM(p, NORM) && PAR(v, BV) != DIM(p, DV)) {
+        snprintf(buf, len, "the gated norm needs a head's dv columns in one block: BV=%d, dv=%lld", PAR(v, BV), DIM(p, DV));
+        return buf;
+    }
+    if (DIM(p, HK) < 1 || DIM(p, HV) % DIM(p, HK)) {
+        snprintf(buf, len, "hv=%lld is not a multiple of hk=%lld", DIM(p, HV), DIM(p, HK));
+        return buf;
+    }
+    if (DIM(p, KW) < 2 || DIM(p, KW) > KT_GDN_MAX_KW) {
+        snprintf(buf, len, "kw=%lld: the template serves 2 to %d conv taps", DIM(p, KW), KT_GDN_MAX_KW);
+        return buf;
+    }
+    if (DIM(p, Q) > KT_GDN_MAX_TOKENS) {
+        snprintf(buf, len, "q=%lld: at most %d tokens a sequence", DIM(p, Q), KT_GDN_MAX_TOKENS);
+        return buf;
+    }
+    if (DIM(p, BATCH) > 65535 || DIM(p, HV) > 65535) {
+        snprintf(buf, len, "batch=%lld hv=%lld: the grid's y and z hold at most 65535", DIM(p, BATCH), DIM(p, HV));
+        return buf;
+    }
+    if (gdn_conv_dim(p) > INT_MAX / KT_GDN_MAX_TOKENS) {
+        snprintf(buf, len, "conv_dim=%lld does not fit the argument struct's ints", gdn_conv_dim(p));
+        return buf;
+    }
+    return NULL;
+}
+
+static int gdn_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
+                        kt_op_launch out[KT_OP_MAX_LAUNCHES])
+{
+    char buf[200];
+    if (!v || !p || !out || gdn_misfit(v, p, units, buf, sizeof buf)) return 0;
+    memset(out, 0, sizeof *out);
+    out[0].suffix = "";
+    out[0].dims.grid[0] = (unsigned)(DIM(p, DV) / PAR(v, BV));
+    out[0].dims.grid[1] = (unsigned)DIM(p, HV);
+    out[0].dims.grid[2] = (unsigned)DIM(p, BATCH);
+    out[0].dims.block[0] = (unsigned)(PAR(v, NW) * wave_size);
+    out[0].dims.block[1] = 1;
+    out[0].dims.block[2] = 1;
+    out[0].dims.shared = 0;   /* static shared memory only */
+    return 1;
+}
+
+/* one counter a (sequence, key head) */
+static long long gdn_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
+{
+    return i == 0 ? 4 * DIM(p, BATCH) * DIM(p, HK) : 0;
+}
+static long long gdn_workspace_poison_bytes(int i, long long bytes) { return 0; }   /* counters stay zero */
+static int gdn_needs_workspace(const kt_variant *v) { return 1; }
+static int gdn_split_of(const kt_variant *v) { return -1; }
+
+/* ---- arguments ---- */
+
+#define NEED(field) \
+    do { if (!a->field) { snprintf(err, errlen, "gdn_decode: " #field " is NULL"); return KT_EINVAL; } } while (0)
+#define AT_LEAST(field, min) \
+    do { if (a->field < (min)) { snprintf(err, errlen, "gdn_decode: " #field " = %lld, must be >= %lld", \
+                                          (long long)a->field, (long long)(min)); return KT_EINVAL; } } while (0)
+
+static int gdn_problem_of_args(const void *args, kt_problem *p, char *err, size_t errlen)
+{
+    const kt_gdn_decode_args *a = args;
+    if (!a || !p) { snprintf(err, errlen, "gdn_decode: NULL %s", a ? "problem" : "args"); return KT_EINVAL; }
+    NEED(qkv); NEED(a); NEED(b); NEED(A_log); NEED(dt_bias); NEED(conv_weight); NEED(conv_state);
+    NEED(ssm_state); NEED(query_start_loc); NEED(state_indices); NEED(out);
+    if (a->norm_weight && !a->z) { snprintf(err, errlen, "gdn_decode: z is NULL with norm_weight set"); return KT_EINVAL; }
+    if (a->num_accepted && !a->spec_log) {
+        snprintf(err, errlen, "gdn_decode: spec_log is NULL with num_accepted set (speculative steps keep a log)");
+        return KT_EINVAL;
+    }
+    AT_LEAST(batch, 1); AT_LEAST(num_k_heads, 1); AT_LEAST(num_v_heads, 1); AT_LEAST(dk, 1); AT_LEAST(dv, 1);
+    AT_LEAST(max_tokens, 1);
+    if (a->max_tokens > KT_GDN_MAX_TOKENS) {
+        snprintf(err, errlen, "gdn_decode: max_tokens = %d, at most %d", a->max_tokens, KT_GDN_MAX_TOKENS);
+        return KT_EINVAL;
+    }
+    if (a->num_v_heads % a->num_k_heads) {
+        snprintf(err, errlen, "gdn_decode: num_v_heads = %d is not a multiple of num_k_heads = %d", a->num_v_heads,
+                 a->num_k_heads);
+        return KT_EINVAL;
+    }
+    if (a->conv_kw < 2 || a->conv_kw > KT_GDN_MAX_KW) {
+        snprintf(err, errlen, "gdn_decode: conv_kw = %d, must be 2 to %d", a->conv_kw, KT_GDN_MAX_KW);
+        return KT_EINVAL;
+    }
+    const int need = a->num_accepted ? a->conv_kw - 1 + a->max_tokens : a->conv_kw - 1;
+    if (a->conv_len < need) {
+        snprintf(err, errlen, "gdn_decode: conv_len = %d, a %s step of %d tokens needs %d columns", a->conv_len,
+                 a->num_accepted ? "speculative" : "plain", a->max_tokens, need);
+        return KT_EINVAL;
+    }
+    const long long cdim = 2LL * a->num_k_heads * a->dk + (long long)a->num_v_heads * a->dv;
+    if (a->qkv_stride < cdim) {
+        snprintf(err, errlen, "gdn_decode: qkv_stride = %d is less than conv_dim = %lld", a->qkv_stride, cdim);
+        return KT_EINVAL;
+    }
+    AT_LEAST(ab_stride, a->num_v_heads);
+    AT_LEAST(out_stride, (long long)a->num_v_heads * a->dv);
+    if (a->norm_weight) AT_LEAST(z_stride, (long long)a->num_v_heads * a->dv);
+    AT_LEAST(conv_chan_stride, 1); AT_LEAST(conv_col_stride, 1);
+    AT_LEAST(ssm_slot_stride, (long long)a->num_v_heads * a->dk * a->dv);
+    if (a->num_accepted) AT_LEAST(log_slot_stride, (long long)a->num_v_heads * KT_GDN_MAX_TOKENS * a->dv * 2);
+    if (a->ssm_slot_stride % 4 || a->log_slot_stride % 4 || ((unsigned long long)(uintptr_t)a->ssm_state & 15) ||
+        ((unsigned long long)(uintptr_t)a->spec_log & 15)) {
+        snprintf(err, errlen, "gdn_decode: ssm_state and spec_log must be 16-byte aligned and their slot strides "
+                 "multiples of 4 floats");
+        return KT_EINVAL;
+    }
+    if (a->state_vk != 0 && a->state_vk != 1) {
+        snprintf(err, errlen, "gdn_decode: state_vk = %d, must be 0 ([.., K, V]) or 1 (K-last)", a->state_vk);
+        return KT_EINVAL;
+    }
+    if (!(a->scale > 0.0f) || isinf(a->scale)) {
+        snprintf(err, errlen, "gdn_decode: scale = %g, must be finite and > 0", (double)a->scale);
+        return KT_EINVAL;
+    }
+    if (a->norm_weight && (!(a->norm_eps >= 0.0f) || isinf(a->norm_eps))) {
+        snprintf(err, errlen, "gdn_decode: norm_eps = %g, must be finite and >= 0", (double)a->norm_eps);
+        return KT_EINVAL;
+    }
+    p->op = &kt_op_gdn_decode;
+    for (int i = 0; i < KT_OP_MAX_DIMS; i++) p->dim[i] = 0;
+    p->dim[KT_GDN_D_DK] = a->dk;
+    p->dim[KT_GDN_D_DV] = a->dv;
+    p->dim[KT_GDN_D_HK] = a->num_k_heads;
+    p->dim[KT_GDN_D_HV] = a->num_v_heads;
+    p->dim[KT_GDN_D_KW] = a->conv_kw;
+    p->dim[KT_GDN_D_NORM] = a->norm_weight != NULL;
+    p->dim[KT_GDN_D_VK] = a->state_vk;
+    p->dim[KT_GDN_D_Q] = a->max_tokens;
+    p->dim[KT_GDN_D_BATCH] = a->batch;
+    return KT_OK;
+}
+
+static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
+                     const long long *workspace_bytes)
+{
+    ((kt_gdn_decode_args *)args)->counters = workspace ? workspace[0] : NULL;
+}
+
+/* ---- the law ----
+ * The step is a stream of the state (2 x dk x dv x 4 bytes a head, in and out) with a little
+ * compute a token, latency-bound when the batch is small. Among the candidates that can serve p,
+ * lexicographically:
+ *  1. blocks enough to fill the device (min(blocks, units) with blocks = dv/BV x hv x batch): at
+ *     batch 1 the state of a few heads is spread over more compute units by a narrower BV;
+ *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
+ *     paid once a block: fewer blocks, less of both);
+ *  3. resident threads a compute unit (occupancy x block threads): the bytes in flight;
+ *  4. the row sums reduced in the wave alone (no LDS round and barrier a token);
+ *  5. fewer registers, then the first candidate.
+ * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
+#define GDN_LAW_KEYS 6
+
+static int gdn_parts(const kt_variant *v, int wave)
+{
+    const int nt = PAR(v, NW) * wave, ti = PAR(v, DK) / PAR(v, KPT), tj = ti > 0 ? nt / ti : 0;
+    if (PAR(v, VK)) return ti > wave ? ti / wave : 1;
+    return tj < wave ? PAR(v, NW) : ti;
+}
+
+static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDN_LAW_KEYS])
+{
+    const kt_variant *v = &c->v;
+    const int wave = d && d->wave_size > 0 ? d->wave_size : 32;
+    const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
+    const long long blocks = DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, BATCH);
+    const long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    int i = 0;
+    key[i++] = blocks < units ? blocks : units;
+    key[i++] = PAR(v, BV);
+    key[i++] = occ * PAR(v, NW) * wave;
+    key[i++] = -gdn_parts(v, wave);
+    key[i++] = -(long long)c->regs;
+    key[i++] = 0;
+}
+
+static int gdn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
+{
+    if (!c || n < 1 || !p) return -1;
+    const int units = d && d->compute_units > 0 ? d->compute_units : 1;
+    int best = -1;
+    long long bk[GDN_LAW_KEYS] = {0};
+    for (int i = 0; i < n; i++) {
+        char buf[200];
+        if (gdn_misfit(&c[i].v, p, units, buf, sizeof buf)) continue;
+        long long key[GDN_LAW_KEYS];
+        gdn_law_key(d, &c[i], p, key);
+        int better = best < 0;
+        for (int j = 0; !better && j < GDN_LAW_KEYS; j++)
+            if (key[j] != bk[j]) {
+                better = key[j] > bk[j];
+                break;
+            }
+        if (better) {
+            best = i;
+            memcpy(bk, key, sizeof bk);
+        }
+    }
+    return best;
+}
+
+/* ---- verification ----
+ * A set: batch sequences with mixed token counts (sequence 0 at q, the others 1 .. q), scattered
+ * slots in a pool of batch + 2 (slots 0 and batch + 1 belong to nobody: a stray write shows), every
+ * eighth sequence from the sixth on padded, and for q > 1 a speculative step replaying 0 .. q of
+ * the slot's logged tokens. Everything but the values is a function of the problem, so buffers()
+ * knows the token count. */
+enum { B_QKV, B_ZAB, B_PAR, B_META, B_CONV, B_SSM, B_LOG, B_OUT, B_COUNT };
+
+static int gdn_seq_tokens(const kt_problem *p, int i)
+{
+    const int q = (int)DIM(p, Q);
+    return i == 0 || q == 1 ? q : 1 + (i * 3 + 1) % q;
+}
+static int gdn_seq_slot(const kt_problem *p, int i) { return i % 8 == 5 ? -1 : (int)DIM(p, BATCH) - i; }
+static int gdn_seq_accepted(const kt_problem *p, int i) { return i % ((int)DIM(p, Q) + 1); }
+static int gdn_spec(const kt_problem *p) { return DIM(p, Q) > 1; }
+static long long gdn_slots(const kt_problem *p) { return DIM(p, BATCH) + 2; }
+static long long gdn_tokens(const kt_problem *p)
+{
+    long long t = 0;
+    for (int i = 0; i < DIM(p, BATCH); i++) t += gdn_seq_tokens(p, i);
+    return t;
+}
+static long long gdn_conv_slot(const kt_problem *p) { return gdn_conv_dim(p) * KT_GDN_VERIFY_CONV_LEN; }
+static long long gdn_ssm_slot(const kt_problem *p) { return DIM(p, HV) * DIM(p, DK) * DIM(p, DV); }
+static long long gdn_log_slot(const kt_problem *p) { return DIM(p, HV) * KT_GDN_MAX_TOKENS * DIM(p, DV) * 2; }
+static long long gdn_out_elems(const kt_problem *p) { return gdn_tokens(p) * DIM(p, HV) * DIM(p, DV); }
+/* params: A_log and dt_bias (fp32), then the conv weight and the norm weight (16-bit) */
+static long long gdn_par_bytes(const kt_problem *p)
+{
+    return 8 * DIM(p, HV) + 2 * (gdn_conv_dim(p) * DIM(p, KW) + DIM(p, DV));
+}
+
+static int gdn_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
+{
+    const long long t = gdn_tokens(p), b = DIM(p, BATCH), hv = DIM(p, HV), dv = DIM(p, DV);
+    out[B_QKV] = (kt_op_buffer){"qkv", KT_BUF_IN, (size_t)(t * gdn_conv_dim(p) * 2)};
+    out[B_ZAB] = (kt_op_buffer){"z,a,b", KT_BUF_IN, (size_t)(t * hv * (dv + 2) * 2)};
+    out[B_PAR] = (kt_op_buffer){"A_log,dt_bias,conv_weight,norm_weight", KT_BUF_IN, (size_t)gdn_par_bytes(p)};
+    out[B_META] = (kt_op_buffer){"query_start_loc,state_indices,num_accepted", KT_BUF_IN, (size_t)((3 * b + 1) * 4)};
+    out[B_CONV] = (kt_op_buffer){"conv_state", KT_BUF_INOUT, (size_t)(gdn_slots(p) * gdn_conv_slot(p) * 2)};
+    out[B_SSM] = (kt_op_buffer){"ssm_state", KT_BUF_INOUT, (size_t)(gdn_slots(p) * gdn_ssm_slot(p) * 4)};
+    out[B_LOG] = (kt_op_buffer){"spec_log", KT_BUF_INOUT, (size_t)(gdn_slots(p) * gdn_log_slot(p) * 4)};
+    out[B_OUT] = (kt_op_buffer){"out", KT_BUF_OUT, (size_t)(gdn_out_elems(p) * 2)};
+    return B_COUNT;
+}
+
+static double gdn_uniform(uint64_t *rng, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(kt_rand_splitmix64(rng) >> 11) * 0x1p-53;
+}
+static uint16_t gdn_round(int dtype, double x)
+{
+    return dtype == GDN_FP16 ? kt_f32_to_f16((float)x) : kt_f32_to_bf16((float)x);
+}
+
+/* 16-bit inputs: the generator every verifier draws from (never zero); the conv weight in
+ * [-0.6, 0.6) and the norm weight 1 +- 1/2; A_log in [-3, -1) and dt_bias in [-1, 1), so the
+ * state decays by 5 to 50% a token: old state and new tokens both weigh in the output. The state
+ * and the log hold what a previous step could have left: S in [-1, 1), d in [-1, 1), g in
+ * [-0.5, -0.01). */
+static void gdn_fill(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng)
+{
+    const int dt = p->dtype, fp16 = dt == GDN_FP16;
+    switch (i) {
+    case B_QKV:
+    case B_ZAB:
+    case B_CONV:
+        for (size_t j = 0; j < bytes / 2; j++) ((uint16_t *)host)[j] = kt_rand_input(fp16, rng);
+        break;
+    case B_PAR: {
+        float *f = host;
+        const long long hv = DIM(p, HV), nw = gdn_conv_dim(p) * DIM(p, KW);
+        for (long long h = 0; h < hv; h++) {
+            f[h] = (float)gdn_uniform(rng, -3.0, -1.0);
+            f[hv + h] = (float)gdn_uniform(rng, -1.0, 1.0);
+        }
+        uint16_t *w = (uint16_t *)(f + 2 * hv);
+        for (long long j = 0; j < nw; j++) w[j] = gdn_round(dt, gdn_uniform(rng, -0.6, 0.6));
+        for (long long j = 0; j < DIM(p, DV); j++) w[nw + j] = gdn_round(dt, gdn_uniform(rng, 0.5, 1.5));
+        break;
+    }
+    case B_META: {
+        int32_t *m = host;
+        const int b = (int)DIM(p, BATCH);
+        m[0] = 0;
+        for (int s = 0; s < b; s++) {
+            m[s + 1] = m[s] + gdn_seq_tokens(p, s);
+            m[b + 1 + s] = gdn_seq_slot(p, s);
+            m[2 * b + 1 + s] = gdn_seq_accepted(p, s);
+        }
+        break;
+    }
+    case B_SSM:
+        for (size_t j = 0; j < bytes / 4; j++) ((float *)host)[j] = (float)gdn_uniform(rng, -1.0, 1.0);
+        break;
+    case B_LOG:
+        for (size_t j = 0; j + 1 < bytes / 4; j += 2) {
+            ((float *)host)[j] = (float)gdn_uniform(rng, -1.0, 1.0);
+            ((float *)host)[j + 1] = (float)gdn_uniform(rng, -0.5, -0.01);
+        }
+        break;
+    default:
+        memset(host, 0, bytes);
+    }
+}
+
+static void gdn_args_for(void *args, const kt_problem *p, void *const *buffers)
+{
+    kt_gdn_decode_args *a = args;
+    memset(a, 0, sizeof *a);
+    const long long t = gdn_tokens(p), hv = DIM(p, HV), dv = DIM(p, DV), b = DIM(p, BATCH);
+    const int spec = gdn_spec(p);
+    a->qkv = buffers[B_QKV];
+    a->z = buffers[B_ZAB];
+    a->a = (const uint16_t *)buffers[B_ZAB] + t * hv * dv;
+    a->b = (const uint16_t *)buffers[B_ZAB] + t * hv * (dv + 1);
+    a->A_log = buffers[B_PAR];
+    a->dt_bias = (const float *)buffers[B_PAR] + hv;
+    a->conv_weight = (const float *)buffers[B_PAR] + 2 * hv;
+    a->norm_weight = DIM(p, NORM) ? (const uint16_t *)a->conv_weight + gdn_conv_dim(p) * DIM(p, KW) : NULL;
+    a->conv_state = buffers[B_CONV];
+    a->ssm_state = buffers[B_SSM];
+    a->spec_log = spec ? buffers[B_LOG] : NULL;
+    a->query_start_loc = buffers[B_META];
+    a->state_indices = (const int *)buffers[B_META] + b + 1;
+    a->num_accepted = spec ? (const int *)buffers[B_META] + 2 * b + 1 : NULL;
+    a->out = buffers[B_OUT];
+    a->conv_slot_stride = gdn_conv_slot(p);
+    a->ssm_slot_stride = gdn_ssm_slot(p);
+    a->log_slot_stride = gdn_log_slot(p);
+    a->conv_chan_stride = KT_GDN_VERIFY_CONV_LEN;
+    a->conv_col_stride = 1;
+    a->qkv_stride = (int)gdn_conv_dim(p);
+    a->z_stride = (int)(hv * dv);
+    a->ab_stride = (int)hv;
+    a->out_stride = (int)(hv * dv);
+    a->batch = (int)b;
+    a->num_k_heads = (int)DIM(p, HK);
+    a->num_v_heads = (int)hv;
+    a->dk = (int)DIM(p, DK);
+    a->dv = (int)dv;
+    a->conv_kw = (int)DIM(p, KW);
+    a->conv_len = KT_GDN_VERIFY_CONV_LEN;
+    a->max_tokens = (int)DIM(p, Q);
+    a->state_vk = (int)DIM(p, VK);
+    a->scale = (float)(1.0 / sqrt((double)DIM(p, DK)));
+    a->norm_eps = 1e-6f;
+}
+
+/* out (every token; a padded sequence's rows are not compared), then the three pools whole */
+static size_t gdn_ref_count(const kt_problem *p)
+{
+    return (size_t)(gdn_out_elems(p) + gdn_slots(p) * (gdn_conv_slot(p) + gdn_ssm_slot(p) + gdn_log_slot(p)));
+}
+
+static void gdn_ref_cpu(const kt_problem *p, void *const *host, double *ref)
+{
+    const int fp16 = p->dtype == GDN_FP16;
+    kt_gdn_decode_args a;
+    gdn_args_for(&a, p, host);
+    const long long no = gdn_out_elems(p), nc = gdn_slots(p) * gdn_conv_slot(p), ns = gdn_slots(p) * gdn_ssm_slot(p);
+    const long long nl = gdn_slots(p) * gdn_log_slot(p);
+    double *out = ref, *conv = ref + no, *ssm = conv + nc, *log = ssm + ns;
+    for (long long i = 0; i < no; i++) out[i] = 0.0;
+    for (long long i = 0; i < nc; i++) conv[i] = kt_gdn_ref_val(((const uint16_t *)host[B_CONV])[i], fp16);
+    for (long long i = 0; i < ns; i++) ssm[i] = ((const float *)host[B_SSM])[i];
+    for (long long i = 0; i < nl; i++) log[i] = ((const float *)host[B_LOG])[i];
+    kt_gdn_ref_pools pools = {conv, ssm, log, (int)DIM(p, VK)};
+    kt_gdn_ref_step(&a, fp16, &pools, out);
+}
+
+/* ||x - ref|| / ||ref|| over n values of x (kind 0: 16-bit, 1: fp32), those of dead rows (live[i / per]
+ * 0) skipped; NaN when one is not finite */
+static double gdn_rel(const double *ref, const void *x, long long n, int kind, int fp16, const uint8_t *live, long long per)
+{
+    double num = 0.0, den = 0.0;
+    for (long long i = 0; i < n; i++) {
+        if (live && !live[i / per]) continue;
+        const double v = kind == 0 ? kt_gdn_ref_val(((const uint16_t *)x)[i], fp16) : ((const float *)x)[i];
+        if (!isfinite(v)) return NAN;
+        num += (v - ref[i]) * (v - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The output against the dtype's bound; the fp32 state and log, and the conv state (copies of
+ * 16-bit inputs, exact), against a bound 100x tighter: the worst of out's error and 100x the
+ * pools' is what error_bound judges. */
+static double gdn_rel_error(const kt_problem *p, void *const *host, const double *ref)
+{
+    const int fp16 = p->dtype == GDN_FP16, b = (int)DIM(p, BATCH);
+    const long long t = gdn_tokens(p), per = DIM(p, HV) * DIM(p, DV);
+    const long long no = gdn_out_elems(p), nc = gdn_slots(p) * gdn_conv_slot(p), ns = gdn_slots(p) * gdn_ssm_slot(p);
+    const long long nl = gdn_slots(p) * gdn_log_slot(p);
+    uint8_t *live = calloc((size_t)t, 1);
+    if (!live) return NAN;
+    const int32_t *m = host[B_META];
+    for (int s = 0; s < b; s++)
+        for (int k = m[s]; k < m[s + 1]; k++) live[k] = m[b + 1 + s] >= 0;
+    const double eo = gdn_rel(ref, host[B_OUT], no, 0, fp16, live, per);
+    free(live);
+    const double ec = gdn_rel(ref + no, host[B_CONV], nc, 0, fp16, NULL, 1);
+    const double es = gdn_rel(ref + no + nc, host[B_SSM], ns, 1, fp16, NULL, 1);
+    const double el = gdn_rel(ref + no + nc + ns, host[B_LOG], nl, 1, fp16, NULL, 1);
+    if (isnan(eo) || isnan(ec) || isnan(es) || isnan(el)) return NAN;
+    double e = eo;
+    if (100.0 * ec > e) e = 100.0 * ec;
+    if (100.0 * es > e) e = 100.0 * es;
+    if (100.0 * el > e) e = 100.0 * el;
+    return e;
+}
+
+/* out's rounding (2^-9 bf16, 2^-12 fp16 relative) and the conv outputs' (a one-ulp flip of a q,
+ * k or v channel where the fp32 and float64 sums straddle a rounding boundary) bound it: 1e-2 and
+ * 2.5e-3 leave room for both; a wrong column, slot or token is an O(1) error. The host emulation
+ * (test_gdn_emu.cpp) measured 3e-4 worst in bf16, the fp32 state 4e-7. */
+static double gdn_error_bound(int dtype) { return dtype == GDN_FP16 ? 2.5e-3 : 1e-2; }
+
+/* compulsory, per live sequence: each head's state in and out (fp32), its log when speculative,
+ * the conv state's history and new columns, and the token rows (qkv, z, a, b in; out) */
+static double gdn_bytes_moved(const kt_problem *p)
+{
+    const double hv = (double)DIM(p, HV), dk = (double)DIM(p, DK), dv = (double)DIM(p, DV);
+    const double cdim = (double)gdn_conv_dim(p), kw = (double)DIM(p, KW);
+    double bytes = 0.0;
+    for (int i = 0; i < DIM(p, BATCH); i++) {
+        if (gdn_seq_slot(p, i) < 0) continue;
+        const double n = gdn_seq_tokens(p, i);
+        bytes += 2.0 * hv * dk * dv * 4.0;
+        if (gdn_spec(p)) bytes += (gdn_seq_accepted(p, i) + n) * hv * dv * 2.0 * 4.0;
+        bytes += cdim * 2.0 * ((kw - 1.0) + (gdn_spec(p) ? kw - 1.0 + n : kw - 1.0));
+        bytes += n * (cdim + hv * (2.0 * dv + 2.0)) * 2.0;
+    }
+    return bytes;
+}
+
+static double gdn_flops(const kt_problem *p) { return 0.0; }
+
+/* The model's GDN layers at this rank: one problem (norm on, vLLM's [.., K, V] state). */
+static int gdn_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
+{
+    if (!m->gdn.layers || max < 1) return 0;
+    const int dt = kt_op_dtype_index(&kt_op_gdn_decode, m->dtype);
+    if (dt < 0) return snprintf(err, errlen, "gdn_decode: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
+    memset(&out[0], 0, sizeof out[0]);
+    kt_problem *p = &out[0].p;
+    p->op = &kt_op_gdn_decode;
+    p->dtype = dt;
+    p->dim[KT_GDN_D_DK] = m->gdn.key_dim;
+    p->dim[KT_GDN_D_DV] = m->gdn.value_dim;
+    p->dim[KT_GDN_D_HK] = m->gdn.k_heads_per_rank;
+    p->dim[KT_GDN_D_HV] = m->gdn.v_heads_per_rank;
+    p->dim[KT_GDN_D_KW] = m->gdn.conv_kw;
+    p->dim[KT_GDN_D_NORM] = 1;
+    p->dim[KT_GDN_D_VK] = 0;
+    p->dim[KT_GDN_D_Q] = 1;
+    p->dim[KT_GDN_D_BATCH] = 1;
+    snprintf(out[0].layers, sizeof out[0].layers, "gdn");
+    out[0].calls = m->gdn.layers;
+    return 1;
+}
+
+/* (dk, dv, hk, hv, kw, norm, vk, q, batch) where `kt worker --check-reference` would hold a GPU
+ * reference to ref_cpu: none, the op has no GPU reference (ref_cpu serves every swept size). */
+
+const kt_op kt_op_gdn_decode = {
+    .name = "gdn_decode",
+    .summary = "gated delta-net decode step, fused: conv, gates, delta rule, out, gated norm (1-8 tokens)",
+    .dtypes = gdn_dtypes,
+    .ndtypes = 2,
+    .dims = gdn_dims,
+    .ndims = KT_GDN_NDIMS,
+    .decode_edge = 8,   /* every q bucket is decode */
+    .params = gdn_params,
+    .nparams = KT_GDN_NPARAMS,
+    .args_size = sizeof(kt_gdn_decode_args),
+    .launches = gdn_launches,
+    .misfit = gdn_misfit,
+    .nworkspaces = 1,
+    .workspace_names = gdn_workspaces,
+    .workspace_bytes = gdn_workspace_bytes,
+    .workspace_poison_bytes = gdn_workspace_poison_bytes,
+    .needs_workspace = gdn_needs_workspace,
+    .split_of = gdn_split_of,
+    .problem_of_args = gdn_problem_of_args,
+    .bind = gdn_bind,
+    .law_pick = gdn_law_pick,
+    .prune = NULL,
+    .buffers = gdn_buffers,
+    .fill = gdn_fill,
+    .args_for = gdn_args_for,
+    .ref_count = gdn_ref_count,
+    .ref_cpu = gdn_ref_cpu,
+    .ref_gpu_name = NULL,
+    .ref_gpu_launch = NULL,
+    .rel_error = gdn_rel_error,
+    .error_bound = gdn_error_bound,
+    .bytes_moved = gdn_bytes_moved,
+    .flops = gdn_flops,
+    /* timed cold: at batch >= 8 a rank's GDN state (36 layers x batch x hv x 64 KiB) is far past the
+     * H200's L2 in serving; bench/gdn also times it warm, the regime of a small batch on a large cache */
+    .cold_decode = 1,
+    .from_model = gdn_from_model,
+};
