@@ -1,0 +1,253 @@
+/* test_op_gdn.c: the gdn_decode descriptor (runtime/op_gdn.c) on the CPU; the kernel itself runs
+ * against the reference in test_gdn_emu.cpp (host emulation) and on the device (tests/device).
+ *  - key text round trip, and the model's problem (tune --modelpath) as a key;
+ *  - problem_of_args refuses bad structs naming the field;
+ *  - misfit: layout, head sizes, the gated norm's one-block rule;
+ *  - every variant the recipe admits on gfx1201, gfx942 and sm_90a parses and launches the
+ *    recipe's block over dv/BV x hv x batch; the counters workspace is batch x hk words;
+ *  - the law picks a variant that serves every problem of a grid, BV = dv under the norm, a
+ *    narrower BV where the batch leaves compute units idle, the widest where it does not.
+ * Run from the repository root (the recipe is read from templates/gdn/decode.lua). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kt_test.h"
+#include "op_gdn.h"
+#include "ktrt.h"
+#include "law.h"
+#include "gen/recipe.h"
+
+static const kt_op *op = &kt_op_gdn_decode;
+
+static kt_problem prob(int hk, int hv, int norm, int vk, int q, int batch)
+{
+    kt_problem p;
+    memset(&p, 0, sizeof p);
+    p.op = op;
+    p.dim[KT_GDN_D_DK] = 128;
+    p.dim[KT_GDN_D_DV] = 128;
+    p.dim[KT_GDN_D_HK] = hk;
+    p.dim[KT_GDN_D_HV] = hv;
+    p.dim[KT_GDN_D_KW] = 4;
+    p.dim[KT_GDN_D_NORM] = norm;
+    p.dim[KT_GDN_D_VK] = vk;
+    p.dim[KT_GDN_D_Q] = q;
+    p.dim[KT_GDN_D_BATCH] = batch;
+    return p;
+}
+
+static void test_keys(void)
+{
+    const char *key = "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 q<=4 batch<=32";
+    kt_problem p;
+    char err[256], buf[256];
+    KT_CHECK(kt_problem_parse(key, &p, err, sizeof err) == 0);
+    KT_CHECK(kt_problem_key(&p, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, key) == 0);
+    KT_CHECK(p.op == op);
+    /* a query of 3 tokens and 20 sequences is keyed by its buckets */
+    kt_problem q = prob(4, 8, 1, 0, 3, 20);
+    KT_CHECK(kt_problem_key(&q, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, key) == 0);
+
+    kt_model_shape m;
+    memset(&m, 0, sizeof m);
+    m.dtype = "bf16";
+    m.gdn = (kt_model_gdn){36, 4, 8, 128, 128, 4};
+    kt_op_model_problem mp[2];
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
+    KT_CHECK(kt_problem_key(&mp[0].p, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 q<=1 batch<=1") == 0);
+    KT_CHECK_INT(mp[0].calls, 36);
+    m.gdn.layers = 0;
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 0);
+}
+
+static float f32_pool[64] __attribute__((aligned(16)));
+static int ints[8];
+static unsigned short h16[8];
+
+static kt_gdn_decode_args good_args(void)
+{
+    kt_gdn_decode_args a;
+    memset(&a, 0, sizeof a);
+    a.qkv = h16; a.z = h16; a.a = h16; a.b = h16; a.A_log = f32_pool; a.dt_bias = f32_pool;
+    a.conv_weight = h16; a.norm_weight = h16; a.conv_state = h16; a.ssm_state = f32_pool; a.spec_log = f32_pool;
+    a.query_start_loc = ints; a.state_indices = ints; a.num_accepted = ints; a.out = h16;
+    a.batch = 3; a.num_k_heads = 2; a.num_v_heads = 4; a.dk = 128; a.dv = 128; a.conv_kw = 4;
+    a.conv_len = 3 + 4; a.max_tokens = 4;
+    a.qkv_stride = 2 * 2 * 128 + 4 * 128; a.z_stride = 512; a.ab_stride = 4; a.out_stride = 512;
+    a.conv_chan_stride = 7; a.conv_col_stride = 1; a.conv_slot_stride = 7 * 1024;
+    a.ssm_slot_stride = 4 * 128 * 128; a.log_slot_stride = 4 * 8 * 128 * 2;
+    a.scale = 0.088f; a.norm_eps = 1e-6f;
+    return a;
+}
+
+static void refuses(kt_gdn_decode_args a, const char *field)
+{
+    kt_problem p;
+    char err[256] = "";
+    memset(&p, 0, sizeof p);
+    KT_CHECK_INT(op->problem_of_args(&a, &p, err, sizeof err), KT_EINVAL);
+    KT_CHECK_CONTAINS(err, field);
+}
+
+static void test_args(void)
+{
+    kt_gdn_decode_args a = good_args();
+    kt_problem p;
+    char err[256];
+    memset(&p, 0, sizeof p);
+    KT_CHECK_INT(op->problem_of_args(&a, &p, err, sizeof err), KT_OK);
+    char buf[256];
+    KT_CHECK(kt_problem_key(&p, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=0 q<=4 batch<=4") == 0);
+
+    a = good_args(); a.qkv = NULL; refuses(a, "qkv is NULL");
+    a = good_args(); a.z = NULL; refuses(a, "z is NULL");
+    a = good_args(); a.spec_log = NULL; refuses(a, "spec_log is NULL");
+    a = good_args(); a.num_v_heads = 5; refuses(a, "num_v_heads = 5");
+    a = good_args(); a.conv_kw = 5; refuses(a, "conv_kw = 5");
+    a = good_args(); a.conv_len = 6; refuses(a, "conv_len = 6");
+    a = good_args(); a.num_accepted = NULL; a.conv_len = 3; KT_CHECK_INT(op->problem_of_args(&a, &p, err, sizeof err), KT_OK);
+    a = good_args(); a.max_tokens = 9; refuses(a, "max_tokens = 9");
+    a = good_args(); a.qkv_stride = 100; refuses(a, "qkv_stride = 100");
+    a = good_args(); a.ssm_slot_stride = 4 * 128 * 128 + 2; refuses(a, "16-byte aligned");
+    a = good_args(); a.ssm_slot_stride = 100; refuses(a, "ssm_slot_stride = 100");
+    a = good_args(); a.state_vk = 2; refuses(a, "state_vk = 2");
+    a = good_args(); a.scale = 0.0f; refuses(a, "scale = 0");
+    a = good_args(); a.batch = 0; refuses(a, "batch = 0");
+}
+
+static kt_variant var(int vk, int bv, int nw, int kpt)
+{
+    kt_variant v;
+    memset(&v, 0, sizeof v);
+    v.p[KT_GDN_P_VK] = vk;
+    v.p[KT_GDN_P_DK] = 128;
+    v.p[KT_GDN_P_DV] = 128;
+    v.p[KT_GDN_P_BV] = bv;
+    v.p[KT_GDN_P_NW] = nw;
+    v.p[KT_GDN_P_KPT] = kpt;
+    return v;
+}
+
+static void test_misfit(void)
+{
+    char buf[200];
+    kt_problem p = prob(2, 4, 1, 0, 1, 8);
+    KT_CHECK(op->misfit(&(kt_variant){0}, &p, 132, buf, sizeof buf) != NULL);
+    kt_variant v = var(0, 128, 8, 8);
+    KT_CHECK(op->misfit(&v, &p, 132, buf, sizeof buf) == NULL);
+    v = var(0, 64, 4, 16);
+    KT_CHECK_CONTAINS(op->misfit(&v, &p, 132, buf, sizeof buf), "gated norm");
+    p.dim[KT_GDN_D_NORM] = 0;
+    KT_CHECK(op->misfit(&v, &p, 132, buf, sizeof buf) == NULL);
+    v = var(1, 64, 4, 16);
+    KT_CHECK_CONTAINS(op->misfit(&v, &p, 132, buf, sizeof buf), "layout");
+    p.dim[KT_GDN_D_DK] = 64;
+    v = var(0, 64, 4, 16);
+    KT_CHECK_CONTAINS(op->misfit(&v, &p, 132, buf, sizeof buf), "dk=64");
+}
+
+typedef struct { kt_variant v; int threads; char name[KT_KERNEL_NAME_MAX]; } recipe_variant;
+
+static int load_recipe(const char *target, recipe_variant **out)
+{
+    gen_space s;
+    char err[512];
+    if (gen_enumerate("templates/gdn/decode.lua", kt_target_find(target), &s, err, sizeof err) != 0) {
+        fprintf(stderr, "recipe: %s\n", err);
+        return 0;
+    }
+    recipe_variant *rv = calloc((size_t)s.nvariants, sizeof *rv);
+    int n = 0;
+    for (int i = 0; i < s.nvariants; i++) {
+        if (strstr(s.variants[i].params_json, "\"fp16\"")) continue;
+        KT_CHECK(kt_variant_parse(op, s.variants[i].params_json, &rv[n].v, NULL, 0, err, sizeof err) == 0);
+        rv[n].threads = s.variants[i].threads;
+        snprintf(rv[n].name, sizeof rv[n].name, "%s", s.variants[i].name);
+        n++;
+    }
+    KT_CHECK(strcmp(s.ops, "gdn_decode") == 0);
+    gen_space_free(&s);
+    *out = rv;
+    return n;
+}
+
+static void test_launches(void)
+{
+    const char *targets[] = {"gfx1201", "gfx942", "sm_90a"};
+    for (int ti = 0; ti < 3; ti++) {
+        recipe_variant *rv;
+        const int n = load_recipe(targets[ti], &rv), wave = kt_target_find(targets[ti])->wave_size;
+        KT_CHECK(n >= 10);
+        for (int i = 0; i < n; i++) {
+            kt_problem p = prob(2, 6, rv[i].v.p[KT_GDN_P_BV] == 128, rv[i].v.p[KT_GDN_P_VK], 4, 37);
+            kt_op_launch l[KT_OP_MAX_LAUNCHES];
+            KT_CHECK_INT(op->launches(&rv[i].v, &p, wave, 64, l), 1);
+            KT_CHECK_INT(l[0].dims.block[0], rv[i].threads);
+            KT_CHECK_INT(l[0].dims.grid[0] * rv[i].v.p[KT_GDN_P_BV], 128);
+            KT_CHECK_INT(l[0].dims.grid[1], 6);
+            KT_CHECK_INT(l[0].dims.grid[2], 37);
+            KT_CHECK_INT(op->workspace_bytes(&rv[i].v, &p, 64, 0), 4 * 37 * 2);
+        }
+        free(rv);
+    }
+    kt_gdn_decode_args a = good_args();
+    unsigned words[8];
+    void *ws[1] = {words};
+    long long wsb[1] = {sizeof words};
+    kt_variant v = var(0, 128, 8, 8);
+    kt_problem p = prob(2, 4, 1, 0, 1, 1);
+    op->bind(&a, &v, &p, 132, ws, wsb);
+    KT_CHECK(a.counters == words);
+}
+
+static void test_law(void)
+{
+    const struct { const char *target; int units; } devs[] = {{"sm_90a", 132}, {"gfx1201", 64}};
+    const int hvs[] = {2, 8, 32}, batches[] = {1, 2, 8, 32, 128, 512}, qs[] = {1, 4, 8};
+    for (int di = 0; di < 2; di++) {
+        recipe_variant *rv;
+        const int n = load_recipe(devs[di].target, &rv);
+        kt_candidate *c = calloc((size_t)n, sizeof *c);
+        for (int i = 0; i < n; i++) {
+            c[i].name = rv[i].name;
+            c[i].law_class = "decode";
+            c[i].v = rv[i].v;
+            c[i].v.occupancy = 2;
+            c[i].threads = rv[i].threads;
+        }
+        law_device d = law_device_from_target(kt_target_find(devs[di].target), devs[di].units);
+        for (int h = 0; h < 3; h++)
+            for (int b = 0; b < 6; b++)
+                for (int qi = 0; qi < 3; qi++)
+                    for (int norm = 0; norm < 2; norm++)
+                        for (int vk = 0; vk < 2; vk++) {
+                            kt_problem p = prob(hvs[h] / 2, hvs[h], norm, vk, qs[qi], batches[b]);
+                            const int k = op->law_pick(&d, c, n, &p);
+                            char buf[200];
+                            KT_CHECK(k >= 0);
+                            if (k < 0) continue;
+                            KT_CHECK(op->misfit(&c[k].v, &p, devs[di].units, buf, sizeof buf) == NULL);
+                            const int bv = c[k].v.p[KT_GDN_P_BV];
+                            if (norm) KT_CHECK_INT(bv, 128);
+                            const long long blocks128 = (long long)hvs[h] * batches[b];
+                            if (!norm && blocks128 >= devs[di].units) KT_CHECK_INT(bv, 128);
+                            if (!norm && 4 * blocks128 <= devs[di].units) KT_CHECK_INT(bv, 32);
+                        }
+        free(c);
+        free(rv);
+    }
+}
+
+int main(void)
+{
+    test_keys();
+    test_args();
+    test_misfit();
+    test_launches();
+    test_law();
+    KT_TEST_END();
+}
