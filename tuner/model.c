@@ -174,7 +174,7 @@ static int read_dtype(const cJSON *root, const char *file, model_config *c, char
 typedef struct family_defaults {
     int head_dim, kv_heads, max_ctx, sliding_window, sliding_pattern, full_interval;
     int experts, experts_per_tok, moe_intermediate, shared_intermediate, sparse_step;
-    int linear_key_heads, linear_value_heads;
+    int linear_key_heads, linear_value_heads, linear_key_dim, linear_value_dim, linear_conv_kw;
 } family_defaults;
 
 static const family_defaults gemma3_defaults = {
@@ -183,7 +183,7 @@ static const family_defaults gemma3_defaults = {
 static const family_defaults qwen3_next_defaults = {
     .head_dim = 256, .kv_heads = 2, .max_ctx = 32768, .full_interval = 4, .experts = 512, .experts_per_tok = 10,
     .moe_intermediate = 512, .shared_intermediate = 512, .sparse_step = 1, .linear_key_heads = 16,
-    .linear_value_heads = 32,
+    .linear_value_heads = 32, .linear_key_dim = 128, .linear_value_dim = 128, .linear_conv_kw = 4,
 };
 
 /* The object the language model's fields are read from: text_config where the config nests one
@@ -373,6 +373,9 @@ static int read_qwen3_next(const cfg_obj *o, model_config *c, char *err, size_t 
         int_or(o, "decoder_sparse_step", d->sparse_step, &step, err, errlen) ||
         int_or(o, "linear_num_key_heads", d->linear_key_heads, &c->linear_key_heads, err, errlen) ||
         int_or(o, "linear_num_value_heads", d->linear_value_heads, &c->linear_value_heads, err, errlen) ||
+        int_or(o, "linear_key_head_dim", d->linear_key_dim, &c->linear_key_dim, err, errlen) ||
+        int_or(o, "linear_value_head_dim", d->linear_value_dim, &c->linear_value_dim, err, errlen) ||
+        int_or(o, "linear_conv_kernel_dim", d->linear_conv_kw, &c->linear_conv_kw, err, errlen) ||
         read_bool(o, "attn_output_gate", 1, &c->attn_output_gate, err, errlen))
         return -1;
     unsigned char dense[MODEL_MAX_LAYERS] = {0};
@@ -543,9 +546,11 @@ static void list_not_derived(model_problems *m)
 {
     const model_config *c = &m->config;
     int moe_layers = c->layers - m->dense_mlp_layers;
-    add_not_derived(m, "gdn", m->linear_attn_layers, "Gated DeltaNet (linear_attention, %d k / %d v heads): its "
-                    "projections, conv1d, delta rule and gated norm have no op family", c->linear_key_heads,
+    add_not_derived(m, "gdn.prefill", m->linear_attn_layers, "Gated DeltaNet prefill (linear_attention, %d k / %d v "
+                    "heads): the chunked form has no op family yet (its decode step is gdn_decode)", c->linear_key_heads,
                     c->linear_value_heads);
+    add_not_derived(m, "gdn.projections", m->linear_attn_layers, "in_proj_qkvz, in_proj_ba and out_proj of the GDN "
+                    "layers are not derived as GEMMs yet");
     add_not_derived(m, "moe.experts", moe_layers, "the router and %d routed experts (top %d, moe_intermediate_size "
                     "%d) run as fused MoE: no op family", c->experts, c->experts_per_tok, c->moe_intermediate);
     add_not_derived(m, "moe.shared_expert", c->shared_intermediate ? moe_layers : 0, "the shared expert "
@@ -655,6 +660,15 @@ void model_shape_of(const model_problems *mp, kt_model_shape *out)
     out->nattn = mp->nattn;
     memcpy(out->attn, mp->attn, sizeof out->attn);
     out->linear_attn_layers = mp->linear_attn_layers;
+    if (mp->linear_attn_layers) {
+        /* vLLM's GDN layer shards its key and value heads over the ranks (check_split) */
+        out->gdn.layers = mp->linear_attn_layers;
+        out->gdn.k_heads_per_rank = c->linear_key_heads / mp->tp;
+        out->gdn.v_heads_per_rank = c->linear_value_heads / mp->tp;
+        out->gdn.key_dim = c->linear_key_dim;
+        out->gdn.value_dim = c->linear_value_dim;
+        out->gdn.conv_kw = c->linear_conv_kw;
+    }
     out->norm_plus_one = c->norm_plus_one;
     for (int i = 0; i < mp->nproblems && out->nlinear < KT_MODEL_MAX_LINEAR; i++) {
         kt_model_linear *l = &out->linear[out->nlinear++];

@@ -67,8 +67,9 @@ typedef struct model_config {
     /* Routed MoE (Qwen3-Next); experts == 0 for a dense model. */
     int experts, experts_per_tok, moe_intermediate, shared_intermediate;
     unsigned char moe[MODEL_MAX_LAYERS];     /* 1: the layer's MLP is the routed-expert block */
-    /* Gated DeltaNet (linear_attention layers): linear_num_key_heads, linear_num_value_heads. */
-    int linear_key_heads, linear_value_heads;
+    /* Gated DeltaNet (linear_attention layers): linear_num_key_heads, linear_num_value_heads,
+     * linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim. */
+    int linear_key_heads, linear_value_heads, linear_key_dim, linear_value_dim, linear_conv_kw;
 } model_config;
 
 /* One distinct GEMM shape of a rank: every layer that produces it, and how often per forward pass. */

@@ -501,10 +501,12 @@ static void test_qwen3_next(void)
         KT_CHECK_INT(m.problems[1].k, heads * 256);
         KT_CHECK_INT(m.problems[1].count, 12);
         /* The rest is listed, never derived as something else. */
-        KT_CHECK_INT(m.nnot_derived, 4);
-        const model_not_derived *g = find_not_derived(&m, "gdn");
+        KT_CHECK_INT(m.nnot_derived, 5);
+        const model_not_derived *g = find_not_derived(&m, "gdn.prefill");
         KT_CHECK(g && g->count == 36);
-        if (g) KT_CHECK_CONTAINS(g->reason, "Gated DeltaNet");
+        if (g) KT_CHECK_CONTAINS(g->reason, "Gated DeltaNet prefill");
+        const model_not_derived *gp = find_not_derived(&m, "gdn.projections");
+        KT_CHECK(gp && gp->count == 36);
         const model_not_derived *e = find_not_derived(&m, "moe.experts");
         KT_CHECK(e && e->count == 48);
         if (e) KT_CHECK_CONTAINS(e->reason, "512 routed experts (top 10, moe_intermediate_size 512)");
@@ -517,8 +519,17 @@ static void test_qwen3_next(void)
         model_shape_of(&m, &shape);
         KT_CHECK_INT(shape.linear_attn_layers, 36);
         KT_CHECK_INT(shape.norm_plus_one, 1);
-        const kt_op *rms = kt_op_find("rmsnorm_add");
+        /* the decode step is gdn_decode's: heads sharded over the ranks, 128/128, 4 taps */
+        KT_CHECK_INT(shape.gdn.layers, 36);
+        KT_CHECK_INT(shape.gdn.k_heads_per_rank * m.tp, 16);
+        KT_CHECK_INT(shape.gdn.v_heads_per_rank * m.tp, 32);
+        KT_CHECK_INT(shape.gdn.key_dim, 128);
+        KT_CHECK_INT(shape.gdn.value_dim, 128);
+        KT_CHECK_INT(shape.gdn.conv_kw, 4);
         kt_op_model_problem got[4];
+        const kt_op *gdn = kt_op_find("gdn_decode");
+        KT_CHECK(gdn && gdn->from_model(&shape, got, 4, err, sizeof err) == 1);
+        const kt_op *rms = kt_op_find("rmsnorm_add");
         KT_CHECK(rms && rms->from_model(&shape, got, 4, err, sizeof err) == 0);
     }
     model_config c;
