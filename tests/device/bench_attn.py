@@ -109,15 +109,15 @@ ATTN_ARGS_SIZE = 192
 assert ctypes.sizeof(AttnArgs) == ATTN_ARGS_SIZE, ctypes.sizeof(AttnArgs)
 
 
-def header_fields(path):
-    """The field names of kt_attn_args in templates/abi/attn.h, in order (None if the file is absent)."""
+def header_fields(path, struct="kt_attn_args"):
+    """The field names of a typedef'd struct of an ABI header, in order (None if the file is absent)."""
     try:
         text = open(path).read()
     except OSError:
         return None
-    m = re.search(r"typedef\s+struct\s+kt_attn_args\s*\{(.*?)\}\s*kt_attn_args\s*;", text, re.S)
+    m = re.search(r"typedef\s+struct\s+%s\s*\{(.*?)\}\s*%s\s*;" % (struct, struct), text, re.S)
     if not m:
-        raise RuntimeError("%s: no typedef struct kt_attn_args" % path)
+        raise RuntimeError("%s: no typedef struct %s" % (path, struct))
     body = re.sub(r"/\*.*?\*/", " ", m.group(1), flags=re.S)
     body = re.sub(r"//[^\n]*", " ", body)
     names = []

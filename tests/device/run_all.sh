@@ -25,6 +25,12 @@
 #   prefillbench tests/device/bench_prefill.py: the prefill grid (4 geometries, 4K and 32K
 #          tokens) against SDPA's cuDNN and flash in TFLOP/s (prefill.log, bench_prefill.tsv;
 #          KT_PREFILL_ARGS replaces its arguments)
+#   gdn    gdnsweep, gdncheck and gdnbench (each can be named alone): gdn_decode: ./tune on
+#          Qwen3-Next at --tp 4 (--only gdn_decode, every candidate verified against the float64
+#          reference, then timed; gdn-sweep.log), tests/device/gdn_check.py (chains of plain and
+#          speculative steps against the per-token recurrence; gdn-check.log) and
+#          tests/device/bench_gdn.py (hot and cold, against plain PyTorch and the ceilings;
+#          gdn.log, bench_gdn.tsv; KT_GDN_ARGS replaces its arguments)
 # DB is KT_DEVICE_DB, default out/device/ktune.ktdb. Each step's output goes to
 # ${OUT:-out/device/results}/<step>.log, with one status line here as it ends, and a table of all
 # steps at the end; the exit status is non-zero when any step failed. At most 8 files come back
@@ -39,7 +45,7 @@ ROOT=$(pwd)
 RES=${OUT:-out/device/results}
 mkdir -p "$RES" || exit 1
 DB=${KT_DEVICE_DB:-out/device/ktune.ktdb}
-STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn,prefill,prefillbench}
+STEPS=${KT_DEVICE_STEPS:-check,ref,sweep,dump,ktrt,bench,rms,attn,prefill,prefillbench,gdn}
 # pack.sh's database may travel compressed (the device tool carries 64 MiB)
 if [ ! -f "$DB" ] && [ -f "$DB.gz" ]; then
     gunzip -k "$DB.gz" || exit 1
@@ -203,10 +209,24 @@ run_prefill_bench() {
     PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_prefill.py --db "$DB" ${KT_PREFILL_ARGS:-}
 }
 step prefillbench prefill.log run_prefill_bench
+run_gdn_sweep() {
+    need "$DB" "no database to tune into" || return 1
+    ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db "$DB" --no-build --resume \
+        --only gdn_decode --budget-min "${KT_GDN_MIN:-4}"
+}
+run_gdn_check() { PYTHONUNBUFFERED=1 python3 tests/device/gdn_check.py --db "$DB"; }
+run_gdn_bench() {
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 OUT="$RES" python3 tests/device/bench_gdn.py --db "$DB" ${KT_GDN_ARGS:-}
+}
+case ",$STEPS," in *",gdn,"*) STEPS="$STEPS,gdnsweep,gdncheck,gdnbench" ;; esac
+step gdnsweep gdn-sweep.log run_gdn_sweep
+step gdncheck gdn-check.log run_gdn_check
+step gdnbench gdn.log run_gdn_bench
 
 # The tuned database comes back (compressed) when a sweep ran and $OUT is the device tool's.
 case ",$STEPS," in
-    *",sweep,"*|*",attnsweep,"*|*",prefill,"*)
+    *",sweep,"*|*",attnsweep,"*|*",prefill,"*|*",gdnsweep,"*)
         if [ -n "${OUT:-}" ] && [ "${KT_RETURN_DB:-1}" != 0 ] && [ -f "$DB" ]; then
             sh tests/device/return_db.sh "$DB" "$RES" || echo "run_all: the database was not returned"
         fi ;;

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""bench_gdn.py: ktune's fused GDN decode step (op gdn_decode) through libktrt, graph-timed, against
+a plain PyTorch implementation of the same math (the floor the issue names) and the state-traffic
+ceilings measured in the same run.
+
+    python3 tests/device/bench_gdn.py --db FILE [--lib out/lib/libktrt.so] [--hv 8,32] [--batch 1,8,32,128]
+        [--tokens 1,4] [--regime hot,cold] [--rounds 15] [--launches 20]
+
+Rows: value heads hv (key heads hv/2), dk = dv = 128, the gated norm on, bf16, the state [.., K, V]
+fp32; tokens 1 is a plain step, tokens 4 a speculative one replaying 2 logged tokens (a mean
+acceptance) before its 4. Every sequence's tokens are equal within a row.
+Regimes: hot replays one set (the state of batch x hv heads stays in L2 where it fits: the serving
+regime of a small batch, and the seed's GDN measure), cold rotates sets whose states together pass
+twice the L2 and flushes L2 before each replay (a large batch in serving: 36 layers of state).
+Each method is a CUDA graph of --launches launches, replayed between events; rounds interleave ours,
+ours again (the control: its ratio to ours is the noise floor) and torch's, in rotated order;
+median, min and max of the time a launch. Correctness first: ours against the float64 truth of
+gdn_common.py on the first set (bound 1e-2), and torch's against the same.
+Columns: us a launch, the state's bytes in and out (2 x batch x hv x 64 KiB, the log's and the
+conv state's besides) as GB/s and as % of the copy ceiling (read + write bytes, measured here)
+and of the read ceiling; torch's time and ours/torch. With $OUT set, writes $OUT/bench_gdn.tsv."""
+import argparse
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_attn import KT_OK, L2_BYTES, Ktrt, capture, header_fields, time_graph  # noqa: E402
+from bench_common import copy_ceiling_gbs, read_ceiling_gbs  # noqa: E402
+from gdn_common import Layer, Step, Truth, check_header, rel_error  # noqa: E402
+
+
+def torch_step(L, st, idx, n):
+    """The same step in plain PyTorch over equal-length sequences (n tokens each), state gathered by
+    slot and scattered back: the floor the issue compares against. Returns out [batch*n][hv*dv]."""
+    B = idx.shape[0]
+    conv = L.conv.index_select(0, idx)                                  # [B][cdim][L] (dc layout)
+    hist = conv[:, :, :L.kw - 1].float()
+    x = st.qkv.view(B, n, L.cdim).float().transpose(1, 2)               # [B][cdim][n]
+    E = torch.cat([hist, x], dim=2)
+    w = L.conv_w.float()
+    y = sum(w[None, :, j:j + 1] * E[:, :, j:j + n] for j in range(L.kw))
+    y = F.silu(y).to(L.conv.dtype).float().transpose(1, 2)             # [B][n][cdim]
+    new = torch.zeros_like(conv)
+    new[:, :, :L.kw - 1] = E[:, :, n:n + L.kw - 1].to(conv.dtype)
+    L.conv.index_copy_(0, idx, new)
+    hkd = L.hk * L.dk
+    ratio = L.hv // L.hk
+    q = F.normalize(y[..., :hkd].view(B, n, L.hk, L.dk), dim=-1, eps=1e-6) * L.scale
+    k = F.normalize(y[..., hkd:2 * hkd].view(B, n, L.hk, L.dk), dim=-1, eps=1e-6)
+    v = y[..., 2 * hkd:].view(B, n, L.hv, L.dv)
+    q = q.repeat_interleave(ratio, 2)
+    k = k.repeat_interleave(ratio, 2)
+    a, b = st.ab[0].view(B, n, L.hv).float(), st.ab[1].view(B, n, L.hv).float()
+    g = -torch.exp(L.A_log) * F.softplus(a + L.dt_bias, threshold=20.0)
+    beta = torch.sigmoid(b)
+    S = L.ssm.index_select(0, idx)                                      # [B][hv][dk][dv]
+    outs = []
+    for t in range(n):
+        S = S * torch.exp(g[:, t])[..., None, None]
+        kv = torch.einsum("bhij,bhi->bhj", S, k[:, t])
+        d = beta[:, t, :, None] * (v[:, t] - kv)
+        S = S + k[:, t, :, :, None] * d[:, :, None, :]
+        outs.append(torch.einsum("bhij,bhi->bhj", S, q[:, t]))
+    L.ssm.index_copy_(0, idx, S)
+    o = torch.stack(outs, 1).to(st.out.dtype).float()                   # [B][n][hv][dv]
+    r = torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6)
+    z = st.z.view(B, n, L.hv, L.dv).float()
+    out = (o * r * L.norm_w.float() * F.silu(z)).to(st.out.dtype)
+    st.out.copy_(out.view(B * n, -1))
+
+
+def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flush):
+    dt, hk = "bf16", hv // 2
+    head_bytes = 128 * 128 * 4
+    per_set = batch * hv * head_bytes
+    nsets = 1 if regime == "hot" else min(64, 2 * L2_BYTES // per_set + 2)
+    L = Layer(dt, hk, hv, 128, 128, 4, batch * nsets, 0, 0, 1, gen)
+    spec = tokens > 1
+    steps, idxs = [], []
+    for s in range(nsets):
+        slots = list(range(s * batch, (s + 1) * batch))
+        steps.append(Step(L, [tokens] * batch, slots, [2] * batch if spec else None, gen))
+        idxs.append(torch.tensor(slots, dtype=torch.long, device="cuda"))
+    # correctness on set 0: ours, then torch's, each from the same starting pools
+    st0 = steps[0]
+    start = (L.conv.clone(), L.ssm.clone(), L.log.clone())
+    truths = []
+    for i, s in enumerate(range(batch)):
+        T = Truth(L.conv_cols(s)[:, :3], L.state(s))
+        truths.append(T)
+    rc, ch, err = kt.choose(dt, st0.args, op="gdn_decode")
+    if rc != KT_OK:
+        return None, "refused: " + err
+    if spec:
+        err_ours = float("nan")   # a replayed log is not the truth's state: checked by gdn_check.py
+    else:
+        kt.run(dt, st0.args, op="gdn_decode")
+        torch.cuda.synchronize()
+        ref = torch.cat([truths[i].run(L, st0.qkv[st0.rows(i)], st0.ab[0][st0.rows(i)], st0.ab[1][st0.rows(i)],
+                                       st0.z[st0.rows(i)], commit=False) for i in range(batch)])
+        err_ours = rel_error(st0.out, ref)
+        L.conv.copy_(start[0]); L.ssm.copy_(start[1]); L.log.copy_(start[2])
+        torch_step(L, st0, idxs[0], tokens)
+        err_torch = rel_error(st0.out, ref)
+        L.conv.copy_(start[0]); L.ssm.copy_(start[1]); L.log.copy_(start[2])
+        if err_ours > 1e-2 or err_torch > 5e-2:
+            return None, "wrong: ours %.2e torch %.2e" % (err_ours, err_torch)
+
+    def ours(i):
+        kt.run(dt, steps[i].args, op="gdn_decode")
+
+    def peer(i):
+        torch_step(L, steps[i], idxs[i], tokens)
+
+    n = a.launches
+    graphs = {"ours": capture(ours, nsets, n, stream), "ours again": capture(ours, nsets, n, stream),
+              "torch": capture(peer, nsets, n, stream)}
+    names = list(graphs)
+    times = {k: [] for k in names}
+    for r in range(a.rounds):
+        for j in range(len(names)):
+            k = names[(r + j) % len(names)]
+            if regime == "hot":
+                with torch.cuda.stream(stream):
+                    graphs[k].replay()          # warm: the set's state resident before the timed replay
+            times[k].append(time_graph(graphs[k], n, flush if regime == "cold" else torch.empty(0, device="cuda"), stream))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    state_bytes = 2 * per_set + (batch * hv * (2 + tokens) * 128 * 2 * 4 if spec else 0)
+    gbs = state_bytes / (med["ours"] * 1e-6) / 1e9
+    return {"hv": hv, "batch": batch, "tokens": tokens, "regime": regime, "kernel": ch.kernel.decode(),
+            "path": ch.path.decode(), "us": med["ours"], "us_min": min(times["ours"]), "us_max": max(times["ours"]),
+            "control": med["ours again"] / med["ours"], "torch_us": med["torch"], "x_torch": med["torch"] / med["ours"],
+            "gbs": gbs, "pct_copy": 100 * gbs / ceil_copy, "pct_read": 100 * gbs / ceil_read, "err": err_ours}, None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default="out/lib/libktrt.so")
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--hv", default="8,32")
+    ap.add_argument("--batch", default="1,8,32,128")
+    ap.add_argument("--tokens", default="1,4")
+    ap.add_argument("--regime", default="hot,cold")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--launches", type=int, default=20)
+    a = ap.parse_args()
+    check_header(header_fields)
+    kt = Ktrt(a.lib, a.db)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(7)
+    stream = torch.cuda.Stream()
+    flush = torch.empty(2 * L2_BYTES, dtype=torch.uint8, device="cuda")
+    ceil_copy, ceil_read = copy_ceiling_gbs(), read_ceiling_gbs()
+    print("ceilings: copy %.0f GB/s, read %.0f GB/s" % (ceil_copy, ceil_read))
+    cols = ["hv", "batch", "tokens", "regime", "us", "us_min", "us_max", "control", "gbs", "pct_copy", "pct_read",
+            "torch_us", "x_torch", "err", "path", "kernel"]
+    lines, failed = ["\t".join(cols)], 0
+    print("%3s %5s %3s %5s %9s %17s %7s %8s %6s %6s %9s %7s" % ("hv", "batch", "tok", "reg", "us", "min-max", "ctrl",
+                                                             "GB/s", "%copy", "%read", "torch us", "x"))
+    for hv in [int(x) for x in a.hv.split(",")]:
+        for batch in [int(x) for x in a.batch.split(",")]:
+            for tokens in [int(x) for x in a.tokens.split(",")]:
+                for regime in a.regime.split(","):
+                    r, why = row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flush)
+                    if r is None:
+                        failed += 1
+                        print("%3d %5d %3d %5s  %s" % (hv, batch, tokens, regime, why))
+                        continue
+                    print("%3d %5d %3d %5s %9.2f %8.2f-%8.2f %7.3f %8.0f %6.1f %6.1f %9.2f %7.2f" % (
+                        hv, batch, tokens, regime, r["us"], r["us_min"], r["us_max"], r["control"], r["gbs"],
+                        r["pct_copy"], r["pct_read"], r["torch_us"], r["x_torch"]), flush=True)
+                    lines.append("\t".join(str(r[c]) for c in cols))
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], "bench_gdn.tsv"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
