@@ -98,7 +98,7 @@ typedef struct kt_op_buffer {
 
 /* What a family needs of a model to derive its problems, per rank (tuner/model.c fills it from
  * config.json and vLLM's tensor-parallel sharding). */
-#define KT_MODEL_MAX_LINEAR 8
+#define KT_MODEL_MAX_LINEAR 12
 typedef struct kt_model_linear {
     int n, k;                           /* C[m][n] = A[m][k] . W[n][k]^T on one rank */
     int count;                          /* calls per forward pass */

@@ -551,6 +551,9 @@ const kt_op kt_op_gdn_decode = {
     .nworkspaces = 1,
     .workspace_names = gdn_workspaces,
     .workspace_bytes = gdn_workspace_bytes,
+    /* 1 MiB a stream slot: counters for batch x key heads up to 262144 (4096 sequences of 64 key
+     * heads), so a shape nobody tuned is served by the law */
+    .workspace_floor_bytes = 1LL << 20,
     .workspace_poison_bytes = gdn_workspace_poison_bytes,
     .needs_workspace = gdn_needs_workspace,
     .split_of = gdn_split_of,

@@ -16,7 +16,10 @@
 /* config.json files are a few kilobytes; anything far larger is not one. */
 #define MODEL_CONFIG_MAX_BYTES (4 << 20)
 
-static const char *const layer_names[MODEL_LAYER_COUNT] = { "qkv", "o", "gate_up", "down" };
+static const char *const layer_names[MODEL_LAYER_COUNT] = {
+    "qkv", "o", "gate_up", "down", "gdn.in_proj_qkvz", "gdn.in_proj_ba", "gdn.out_proj",
+    "moe.router", "shared_expert.gate_up", "shared_expert.down",
+};
 
 static const char *const supported_archs[] = {
     "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
@@ -549,13 +552,10 @@ static void list_not_derived(model_problems *m)
     add_not_derived(m, "gdn.prefill", m->linear_attn_layers, "Gated DeltaNet prefill (linear_attention, %d k / %d v "
                     "heads): the chunked form has no op family yet (its decode step is gdn_decode)", c->linear_key_heads,
                     c->linear_value_heads);
-    add_not_derived(m, "gdn.projections", m->linear_attn_layers, "in_proj_qkvz, in_proj_ba and out_proj of the GDN "
-                    "layers are not derived as GEMMs yet");
-    add_not_derived(m, "moe.experts", moe_layers, "the router and %d routed experts (top %d, moe_intermediate_size "
-                    "%d) run as fused MoE: no op family", c->experts, c->experts_per_tok, c->moe_intermediate);
-    add_not_derived(m, "moe.shared_expert", c->shared_intermediate ? moe_layers : 0, "the shared expert "
-                    "(shared_expert_intermediate_size %d) and its gate run inside vLLM's MoE block, not as "
-                    "plain gate_up/down GEMMs", c->shared_intermediate);
+    add_not_derived(m, "moe.experts", moe_layers, "%d routed experts (top %d, moe_intermediate_size %d) run as "
+                    "fused MoE: no op family", c->experts, c->experts_per_tok, c->moe_intermediate);
+    add_not_derived(m, "moe.shared_expert_gate", c->shared_intermediate ? moe_layers : 0, "the shared expert's "
+                    "sigmoid gate, a torch Linear(hidden, 1) inside vLLM's MoE block, is no GEMM of ours");
     add_not_derived(m, "norms", c->norm_plus_one ? c->norms_per_layer * c->layers : 0, "GemmaRMSNorm scales by "
                     "(1 + weight); rmsnorm_add scales by weight");
 }
@@ -575,6 +575,9 @@ static int check_split(const model_config *c, int tp, int dense_mlp_layers, int 
     if (c->kv_heads < tp && tp % c->kv_heads)
         return fail(err, errlen, "%s: num_key_value_heads %d does not divide tp %d, so its heads cannot be "
                     "replicated evenly", file, c->kv_heads, tp);
+    if (c->experts && c->shared_intermediate % tp)
+        return fail(err, errlen, "%s: shared_expert_intermediate_size %d is not divisible by tp %d", file,
+                    c->shared_intermediate, tp);
     /* vLLM's GDN layer shards its key and value heads with no replication. */
     if (linear_layers && c->linear_key_heads % tp)
         return fail(err, errlen, "%s: linear_num_key_heads %d is not divisible by tp %d", file, c->linear_key_heads, tp);
@@ -613,6 +616,22 @@ int model_problems_derive(const model_config *c, int tp, model_problems *out, ch
     add_shape(out, MODEL_LAYER_O, hidden, k_o, out->attn_layers);
     add_shape(out, MODEL_LAYER_GATE_UP, 2 * inter_rank, hidden, out->dense_mlp_layers);
     add_shape(out, MODEL_LAYER_DOWN, hidden, inter_rank, out->dense_mlp_layers);
+    /* The GDN layers' projections (vLLM's Qwen3NextGatedDeltaNet): in_proj_qkvz and in_proj_ba
+     * column-parallel (q, k, v, z of the rank's heads; b and a of its value heads), out_proj
+     * row-parallel over the rank's value channels. */
+    long long key_dim = (long long)c->linear_key_heads * c->linear_key_dim;
+    long long value_dim = (long long)c->linear_value_heads * c->linear_value_dim;
+    add_shape(out, MODEL_LAYER_GDN_QKVZ, (2 * key_dim + 2 * value_dim) / tp, hidden, out->linear_attn_layers);
+    add_shape(out, MODEL_LAYER_GDN_BA, 2LL * c->linear_value_heads / tp, hidden, out->linear_attn_layers);
+    add_shape(out, MODEL_LAYER_GDN_OUT, hidden, value_dim / tp, out->linear_attn_layers);
+    /* A routed-MoE layer's router (replicated: every rank scores every expert) and its shared
+     * expert, a plain MLP sharded as the dense one. */
+    int moe_layers = c->layers - out->dense_mlp_layers;
+    if (c->experts) add_shape(out, MODEL_LAYER_ROUTER, c->experts, hidden, moe_layers);
+    if (c->experts && c->shared_intermediate) {
+        add_shape(out, MODEL_LAYER_SHARED_GATE_UP, 2LL * c->shared_intermediate / tp, hidden, moe_layers);
+        add_shape(out, MODEL_LAYER_SHARED_DOWN, hidden, c->shared_intermediate / tp, moe_layers);
+    }
     for (int i = 0; i < c->layers; i++)
         if (c->mixer[i] != MODEL_MIXER_LINEAR && add_attn_layer(out, i, err, errlen)) return -1;
     list_not_derived(out);

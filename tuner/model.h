@@ -26,12 +26,16 @@
 #include <stddef.h>
 #include "op.h"
 
-/* The layers whose GEMMs a decoder layer runs, in forward order. */
+/* The layers whose GEMMs a decoder layer runs: the attention's and the dense MLP's, then the GDN
+ * layers' projections and a routed-MoE layer's router and shared expert. */
 typedef enum model_layer {
-    MODEL_LAYER_QKV, MODEL_LAYER_O, MODEL_LAYER_GATE_UP, MODEL_LAYER_DOWN, MODEL_LAYER_COUNT
+    MODEL_LAYER_QKV, MODEL_LAYER_O, MODEL_LAYER_GATE_UP, MODEL_LAYER_DOWN,
+    MODEL_LAYER_GDN_QKVZ, MODEL_LAYER_GDN_BA, MODEL_LAYER_GDN_OUT,
+    MODEL_LAYER_ROUTER, MODEL_LAYER_SHARED_GATE_UP, MODEL_LAYER_SHARED_DOWN, MODEL_LAYER_COUNT
 } model_layer;
 
-/* "qkv", "o", "gate_up", "down". */
+/* "qkv", "o", "gate_up", "down", "gdn.in_proj_qkvz", "gdn.in_proj_ba", "gdn.out_proj",
+ * "moe.router", "shared_expert.gate_up", "shared_expert.down". */
 const char *model_layer_name(model_layer l);
 
 /* The token mixer of one decoder layer (config.json's layer_types words). */

@@ -18,7 +18,13 @@ of a chain each live slot's state (fp32) against the truth within 1e-4 and its c
 The kernel is whatever libktrt selects (the law's pick over the database's kernels where nothing
 is tuned): ktrt_choose's kernel and path are printed per chain.
 
-Prints one line a chain and "gdn_check: N chains, F failed"; exit 1 on a failure."""
+Prints one line a chain and "gdn_check: N chains, F failed"; exit 1 on a failure.
+
+    python3 tests/device/gdn_check.py --self-test [--libkt out/lib/libkt.so]   # CPU only
+
+holds this file's float64 truth (gdn_common.Truth) and bench_gdn.py's PyTorch peer to the C
+reference (runtime/gdn_ref.c, through libkt.so) on the CPU, over the same structs the device run
+passes: three plain steps of a batch with a padded sequence, both layouts, the norm on and off."""
 import argparse
 import os
 import random
@@ -152,7 +158,72 @@ def spec_final_state(kt, a, dt, vk, ds, norm, gen, rng):
     return not fails, msg
 
 
+def self_test(libkt):
+    import ctypes
+    import gdn_common
+    from bench_gdn import torch_step
+    gdn_common.DEVICE = "cpu"
+
+    class Pools(ctypes.Structure):
+        _fields_ = [("conv", ctypes.c_void_p), ("ssm", ctypes.c_void_p), ("log", ctypes.c_void_p), ("vk", ctypes.c_int)]
+
+    lib = ctypes.CDLL(libkt)
+    lib.kt_gdn_ref_step.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Pools), ctypes.c_void_p]
+    lib.kt_gdn_ref_step.restype = None
+    check_header(header_fields)
+    gen = torch.Generator()
+    gen.manual_seed(3)
+    worst_t, worst_p, failed = 0.0, 0.0, 0
+    for vk in (0, 1):
+        for ds in (0, 1):
+            for norm in (1, 0):
+                L = Layer("bf16", 2, 4, 128, 128, 4, 12, vk, ds, norm, gen)
+                g = [7, 2, -1, 10, 4]
+                truths = {s: Truth(L.conv_cols(s)[:, :3], L.state(s)) for s in g if s >= 0}
+                pc, ps, pl = L.conv.double().clone(), L.ssm.double().clone(), L.log.double().clone()
+                pools = Pools(pc.data_ptr(), ps.data_ptr(), pl.data_ptr(), vk)
+                for st in range(3):
+                    step = Step(L, [1] * len(g), g, None, gen)
+                    outd = torch.zeros(step.out.shape, dtype=torch.float64)
+                    lib.kt_gdn_ref_step(ctypes.byref(step.args), 0, ctypes.byref(pools), outd.data_ptr())
+                    if norm and not ds and not vk and st == 0:
+                        # the peer over the live sequences' rows (it serves equal-length batches
+                        # without padding), on L's own pools
+                        live = torch.tensor([i for i, s in enumerate(g) if s >= 0])
+                        peer = argparse.Namespace(qkv=step.qkv.index_select(0, live), z=step.z.index_select(0, live),
+                                                  ab=step.ab.index_select(1, live),
+                                                  out=torch.empty(len(live), step.out.shape[1], dtype=step.out.dtype))
+                        torch_step(L, peer, torch.tensor([s for s in g if s >= 0]), 1)
+                        peer_rows = {s: k for k, s in enumerate(s for s in g if s >= 0)}
+                    for i, s in enumerate(g):
+                        if s < 0:
+                            continue
+                        rows = step.rows(i)
+                        ref = truths[s].run(L, step.qkv[rows], step.ab[0][rows], step.ab[1][rows], step.z[rows], commit=True)
+                        worst_t = max(worst_t, rel_error(outd[rows], ref))
+                        if norm and not ds and not vk and st == 0:
+                            k = peer_rows[s]
+                            worst_p = max(worst_p, rel_error(peer.out[k:k + 1], ref))
+                for s, T in truths.items():
+                    S = ps[s].transpose(1, 2) if vk else ps[s]
+                    es = rel_error(S, T.S)
+                    hist = (pc[s].t() if ds else pc[s])[:, :3]
+                    if es > 1e-9 or not torch.equal(hist, T.hist):
+                        failed += 1
+                        print("  FAIL  vk%d ds%d norm%d slot %d: state %.2e, conv history %s" % (
+                            vk, ds, norm, s, es, "exact" if torch.equal(hist, T.hist) else "differs"))
+    ok = worst_t < 1e-3 and failed == 0 and worst_p < 5e-2
+    print("gdn_check self-test: truth vs the C reference %.2e, the PyTorch peer vs truth %.2e: %s" % (
+        worst_t, worst_p, "ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
 def main():
+    if "--self-test" in sys.argv:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--self-test", action="store_true")
+        ap.add_argument("--libkt", default="out/lib/libkt.so")
+        return self_test(ap.parse_args().libkt)
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default="out/lib/libktrt.so")
     ap.add_argument("--db", required=True)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 MAX_T, MAX_KW = 8, 4
+DEVICE = "cuda"          # the self-test (gdn_check.py --self-test) sets "cpu"
 TORCH_T = {"bf16": torch.bfloat16, "fp16": torch.float16}
 _P, _LL, _I, _F = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_float
 
@@ -48,7 +49,7 @@ class Layer:
         self.cdim = 2 * hk * dk + hv * dv
         self.L = kw - 1 + MAX_T
         t = TORCH_T[dt]
-        dev = "cuda"
+        dev = DEVICE
         self.conv_w = ((torch.rand(self.cdim, kw, generator=gen, device=dev) - 0.5) * 1.2).to(t)
         self.norm_w = (0.5 + torch.rand(dv, generator=gen, device=dev)).to(t)
         self.A_log = -1.0 - 2.0 * torch.rand(hv, generator=gen, device=dev)
@@ -89,14 +90,14 @@ class Step:
             qsl.append(qsl[-1] + n)
         self.qsl_list = qsl
         pad = 16
-        self.qkv_full = (torch.rand(T, L.cdim + pad, generator=gen, device="cuda") * 2 - 1).to(t)
+        self.qkv_full = (torch.rand(T, L.cdim + pad, generator=gen, device=DEVICE) * 2 - 1).to(t)
         self.qkv = self.qkv_full[:, :L.cdim]
-        self.z = (torch.rand(T, L.hv * L.dv, generator=gen, device="cuda") * 4 - 2).to(t)
-        self.ab = (torch.rand(2, T, L.hv, generator=gen, device="cuda") * 4 - 2).to(t)
-        self.out = torch.full((T, L.hv * L.dv), float("nan"), dtype=t, device="cuda")
-        self.qsl = torch.tensor(qsl, dtype=torch.int32, device="cuda")
-        self.idx = torch.tensor(slots, dtype=torch.int32, device="cuda")
-        self.na = torch.tensor(accepted, dtype=torch.int32, device="cuda") if accepted is not None else None
+        self.z = (torch.rand(T, L.hv * L.dv, generator=gen, device=DEVICE) * 4 - 2).to(t)
+        self.ab = (torch.rand(2, T, L.hv, generator=gen, device=DEVICE) * 4 - 2).to(t)
+        self.out = torch.full((T, L.hv * L.dv), float("nan"), dtype=t, device=DEVICE)
+        self.qsl = torch.tensor(qsl, dtype=torch.int32, device=DEVICE)
+        self.idx = torch.tensor(slots, dtype=torch.int32, device=DEVICE)
+        self.na = torch.tensor(accepted, dtype=torch.int32, device=DEVICE) if accepted is not None else None
         a = GdnArgs()
         a.qkv, a.z, a.a, a.b = self.qkv.data_ptr(), self.z.data_ptr(), self.ab[0].data_ptr(), self.ab[1].data_ptr()
         a.A_log, a.dt_bias = L.A_log.data_ptr(), L.dt_bias.data_ptr()

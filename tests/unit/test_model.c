@@ -464,6 +464,13 @@ static void test_attention_dense(void)
     KT_CHECK_INT(m.problems[0].count, 32);   /* GEMMs unchanged by the window */
 }
 
+static const model_problem *find_problem(const model_problems *m, int n, int k)
+{
+    for (int i = 0; i < m->nproblems; i++)
+        if (m->problems[i].n == n && m->problems[i].k == k) return &m->problems[i];
+    return NULL;
+}
+
 static void test_qwen3_next(void)
 {
     /* Qwen3-Next-80B-A3B: 48 layers, full_attention_interval 4 -> layers 3, 7, ..., 47 are gated full
@@ -490,27 +497,39 @@ static void test_qwen3_next(void)
         /* g = q heads over kv heads of a rank: 8, 8, 4, 2 (at TP 8 the 2 kv heads are replicated
          * 4 ways, 1 a rank). */
         expect_attn_problem(&m, 0, heads / kv, kv, 0, 262144);
-        /* Only the full-attention layers' projections: q_proj holds query and gate, 2 * heads. */
-        KT_CHECK_INT(m.nproblems, 2);
+        /* The full-attention layers' projections (q_proj holds query and gate, 2 * heads), the GDN
+         * layers' (in_proj_qkvz, in_proj_ba column-parallel, out_proj row-parallel: the same shape
+         * as o_proj, so one problem), every layer's router (replicated) and shared expert. */
         KT_CHECK_INT(m.problems[0].layers[0], MODEL_LAYER_QKV);
         KT_CHECK_INT(m.problems[0].n, (2 * heads + 2 * kv) * 256);
         KT_CHECK_INT(m.problems[0].k, 2048);
         KT_CHECK_INT(m.problems[0].count, 12);
         KT_CHECK_INT(m.problems[1].layers[0], MODEL_LAYER_O);
+        KT_CHECK_INT(m.problems[1].layers[1], MODEL_LAYER_GDN_OUT);
         KT_CHECK_INT(m.problems[1].n, 2048);
         KT_CHECK_INT(m.problems[1].k, heads * 256);
-        KT_CHECK_INT(m.problems[1].count, 12);
+        KT_CHECK_INT(m.problems[1].count, 12 + 36);
+        const model_problem *qkvz = find_problem(&m, (2 * 2048 + 2 * 4096) / tp, 2048);
+        KT_CHECK(qkvz && qkvz->layers[0] == MODEL_LAYER_GDN_QKVZ && qkvz->count == 36);
+        const model_problem *ba = find_problem(&m, 64 / tp, 2048);
+        KT_CHECK(ba && ba->layers[0] == MODEL_LAYER_GDN_BA && ba->count == 36);
+        const model_problem *router = find_problem(&m, 512, 2048);
+        KT_CHECK(router && router->layers[0] == MODEL_LAYER_ROUTER);
+        const model_problem *sgu = find_problem(&m, 1024 / tp, 2048), *sd = find_problem(&m, 2048, 512 / tp);
+        KT_CHECK(sgu && sd && sd->layers[0] == MODEL_LAYER_SHARED_DOWN && sd->count == 48);
+        /* at TP 2 the shared expert's gate_up is the router's shape: one problem, 96 calls */
+        KT_CHECK_INT(router ? router->count : 0, tp == 2 ? 96 : 48);
+        KT_CHECK_INT(m.nproblems, tp == 2 ? 6 : 7);
         /* The rest is listed, never derived as something else. */
-        KT_CHECK_INT(m.nnot_derived, 5);
+        KT_CHECK_INT(m.nnot_derived, 4);
         const model_not_derived *g = find_not_derived(&m, "gdn.prefill");
         KT_CHECK(g && g->count == 36);
         if (g) KT_CHECK_CONTAINS(g->reason, "Gated DeltaNet prefill");
-        const model_not_derived *gp = find_not_derived(&m, "gdn.projections");
-        KT_CHECK(gp && gp->count == 36);
         const model_not_derived *e = find_not_derived(&m, "moe.experts");
         KT_CHECK(e && e->count == 48);
         if (e) KT_CHECK_CONTAINS(e->reason, "512 routed experts (top 10, moe_intermediate_size 512)");
-        const model_not_derived *sh = find_not_derived(&m, "moe.shared_expert");
+        KT_CHECK(!find_not_derived(&m, "moe.shared_expert"));
+        const model_not_derived *sh = find_not_derived(&m, "moe.shared_expert_gate");
         KT_CHECK(sh && sh->count == 48);
         const model_not_derived *nm = find_not_derived(&m, "norms");
         KT_CHECK(nm && nm->count == 96);
