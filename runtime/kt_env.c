@@ -62,6 +62,8 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_PREFILL_ARGS",      "(the issue's grid)",   "device run_all.sh: bench_prefill.py's arguments"},
     {"KT_PREFILL_MIN",       "2",                    "device run_all.sh: minutes of each attn_prefill sweep"},
     {"KT_PREFILL_SHAPES",    "tests/device/attn_prefill_shapes.json", "device run_all.sh: the attn_prefill sweep's shape files, in turn"},
+    {"KT_GDN_ARGS",          "(the issue's grid)",   "device run_all.sh: bench_gdn.py's arguments"},
+    {"KT_GDN_MIN",           "4",                    "device run_all.sh: minutes of the gdn_decode sweep"},
     {"KT_RETURN_DB",         "1",                    "device run_all.sh: `0` does not copy the database back"},
     {"KT_RETURN_LIMIT",      "16777216",             "device return_db.sh: largest database copied back (bytes)"},
     {"KT_PACK_DB",           "1",                    "device pack.sh: `0` packs no database"},

@@ -262,8 +262,9 @@ KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
         const int readers = (HV / H) * (dv / KT_BV);
         int last = 1;
         if (readers > 1) {
+            /* no fence first: this block's reads of those columns were used (their values are in
+             * LDS) before the barrier above, so they are done, and the count publishes no write */
             unsigned *cnt = args.counters + (long long)seq * H + hk;
-            kt_fence_device();
             last = kt_atomic_add_device(cnt, 1u) == (unsigned)(readers - 1);
             if (last) *cnt = 0u;   /* every other reader has counted: the word is ours */
         }

@@ -46,19 +46,26 @@ no_device() {
 }
 check "no device: 56 law selections, said in the output and the run" no_device
 
-# A hybrid model: only the full-attention layers' projections are derived (12 of 48 layers, q_proj
-# with its gate: n = (2*4 + 2*1) * 256 at tp 4); the GDN layers, experts and norms are refused by name.
+# A hybrid model: the full-attention layers' projections (12 of 48 layers, q_proj with its gate: n =
+# (2*4 + 2*1) * 256 at tp 4), the GDN layers' (in_proj_qkvz, in_proj_ba; out_proj has o_proj's shape),
+# every layer's router and shared expert: 7 shapes x 14 M buckets; GDN prefill, the routed experts,
+# the shared expert's gate and the (1 + weight) norms are refused by name.
 hybrid() {
     fresh "$DIR/hybrid.ktdb"
     env -u KT_SWEEP_FAKE_DEVICE ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target gfx1201 --no-build \
         --no-device --only gemm --db "$DIR/hybrid.ktdb" > "$DIR/hybrid.txt" 2>&1 || return 1
     grep "gemm bf16 n=2560 k=2048 m<=1 .* qkv " "$DIR/hybrid.txt" &&
-    grep "gemm bf16 n=2048 k=1024 m<=1 .* o " "$DIR/hybrid.txt" &&
-    grep "(not derived) x36/forward .* gdn .*path=refused Gated DeltaNet" "$DIR/hybrid.txt" &&
+    grep "gemm bf16 n=2048 k=1024 m<=1 .* o,gdn.out_proj " "$DIR/hybrid.txt" &&
+    grep "gemm bf16 n=3072 k=2048 m<=1 .* gdn.in_proj_qkvz " "$DIR/hybrid.txt" &&
+    grep "gemm bf16 n=16 k=2048 m<=1 .* gdn.in_proj_ba " "$DIR/hybrid.txt" &&
+    grep "gemm bf16 n=512 k=2048 m<=1 .* moe.router " "$DIR/hybrid.txt" &&
+    grep "gemm bf16 n=256 k=2048 m<=1 .* shared_expert.gate_up " "$DIR/hybrid.txt" &&
+    grep "gemm bf16 n=2048 k=128 m<=1 .* shared_expert.down " "$DIR/hybrid.txt" &&
+    grep "(not derived) x36/forward .* gdn.prefill .*path=refused Gated DeltaNet prefill" "$DIR/hybrid.txt" &&
     grep "(not derived) x48/forward .* moe.experts .*path=refused" "$DIR/hybrid.txt" &&
-    grep "(not derived) x48/forward .* moe.shared_expert .*path=refused" "$DIR/hybrid.txt" &&
+    grep "(not derived) x48/forward .* moe.shared_expert_gate .*path=refused" "$DIR/hybrid.txt" &&
     grep "(not derived) x96/forward .* norms .*path=refused" "$DIR/hybrid.txt" &&
-    grep "coverage: 28 problems: 0 exact, 0 bucket, 28 law, 0 refused; 4 layer groups not derived" "$DIR/hybrid.txt"
+    grep "coverage: 98 problems: 0 exact, 0 bucket, 98 law, 0 refused; 4 layer groups not derived" "$DIR/hybrid.txt"
 }
 check "hybrid model: the derivable GEMMs, the rest refused with its layers and reason" hybrid
 

@@ -500,17 +500,18 @@ static void test_qwen3_next(void)
         /* The full-attention layers' projections (q_proj holds query and gate, 2 * heads), the GDN
          * layers' (in_proj_qkvz, in_proj_ba column-parallel, out_proj row-parallel: the same shape
          * as o_proj, so one problem), every layer's router (replicated) and shared expert. */
+        /* at TP 8 q_proj's (2*2 + 2*1) * 256 is in_proj_qkvz's 12288 / 8: one problem */
         KT_CHECK_INT(m.problems[0].layers[0], MODEL_LAYER_QKV);
         KT_CHECK_INT(m.problems[0].n, (2 * heads + 2 * kv) * 256);
         KT_CHECK_INT(m.problems[0].k, 2048);
-        KT_CHECK_INT(m.problems[0].count, 12);
+        KT_CHECK_INT(m.problems[0].count, tp == 8 ? 12 + 36 : 12);
         KT_CHECK_INT(m.problems[1].layers[0], MODEL_LAYER_O);
         KT_CHECK_INT(m.problems[1].layers[1], MODEL_LAYER_GDN_OUT);
         KT_CHECK_INT(m.problems[1].n, 2048);
         KT_CHECK_INT(m.problems[1].k, heads * 256);
         KT_CHECK_INT(m.problems[1].count, 12 + 36);
         const model_problem *qkvz = find_problem(&m, (2 * 2048 + 2 * 4096) / tp, 2048);
-        KT_CHECK(qkvz && qkvz->layers[0] == MODEL_LAYER_GDN_QKVZ && qkvz->count == 36);
+        KT_CHECK(qkvz && qkvz->layers[qkvz->nlayers - 1] == MODEL_LAYER_GDN_QKVZ && qkvz->count == (tp == 8 ? 48 : 36));
         const model_problem *ba = find_problem(&m, 64 / tp, 2048);
         KT_CHECK(ba && ba->layers[0] == MODEL_LAYER_GDN_BA && ba->count == 36);
         const model_problem *router = find_problem(&m, 512, 2048);
@@ -519,7 +520,7 @@ static void test_qwen3_next(void)
         KT_CHECK(sgu && sd && sd->layers[0] == MODEL_LAYER_SHARED_DOWN && sd->count == 48);
         /* at TP 2 the shared expert's gate_up is the router's shape: one problem, 96 calls */
         KT_CHECK_INT(router ? router->count : 0, tp == 2 ? 96 : 48);
-        KT_CHECK_INT(m.nproblems, tp == 2 ? 6 : 7);
+        KT_CHECK_INT(m.nproblems, tp == 2 || tp == 8 ? 6 : 7);
         /* The rest is listed, never derived as something else. */
         KT_CHECK_INT(m.nnot_derived, 4);
         const model_not_derived *g = find_not_derived(&m, "gdn.prefill");
@@ -571,7 +572,10 @@ static void test_qwen3_next(void)
     KT_CHECK_INT(model_load(tmpdir, 2, &m, err, sizeof err), 0);
     KT_CHECK_INT(m.attn_layers, 2);
     KT_CHECK_INT(m.dense_mlp_layers, 2);
-    KT_CHECK_INT(m.nproblems, 4);
+    /* qkv, o, gate_up, down; in_proj_qkvz, in_proj_ba, out_proj of the 2 GDN layers; the 2 MoE
+     * layers' router, shared gate_up and down (Qwen3-Next's defaults: 512 experts, 512 wide); at tp 2
+     * out_proj has o's shape (2048 x 2048) and the shared gate_up the router's (512 x 2048): 8 */
+    KT_CHECK_INT(m.nproblems, 8);
     KT_CHECK_INT(m.problems[0].n, (8 + 2 * 1) * 256);   /* no gate: plain qkv */
     KT_CHECK_INT(m.problems[0].count, 2);
     KT_CHECK_INT(m.problems[2].n, 5120);                /* 2 * 5120 / 2 */
