@@ -307,27 +307,6 @@ void kt_attn_ref_cpu(const kt_problem *p, int bt_stride, long long q_stride_tok,
     kt_attn_ref_f64(&r, ref);
 }
 
-
-int kt_attn_lex_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, kt_attn_misfit_fn misfit,
-                     kt_attn_law_key_fn key_of, int nkeys)
-{
-    if (!c || n < 1 || !p || nkeys < 1 || nkeys > KT_ATTN_LEX_MAX_KEYS) return -1;
-    const int units = d && d->compute_units > 0 ? d->compute_units : 1;
-    int best = -1;
-    long long bk[KT_ATTN_LEX_MAX_KEYS] = {0};
-    for (int i = 0; i < n; i++) {
-        char buf[160];
-        if (misfit(&c[i].v, p, units, buf, sizeof buf)) continue;
-        long long key[KT_ATTN_LEX_MAX_KEYS];
-        key_of(d, &c[i], p, key);
-        int better = best < 0;
-        for (int j = 0; !better && j < nkeys; j++)
-            if (key[j] != bk[j]) { better = key[j] > bk[j]; break; }
-        if (better) { best = i; memcpy(bk, key, sizeof bk); }
-    }
-    return best;
-}
-
 const char *kt_attn_ref_gpu_name(const kt_problem *p, char *buf, size_t len)
 {
     if (p->dim[KT_ATTN_DIM_D] > KT_ATTN_REF_MAX_D) return NULL;

@@ -109,13 +109,5 @@ long long kt_attn_partial_bytes(long long heads, long long d);
  * partials. */
 void kt_attn_bind_split(kt_attn_args *a, long long want, void *const *workspace, const long long *workspace_bytes);
 
-/* The law's lexicographic pick: among the candidates misfit admits, the one whose key (nkeys
- * values, the larger the better, compared in order) is greatest, the first on ties; -1 when none
- * (and for nkeys outside 1 .. KT_ATTN_LEX_MAX_KEYS). */
-#define KT_ATTN_LEX_MAX_KEYS 21
-typedef const char *(*kt_attn_misfit_fn)(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len);
-typedef void (*kt_attn_law_key_fn)(const law_device *d, const kt_candidate *c, const kt_problem *p, long long *key);
-int kt_attn_lex_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, kt_attn_misfit_fn misfit,
-                     kt_attn_law_key_fn key_of, int nkeys);
 
 #endif

@@ -430,3 +430,23 @@ int kt_variant_from_row(const kt_op *op, const kt_target *t, const char *params,
     v->lds_bytes = r ? r->lds_bytes : 0;
     return 0;
 }
+
+int kt_op_lex_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, kt_op_misfit_fn misfit,
+                   kt_op_law_key_fn key_of, int nkeys)
+{
+    if (!c || n < 1 || !p || nkeys < 1 || nkeys > KT_OP_LEX_MAX_KEYS) return -1;
+    const int units = d && d->compute_units > 0 ? d->compute_units : 1;
+    int best = -1;
+    long long bk[KT_OP_LEX_MAX_KEYS] = {0};
+    for (int i = 0; i < n; i++) {
+        char buf[200];
+        if (misfit(&c[i].v, p, units, buf, sizeof buf)) continue;
+        long long key[KT_OP_LEX_MAX_KEYS];
+        key_of(d, &c[i], p, key);
+        int better = best < 0;
+        for (int j = 0; !better && j < nkeys; j++)
+            if (key[j] != bk[j]) { better = key[j] > bk[j]; break; }
+        if (better) { best = i; memcpy(bk, key, sizeof bk); }
+    }
+    return best;
+}

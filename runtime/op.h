@@ -330,6 +330,15 @@ void kt_law_class(const char *params, const char *template_path, char *out, size
 /* The value of a named parameter; 0 when the op has no such parameter. */
 int kt_variant_get(const kt_op *op, const kt_variant *v, const char *param);
 
+/* The lexicographic pick every footprint law makes: among the candidates misfit admits, the one
+ * whose key (nkeys values, the larger the better, compared in order) is greatest, the first on
+ * ties; -1 when none (and for nkeys outside 1 .. KT_OP_LEX_MAX_KEYS). */
+#define KT_OP_LEX_MAX_KEYS 24
+typedef const char *(*kt_op_misfit_fn)(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len);
+typedef void (*kt_op_law_key_fn)(const law_device *d, const kt_candidate *c, const kt_problem *p, long long *key);
+int kt_op_lex_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p, kt_op_misfit_fn misfit,
+                   kt_op_law_key_fn key_of, int nkeys);
+
 /* A kernel row's resources as the database stores them (build/analyze.c wrote them): 0 unknown. */
 typedef struct kt_row_resources {
     int threads;                        /* threads per workgroup (the recipe's) */

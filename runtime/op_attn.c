@@ -268,7 +268,7 @@ static void attn_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 #define ATTN_LAW_SPLIT_SHARE 8      /* partials up to 1/8 of a segment's KV bytes cost nothing */
 #define ATTN_LAW_ROWS_WORK (32 * 256)   /* rows x d a key from which prefill.hip's form comes first */
 #define ATTN_LAW_ROWS_KEYS 128      /* ... given this many of the batch's keys a compute unit */
-_Static_assert(ATTN_LAW_KEYS <= KT_ATTN_LEX_MAX_KEYS, "kt_attn_lex_pick compares at most KT_ATTN_LEX_MAX_KEYS");
+_Static_assert(ATTN_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "kt_op_lex_pick compares at most KT_OP_LEX_MAX_KEYS");
 
 /* ceil(log2(partial bytes x ATTN_LAW_SPLIT_SHARE / KV bytes)) of a segment, 0 when under or
  * unsplit */
@@ -351,7 +351,7 @@ static void attn_law_key(const law_device *d, const kt_candidate *c, const kt_pr
 
 static int attn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
 {
-    return kt_attn_lex_pick(d, c, n, p, attn_misfit, attn_law_key, ATTN_LAW_KEYS);
+    return kt_op_lex_pick(d, c, n, p, attn_misfit, attn_law_key, ATTN_LAW_KEYS);
 }
 
 /* prefill.hip's blocks (a 16-row tile a warp) are not timed where most of their row tiles would

@@ -207,7 +207,7 @@ static void prefill_law_key(const law_device *d, const kt_candidate *c, const kt
 
 static int prefill_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
 {
-    return kt_attn_lex_pick(d, c, n, p, prefill_misfit, prefill_law_key, PREFILL_LAW_KEYS);
+    return kt_op_lex_pick(d, c, n, p, prefill_misfit, prefill_law_key, PREFILL_LAW_KEYS);
 }
 
 /* ---- verification sets ----

@@ -245,27 +245,7 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
 
 static int gdn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
 {
-    if (!c || n < 1 || !p) return -1;
-    const int units = d && d->compute_units > 0 ? d->compute_units : 1;
-    int best = -1;
-    long long bk[GDN_LAW_KEYS] = {0};
-    for (int i = 0; i < n; i++) {
-        char buf[200];
-        if (gdn_misfit(&c[i].v, p, units, buf, sizeof buf)) continue;
-        long long key[GDN_LAW_KEYS];
-        gdn_law_key(d, &c[i], p, key);
-        int better = best < 0;
-        for (int j = 0; !better && j < GDN_LAW_KEYS; j++)
-            if (key[j] != bk[j]) {
-                better = key[j] > bk[j];
-                break;
-            }
-        if (better) {
-            best = i;
-            memcpy(bk, key, sizeof bk);
-        }
-    }
-    return best;
+    return kt_op_lex_pick(d, c, n, p, gdn_misfit, gdn_law_key, GDN_LAW_KEYS);
 }
 
 /* ---- verification ----
