@@ -6,6 +6,7 @@
  * an independent truth for the speculative chains: the plain per-token recurrence over the
  * accepted tokens only, whose outputs every speculative step must reproduce. Variants cover
  * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves.
+ * test_gdn_emu64.cpp is this file at wave 64 (CDNA), over the forms gfx942 builds.
  * Last, the descriptor's own verification set (runtime/op_gdn.c: buffers, fill, args_for, bind,
  * launches, ref_cpu, rel_error, as the worker runs them) on the emulated kernel, within its bound,
  * and a corrupted state element outside it. Links libkt. */
@@ -26,6 +27,7 @@ extern "C" {
 #define KT_DK 128
 #define KT_DV 128
 
+#if KT_WAVE == 32
 namespace va {
 #define KT_KERNEL_NAME kernel
 #define KT_VK 0
@@ -90,6 +92,46 @@ static const variant variants[] = {
     {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 64, 8},
     {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 128, 16},
 };
+
+#else
+/* wave 64 (test_gdn_emu64.cpp: CDNA's waves): the forms gfx942 builds without spilling, the row sums
+ * over half a wave and 8 waves (VK 0), over 16-lane groups four to a wave (VK 1, 4 blocks a head) */
+namespace va {
+#define KT_KERNEL_NAME kernel
+#define KT_VK 0
+#define KT_BV 128
+#define KT_NW 8
+#define KT_KPT 8
+#include "gdn/decode.hip"
+#undef KT_KERNEL_NAME
+#undef KT_VK
+#undef KT_BV
+#undef KT_NW
+#undef KT_KPT
+}
+namespace vb {
+#define KT_KERNEL_NAME kernel
+#define KT_VK 1
+#define KT_BV 32
+#define KT_NW 8
+#define KT_KPT 4
+#include "gdn/decode.hip"
+#undef KT_KERNEL_NAME
+#undef KT_VK
+#undef KT_BV
+#undef KT_NW
+#undef KT_KPT
+}
+struct variant {
+    const char *name;
+    void (*kernel)(kt_gdn_decode_args);
+    int vk, bv, threads, kpt;
+};
+static const variant variants[] = {
+    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 512, 8},
+    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 512, 4},
+};
+#endif
 
 enum { H = 2, HV = 4, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 12, BATCH = 5, LCOL = KW - 1 + 8 };
 static const int slot_of[BATCH] = {7, 2, -1, 10, 4};   /* sequence 2 is padded */
@@ -251,7 +293,7 @@ static void descriptor_flow(const variant &v, const char *key)
     KT_CHECK(kt_problem_parse(key, &p, err, sizeof err) == 0);
     char params[160];
     snprintf(params, sizeof params, "{\"dtype\":\"bf16\",\"VK\":%d,\"DK\":128,\"DV\":128,\"BV\":%d,\"NW\":%d,\"KPT\":%d}", v.vk,
-             v.bv, v.threads / 32, v.kpt);
+             v.bv, v.threads / KT_WAVE, v.kpt);
     kt_variant kv;
     KT_CHECK(kt_variant_parse(op, params, &kv, nullptr, 0, err, sizeof err) == 0);
     kt_op_buffer bufs[KT_OP_MAX_BUFFERS];
@@ -273,7 +315,7 @@ static void descriptor_flow(const variant &v, const char *key)
     long long wsb[1] = {(long long)counters.size() * 4};
     op->bind(&a, &kv, &p, 132, ws, wsb);
     kt_op_launch l[KT_OP_MAX_LAUNCHES];
-    KT_CHECK(op->launches(&kv, &p, 32, 132, l) == 1);
+    KT_CHECK(op->launches(&kv, &p, KT_WAVE, 132, l) == 1);
     KT_CHECK((int)l[0].dims.block[0] == v.threads);
     kt_emu_run(v.kernel, a, (int)l[0].dims.grid[0], (int)l[0].dims.grid[1], (int)l[0].dims.grid[2], v.threads);
     for (unsigned c : counters) KT_CHECK_INT(c, 0);
@@ -294,6 +336,7 @@ static void descriptor_flow(const variant &v, const char *key)
 
 int main(void)
 {
+#if KT_WAVE == 32
     for (const variant &v : variants) {
         const int norm = v.bv == DV;
         chain(v, 0, 0, norm, 2);
@@ -303,5 +346,11 @@ int main(void)
     descriptor_flow(variants[0], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=0 q<=4 batch<=8");
     descriptor_flow(variants[1], "gdn_decode bf16 dk=128 dv=128 hk=1 hv=2 kw=4 norm=0 vk=1 q<=1 batch<=8");
     descriptor_flow(variants[2], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=3 norm=0 vk=1 q<=8 batch<=4");
+#else
+    chain(variants[0], 0, 0, 1, 2);
+    chain(variants[0], 1, 1, 1, 3);
+    chain(variants[1], 1, 0, 0, 3);
+    descriptor_flow(variants[1], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=0 vk=1 q<=4 batch<=8");
+#endif
     KT_TEST_END();
 }
