@@ -124,7 +124,7 @@ out/tests/%: tests/unit/%.cpp
 	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Itemplates -Itests/unit -o $@ $< -lpthread
 
 # the GDN decode template emulated on the host, through its descriptor in libkt
-out/tests/test_gdn_emu out/tests/test_gdn_emu64: out/tests/%: tests/unit/%.cpp tests/unit/test_gdn_emu.cpp out/lib/libkt.a
+out/tests/test_gdn_emu out/tests/test_gdn_emu64: out/tests/%: tests/unit/%.cpp tests/unit/test_gdn_emu.cpp tests/unit/gdn_emu_variant.inc out/lib/libkt.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Iruntime -Ibuild -Itemplates -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
 

@@ -29,56 +29,32 @@ extern "C" {
 
 #if KT_WAVE == 32
 namespace va {
-#define KT_KERNEL_NAME kernel
 #define KT_VK 0
 #define KT_BV 128
 #define KT_NW 8
 #define KT_KPT 8
-#include "gdn/decode.hip"
-#undef KT_KERNEL_NAME
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_KPT
+#include "gdn_emu_variant.inc"
 }
 namespace vb {
-#define KT_KERNEL_NAME kernel
 #define KT_VK 1
 #define KT_BV 128
 #define KT_NW 8
 #define KT_KPT 4
-#include "gdn/decode.hip"
-#undef KT_KERNEL_NAME
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_KPT
+#include "gdn_emu_variant.inc"
 }
 namespace vc {
-#define KT_KERNEL_NAME kernel
 #define KT_VK 1
 #define KT_BV 32
 #define KT_NW 2
 #define KT_KPT 8
-#include "gdn/decode.hip"
-#undef KT_KERNEL_NAME
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_KPT
+#include "gdn_emu_variant.inc"
 }
 namespace vd {
-#define KT_KERNEL_NAME kernel
 #define KT_VK 0
 #define KT_BV 64
 #define KT_NW 4
 #define KT_KPT 16
-#include "gdn/decode.hip"
-#undef KT_KERNEL_NAME
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_KPT
+#include "gdn_emu_variant.inc"
 }
 
 struct variant {
@@ -97,30 +73,18 @@ static const variant variants[] = {
 /* wave 64 (test_gdn_emu64.cpp: CDNA's waves): the forms gfx942 builds without spilling, the row sums
  * over half a wave and 8 waves (VK 0), over 16-lane groups four to a wave (VK 1, 4 blocks a head) */
 namespace va {
-#define KT_KERNEL_NAME kernel
 #define KT_VK 0
 #define KT_BV 128
 #define KT_NW 8
 #define KT_KPT 8
-#include "gdn/decode.hip"
-#undef KT_KERNEL_NAME
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_KPT
+#include "gdn_emu_variant.inc"
 }
 namespace vb {
-#define KT_KERNEL_NAME kernel
 #define KT_VK 1
 #define KT_BV 32
 #define KT_NW 8
 #define KT_KPT 4
-#include "gdn/decode.hip"
-#undef KT_KERNEL_NAME
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_KPT
+#include "gdn_emu_variant.inc"
 }
 struct variant {
     const char *name;
