@@ -107,7 +107,7 @@ typedef struct kt_model_linear {
 
 /* One attention geometry of a rank: the decoder layers whose attention reads the KV cache the
  * same way (a model with sliding and full layers has two). Linear-attention (GDN) layers have no
- * KV cache and are never one of these: kt_model_shape counts them apart. */
+ * KV cache and are never one of these: kt_model_shape.gdn holds them. */
 #define KT_MODEL_MAX_ATTN 4
 typedef struct kt_model_attn {
     int head_dim;
@@ -136,8 +136,7 @@ typedef struct kt_model_shape {
     kt_model_linear linear[KT_MODEL_MAX_LINEAR];
     int nattn;                          /* the distinct attention geometries per rank */
     kt_model_attn attn[KT_MODEL_MAX_ATTN];
-    int linear_attn_layers;             /* GDN layers: not attention (tuner/model.h) */
-    kt_model_gdn gdn;                   /* their geometry, for op gdn_decode */
+    kt_model_gdn gdn;                   /* the GDN (linear attention) layers: not attention */
     int norm_plus_one;                  /* 1: the norms scale by (1 + weight) (Gemma, Qwen3-Next),
                                          * which rmsnorm_add's x * weight is not */
 } kt_model_shape;

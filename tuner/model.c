@@ -678,7 +678,6 @@ void model_shape_of(const model_problems *mp, kt_model_shape *out)
     out->kv_heads_per_rank = mp->kv_heads_per_rank;
     out->nattn = mp->nattn;
     memcpy(out->attn, mp->attn, sizeof out->attn);
-    out->linear_attn_layers = mp->linear_attn_layers;
     if (mp->linear_attn_layers) {
         /* vLLM's GDN layer shards its key and value heads over the ranks (check_split) */
         out->gdn.layers = mp->linear_attn_layers;

@@ -28,9 +28,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_attn import KT_OK, L2_BYTES, Ktrt, capture, header_fields, time_graph  # noqa: E402
+from bench_attn import KT_OK, L2_BYTES, Ktrt, capture, header_fields, rel_error, time_graph  # noqa: E402
 from bench_common import copy_ceiling_gbs, read_ceiling_gbs  # noqa: E402
-from gdn_common import Layer, Step, Truth, check_header, rel_error  # noqa: E402
+from gdn_common import Layer, Step, Truth, check_header, over, worst_of  # noqa: E402
 
 
 def torch_step(L, st, idx, n):
@@ -107,7 +107,7 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
         torch_step(L, st0, idxs[0], tokens)
         err_torch = rel_error(st0.out, ref)
         L.conv.copy_(start[0]); L.ssm.copy_(start[1]); L.log.copy_(start[2])
-        if err_ours > 1e-2 or err_torch > 5e-2:
+        if over(err_ours, 1e-2) or over(err_torch, 5e-2):
             return None, "wrong: ours %.2e torch %.2e" % (err_ours, err_torch)
 
     def ours(i):

@@ -33,8 +33,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_attn import KT_OK, Ktrt, header_fields  # noqa: E402
-from gdn_common import Layer, Step, Truth, check_header, rel_error  # noqa: E402
+from bench_attn import KT_OK, Ktrt, header_fields, rel_error  # noqa: E402
+from gdn_common import Layer, Step, Truth, check_header, over, worst_of  # noqa: E402
 
 BOUND = {"bf16": 1e-2, "fp16": 2.5e-3}
 BATCHES = (1, 3, 8, 33)
@@ -79,8 +79,8 @@ def chain(kt, a, dt, vk, ds, norm, spec, gen, rng):
                 T = truths[s]
                 ref = T.run(L, step.qkv[rows], step.ab[0][rows], step.ab[1][rows], step.z[rows], commit=not spec)
                 e = rel_error(step.out[rows], ref)
-                worst = max(worst, e)
-                if e > BOUND[dt]:
+                worst = worst_of(worst, e)
+                if over(e, BOUND[dt]):
                     fails.append("step %d slot %d: out error %.2e" % (st, s, e))
                 if spec:
                     n = ntok[i]
@@ -101,9 +101,9 @@ def chain(kt, a, dt, vk, ds, norm, spec, gen, rng):
         if spec:
             continue
         es = rel_error(L.state(s), T.S)
-        ws = max(ws, es)
+        ws = worst_of(ws, es)
         hist = L.conv_cols(s)[:, :kw - 1]
-        if es > 1e-4 or not torch.equal(hist, T.hist):
+        if over(es, 1e-4) or not torch.equal(hist, T.hist):
             fails.append("slot %d: state error %.2e, conv history %s" % (s, es, "exact" if torch.equal(hist, T.hist) else "differs"))
     name = "%s vk%d %s%s %s" % (dt, vk, "ds" if ds else "dc", " norm" if norm else "", "spec" if spec else "plain")
     msg = "%-28s %-6s %-60s out %.2e state %.2e" % (name, ch_path, ch_name, worst, ws)
@@ -138,8 +138,8 @@ def spec_final_state(kt, a, dt, vk, ds, norm, gen, rng):
             T = truths[s]
             ref = T.run(L, step.qkv[rows], step.ab[0][rows], step.ab[1][rows], step.z[rows], commit=False)
             e = rel_error(step.out[rows], ref)
-            worst = max(worst, e)
-            if e > BOUND[dt]:
+            worst = worst_of(worst, e)
+            if over(e, BOUND[dt]):
                 fails.append("step %d slot %d: out error %.2e" % (st, s, e))
             k = rng.randint(1, ntok[i])
             T.run(L, step.qkv[rows][:k], step.ab[0][rows][:k], step.ab[1][rows][:k], step.z[rows][:k], commit=True)
@@ -149,7 +149,7 @@ def spec_final_state(kt, a, dt, vk, ds, norm, gen, rng):
                 S0, h0 = before[s]
                 es = rel_error(L.state(s), S0)
                 hist = L.conv_cols(s)[:, :kw - 1]
-                if es > 1e-4 or not torch.equal(hist, h0):
+                if over(es, 1e-4) or not torch.equal(hist, h0):
                     fails.append("slot %d: entering state error %.2e, conv history %s" % (s, es, "exact" if torch.equal(hist, h0) else "differs"))
     name = "%s vk%d %s%s spec-final" % (dt, vk, "ds" if ds else "dc", " norm" if norm else "")
     msg = "%-28s out %.2e" % (name, worst)
@@ -200,19 +200,19 @@ def self_test(libkt):
                             continue
                         rows = step.rows(i)
                         ref = truths[s].run(L, step.qkv[rows], step.ab[0][rows], step.ab[1][rows], step.z[rows], commit=True)
-                        worst_t = max(worst_t, rel_error(outd[rows], ref))
+                        worst_t = worst_of(worst_t, rel_error(outd[rows], ref))
                         if norm and not ds and not vk and st == 0:
                             k = peer_rows[s]
-                            worst_p = max(worst_p, rel_error(peer.out[k:k + 1], ref))
+                            worst_p = worst_of(worst_p, rel_error(peer.out[k:k + 1], ref))
                 for s, T in truths.items():
                     S = ps[s].transpose(1, 2) if vk else ps[s]
                     es = rel_error(S, T.S)
                     hist = (pc[s].t() if ds else pc[s])[:, :3]
-                    if es > 1e-9 or not torch.equal(hist, T.hist):
+                    if over(es, 1e-9) or not torch.equal(hist, T.hist):
                         failed += 1
                         print("  FAIL  vk%d ds%d norm%d slot %d: state %.2e, conv history %s" % (
                             vk, ds, norm, s, es, "exact" if torch.equal(hist, T.hist) else "differs"))
-    ok = worst_t < 1e-3 and failed == 0 and worst_p < 5e-2
+    ok = not over(worst_t, 1e-3) and failed == 0 and not over(worst_p, 5e-2)
     print("gdn_check self-test: truth vs the C reference %.2e, the PyTorch peer vs truth %.2e: %s" % (
         worst_t, worst_p, "ok" if ok else "FAILED"))
     return 0 if ok else 1

@@ -1,7 +1,8 @@
 """gdn_common.py: what the GDN device scripts share (gdn_check.py, bench_gdn.py): the ctypes mirror
 of templates/abi/gdn.h's kt_gdn_decode_args (checked against the header), a batch of sequences
 over state pools on the GPU, the argument struct over them, and the float64 per-token reference
-of ../shared/ref/gdn.md at the kernel's rounding points (conv outputs and o rounded to the dtype)."""
+of ../shared/ref/gdn.md at the kernel's rounding points (conv outputs and o rounded to the dtype).
+Errors are bench_attn.rel_error's (NaN for a non-finite output), judged with over() and worst_of()."""
 import ctypes
 import os
 
@@ -166,9 +167,11 @@ class Truth:
         return torch.stack(outs) if outs else torch.empty(0, L.hv * L.dv, dtype=torch.float64, device=qkv.device)
 
 
-def rel_error(got, ref):
-    got = got.double()
-    if not torch.isfinite(got).all():
-        return float("inf")
-    den = ref.norm().item()
-    return (got - ref).norm().item() / (den if den > 0 else 1.0)
+def worst_of(a, b):
+    """the larger error, a NaN (bench_attn.rel_error's answer for a non-finite output) winning"""
+    return b if not b <= a else a
+
+
+def over(e, bound):
+    """e fails bound: above it, or NaN"""
+    return not e <= bound

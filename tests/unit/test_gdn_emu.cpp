@@ -27,6 +27,12 @@ extern "C" {
 #define KT_DK 128
 #define KT_DV 128
 
+struct variant {
+    const char *name;
+    void (*kernel)(kt_gdn_decode_args);
+    int vk, bv, nw, kpt;      /* the kernel's axes; its block is nw * KT_WAVE threads */
+};
+
 #if KT_WAVE == 32
 namespace va {
 #define KT_VK 0
@@ -57,16 +63,11 @@ namespace vd {
 #include "gdn_emu_variant.inc"
 }
 
-struct variant {
-    const char *name;
-    void (*kernel)(kt_gdn_decode_args);
-    int vk, bv, threads, kpt;
-};
 static const variant variants[] = {
-    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 256, 8},
-    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 256, 4},
-    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 64, 8},
-    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 128, 16},
+    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 8, 8},
+    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4},
+    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8},
+    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16},
 };
 
 #else
@@ -86,14 +87,9 @@ namespace vb {
 #define KT_KPT 4
 #include "gdn_emu_variant.inc"
 }
-struct variant {
-    const char *name;
-    void (*kernel)(kt_gdn_decode_args);
-    int vk, bv, threads, kpt;
-};
 static const variant variants[] = {
-    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 512, 8},
-    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 512, 4},
+    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 8, 8},
+    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 8, 4},
 };
 #endif
 
@@ -178,7 +174,7 @@ static void chain(const variant &v, int spec, int ds_layout, int norm, int steps
         a.batch = BATCH; a.num_k_heads = H; a.num_v_heads = HV; a.dk = DK; a.dv = DV;
         a.conv_kw = KW; a.conv_len = LCOL; a.max_tokens = 4; a.scale = 1.0f / sqrtf((float)DK); a.norm_eps = 1e-6f;
         a.counters = counters.data();
-        kt_emu_run(v.kernel, a, DV / v.bv, HV, BATCH, v.threads);
+        kt_emu_run(v.kernel, a, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
         for (unsigned c : counters) KT_CHECK_INT(c, 0);
 
         kt_gdn_ref_pools rp = {p.rconv.data(), p.rssm.data(), p.rlog.data(), v.vk};
@@ -257,7 +253,7 @@ static void descriptor_flow(const variant &v, const char *key)
     KT_CHECK(kt_problem_parse(key, &p, err, sizeof err) == 0);
     char params[160];
     snprintf(params, sizeof params, "{\"dtype\":\"bf16\",\"VK\":%d,\"DK\":128,\"DV\":128,\"BV\":%d,\"NW\":%d,\"KPT\":%d}", v.vk,
-             v.bv, v.threads / KT_WAVE, v.kpt);
+             v.bv, v.nw, v.kpt);
     kt_variant kv;
     KT_CHECK(kt_variant_parse(op, params, &kv, nullptr, 0, err, sizeof err) == 0);
     kt_op_buffer bufs[KT_OP_MAX_BUFFERS];
@@ -280,8 +276,8 @@ static void descriptor_flow(const variant &v, const char *key)
     op->bind(&a, &kv, &p, 132, ws, wsb);
     kt_op_launch l[KT_OP_MAX_LAUNCHES];
     KT_CHECK(op->launches(&kv, &p, KT_WAVE, 132, l) == 1);
-    KT_CHECK((int)l[0].dims.block[0] == v.threads);
-    kt_emu_run(v.kernel, a, (int)l[0].dims.grid[0], (int)l[0].dims.grid[1], (int)l[0].dims.grid[2], v.threads);
+    KT_CHECK((int)l[0].dims.block[0] == v.nw * KT_WAVE);
+    kt_emu_run(v.kernel, a, (int)l[0].dims.grid[0], (int)l[0].dims.grid[1], (int)l[0].dims.grid[2], v.nw * KT_WAVE);
     for (unsigned c : counters) KT_CHECK_INT(c, 0);
     std::vector<double> ref(op->ref_count(&p));
     op->ref_cpu(&p, init.data(), ref.data());
