@@ -67,6 +67,22 @@ int analyze_static_lds(const kt_target *t, const void *code, size_t len, const c
     return rc;
 }
 
+int analyze_companion(const kt_target *t, const void *code, size_t len, const char *name, char *why, size_t whylen,
+                      char *err, size_t errlen)
+{
+    kt_analysis a;
+    memset(&a, 0, sizeof a);
+    int rc = t->vendor == KT_VENDOR_AMD ? elf_amdgpu_read_resources(code, len, name, &a.res, err, errlen)
+                                        : elf_cubin_read_resources(code, len, name, &a.res, err, errlen);
+    if (rc) return rc;
+    a.regs = t->unified_agpr || a.res.agpr <= a.res.vgpr ? a.res.vgpr : a.res.agpr;
+    a.waves = 1;   /* its residency depends on its own launch, which the op's geometry gives */
+    a.res.lds_bytes = 0;
+    const char *v = analyze_verdict(t, &a);
+    snprintf(why, whylen, "%s", v ? v : "");
+    return 0;
+}
+
 int analyze_code_object(const kt_target *t, const void *code, size_t len, const char *path,
                         const char *name, int threads, int dynamic_lds, kt_analysis *a, char *err, size_t errlen)
 {

@@ -29,4 +29,11 @@ int analyze_code_object(const kt_target *t, const void *code, size_t len, const 
 int analyze_static_lds(const kt_target *t, const void *code, size_t len, const char *name, int *lds,
                        char *err, size_t errlen);
 
+/* A companion kernel of the same code object (the recipe's `companions`: launched beside `name`),
+ * held to the rules that do not depend on its launch: no spills, no scratch, registers within the
+ * target's. Returns nonzero (message in err) when the object has no such kernel; else 0 with why
+ * the rule it breaks, or "" when it keeps them. */
+int analyze_companion(const kt_target *t, const void *code, size_t len, const char *name, char *why, size_t whylen,
+                      char *err, size_t errlen);
+
 #endif

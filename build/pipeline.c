@@ -112,6 +112,29 @@ static void pl_default_cache(const gen_space *sp, char *out, size_t n)
     snprintf(out, n, "%s/../out/cache", sp->templates_root);
 }
 
+/* The recipe's companion kernels under the main one's verdict: a missing one fails the row, one
+ * that spills excludes it (reason names the companion). */
+static void pl_companions(const gen_space *sp, const kt_target *t, const void *code, size_t len, const char *name,
+                          db_kernel_row *row, char *reason, size_t rlen)
+{
+    char list[sizeof sp->companions];
+    snprintf(list, sizeof list, "%s", sp->companions);
+    for (char *save = NULL, *sfx = strtok_r(list, ",", &save); sfx && strcmp(row->status, "failed") != 0;
+         sfx = strtok_r(NULL, ",", &save)) {
+        char cname[KT_KERNEL_NAME_MAX + 32], why[64], cerr[256];
+        snprintf(cname, sizeof cname, "%s%s", name, sfx);
+        if (analyze_companion(t, code, len, cname, why, sizeof why, cerr, sizeof cerr) != 0) {
+            snprintf(reason, rlen, "companion %s: %s", sfx, cerr);
+            row->status = "failed";
+            row->reason = reason;
+        } else if (why[0] && strcmp(row->status, "ok") == 0) {
+            snprintf(reason, rlen, "%s (%s)", why, sfx);
+            row->status = "excluded";
+            row->reason = reason;
+        }
+    }
+}
+
 static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt_toolchain *tc, pl_item *it,
                     kt_gen_summary *sum, char *err, size_t errlen)
 {
@@ -147,6 +170,7 @@ static int pl_store(kt_db *db, const gen_space *sp, const kt_target *t, const kt
         row.spills = an.res.vgpr_spills + an.res.sgpr_spills; row.waves_per_simd = an.waves;
         row.occupancy_limit = an.limit; row.isa = an.isa_json[0] ? an.isa_json : NULL;
         row.code_hash = hash; row.code = code; row.code_len = len;
+        pl_companions(sp, t, code, len, it->v->name, &row, reason, sizeof reason);
     }
     int rc = db_kernel_put(db, &row, err, errlen);
     if (!rc) pl_tally(sum, row.status, row.reason, row.waves_per_simd, row.name);

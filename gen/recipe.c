@@ -26,7 +26,7 @@ typedef struct gen_axis {
 
 /* "family" is accepted and ignored: the recipe's folder under templates/ is its family */
 static const char *const gen_known_fields[] = {
-    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", "law", NULL,
+    "family", "template", "kernel", "ops", "axes", "threads", "lds_bytes", "constraint", "targets", "lds_at_launch", "law", "companions", NULL,
 };
 
 static void gen_open_sandbox(lua_State *L)
@@ -372,7 +372,7 @@ static int gen_check_fields(lua_State *L, const char *path, char *err, size_t er
                 if (strcmp(lua_tostring(L, -1), gen_known_fields[i]) == 0) known = 1;
         if (!known) {
             const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(non-string key)";
-            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch, law)", path, k);
+            gen_fail(err, errlen, "%s: unknown recipe field '%s' (known: family, template, kernel, ops, axes, threads, lds_bytes, constraint, targets, lds_at_launch, law, companions)", path, k);
             lua_pop(L, 1);
             return 1;
         }
@@ -488,6 +488,22 @@ int gen_enumerate(const char *recipe_path, const kt_target *t, gen_space *s, cha
         size_t used = strlen(s->ops);
         if (lua_type(L, -1) == LUA_TSTRING)
             snprintf(s->ops + used, sizeof s->ops - used, "%s%s", used ? "," : "", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, ri, "companions");
+    for (int i = 1; lua_istable(L, -1) && i <= (int)lua_objlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        const char *sfx = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!sfx || sfx[0] != '_' || strchr(sfx, ',') || strlen(sfx) > 24) {
+            char at[16];
+            snprintf(at, sizeof at, "%d", i);
+            gen_fail(err, errlen, "%s: companions[%s] must be a name suffix like \"_prep\"", recipe_path, at);
+            lua_pop(L, 2);
+            goto done;
+        }
+        size_t used = strlen(s->companions);
+        snprintf(s->companions + used, sizeof s->companions - used, "%s%s", used ? "," : "", sfx);
         lua_pop(L, 1);
     }
     lua_pop(L, 1);

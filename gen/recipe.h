@@ -8,6 +8,9 @@
  * lds_at_launch = true (optional): lds_bytes is dynamic shared memory each launch provides.
  * law = "swapab" (optional; default: the template file's stem): how the law scores the variants,
  * written into each variant's params as "law" after the axes (not into the source or name).
+ * companions = { "_prep", "_out" } (optional): the suffixes of the other kernels each code object
+ * holds (launched beside the named one); the build holds them to the same spill, scratch and
+ * register rules, and a code object without one of them fails.
  * A `family` field is ignored (the recipe's folder is its family).
  * `p` refuses unknown axis names and `t` unknown target fields, so a typo is an error with a line. */
 #ifndef KT_RECIPE_H
@@ -38,6 +41,7 @@ typedef struct gen_space {
     char kernel[64];
     char ops[128];             /* comma-separated ops the recipe serves */
     char law[32];              /* how the law scores the variants ("law" in params); default: the template's stem */
+    char companions[96];       /* the other kernels' name suffixes, comma-separated ("" none) */
     int total;                 /* size of the axes product */
     gen_variant *variants;     /* those that passed the constraint, in enumeration order */
     int nvariants;
