@@ -128,6 +128,11 @@ out/tests/test_gdn_emu out/tests/test_gdn_emu64: out/tests/%: tests/unit/%.cpp t
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Iruntime -Ibuild -Itemplates -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
 
+# the GDN prefill template emulated on the host (sm_90's, gfx12's and CDNA's fragment layouts)
+out/tests/test_gdn_prefill_emu out/tests/test_gdn_prefill_emu12 out/tests/test_gdn_prefill_emu64: out/tests/%: tests/unit/%.cpp tests/unit/test_gdn_prefill_emu.cpp out/lib/libkt.a
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Iruntime -Ibuild -Itemplates -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
+
 # `make test` is what CI runs: every phase, then one summary line.
 test: $(TEST_BINS) $(FUZZ_BINS) out/bin/kt out/lib/libkt.so out/lib/libktrt.so out/lib/libktrt.a out/bin/law_replay
 	@sh tests/run_all.sh "$(TEST_BINS)" "$(FUZZ_BINS)"

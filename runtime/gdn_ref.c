@@ -152,3 +152,48 @@ done:
     free(q);
     free(d);
 }
+
+void kt_gdn_ref_prefill(const kt_gdn_prefill_args *a, int conv_len, int fp16, kt_gdn_ref_pools *pl, double *out)
+{
+    const int cdim = 2 * a->num_k_heads * a->dk + a->num_v_heads * a->dv;
+    const long long ssm_head = (long long)a->num_v_heads * a->dk * a->dv;
+    for (int i = 0; i < a->batch; i++) {
+        const int s = a->state_indices[i], t0 = a->query_start_loc[i], len = a->query_start_loc[i + 1] - t0;
+        if (s < 0 || len <= 0) continue;
+        if (a->has_initial_state && !a->has_initial_state[i]) {
+            for (int c = 0; c < cdim; c++)
+                for (int u = 0; u < a->conv_kw - 1; u++)
+                    pl->conv[s * a->conv_slot_stride + (long long)c * a->conv_chan_stride + (long long)u * a->conv_col_stride] = 0.0;
+            for (long long e = 0; e < ssm_head; e++) pl->ssm[s * a->ssm_slot_stride + e] = 0.0;
+        }
+        for (int t = 0; t < len; t++) {
+            kt_gdn_decode_args d;
+            memset(&d, 0, sizeof d);
+            const int q2[2] = {t0 + t, t0 + t + 1};
+            d.qkv = a->qkv; d.z = a->z; d.a = a->a; d.b = a->b;
+            d.A_log = a->A_log; d.dt_bias = a->dt_bias; d.conv_weight = a->conv_weight; d.norm_weight = a->norm_weight;
+            d.query_start_loc = q2; d.state_indices = &a->state_indices[i];
+            d.conv_slot_stride = a->conv_slot_stride; d.ssm_slot_stride = a->ssm_slot_stride;
+            d.conv_chan_stride = a->conv_chan_stride; d.conv_col_stride = a->conv_col_stride;
+            d.qkv_stride = a->qkv_stride; d.z_stride = a->z_stride; d.ab_stride = a->ab_stride; d.out_stride = a->out_stride;
+            d.batch = 1; d.num_k_heads = a->num_k_heads; d.num_v_heads = a->num_v_heads; d.dk = a->dk; d.dv = a->dv;
+            d.conv_kw = a->conv_kw; d.conv_len = conv_len; d.max_tokens = 1; d.state_vk = a->state_vk;
+            d.scale = a->scale; d.norm_eps = a->norm_eps;
+            kt_gdn_ref_step(&d, fp16, pl, out);
+        }
+    }
+}
+
+double kt_gdn_ref_rel(const double *ref, const void *x, long long n, int kind, int fp16, const unsigned char *live,
+                      long long per)
+{
+    double num = 0.0, den = 0.0;
+    for (long long i = 0; i < n; i++) {
+        if (live && !live[i / per]) continue;
+        const double v = kind == 0 ? kt_gdn_ref_val(((const unsigned short *)x)[i], fp16) : ((const float *)x)[i];
+        if (!isfinite(v)) return NAN;
+        num += (v - ref[i]) * (v - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}

@@ -6,6 +6,7 @@
 #ifndef KT_GDN_REF_H
 #define KT_GDN_REF_H
 #include "../templates/abi/gdn.h"
+#include "../templates/abi/gdn_prefill.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +24,17 @@ typedef struct kt_gdn_ref_pools {
  * kernel updates its own, and writes out[token * out_stride + h * dv + j] for every token of a
  * sequence that is not padded (others untouched). */
 void kt_gdn_ref_step(const kt_gdn_decode_args *a, int fp16, kt_gdn_ref_pools *pools, double *out);
+
+/* A prefill (templates/abi/gdn_prefill.h) as the plain decode steps it equals: each sequence's
+ * tokens one step at a time through kt_gdn_ref_step, from its slot, whose history columns and
+ * state are zeroed first where the sequence has no initial state. a's pointers are host memory;
+ * the conv pool has conv_len columns a slot as conv_len says (only 0 .. kw-2 are read or written). */
+void kt_gdn_ref_prefill(const kt_gdn_prefill_args *a, int conv_len, int fp16, kt_gdn_ref_pools *pools, double *out);
+
+/* ||x - ref|| / ||ref|| over n values of x (kind 0: 16-bit of the dtype, 1: fp32), skipping those
+ * of rows i / per whose live[row] is 0 (live NULL: none skipped); NaN when one is not finite */
+double kt_gdn_ref_rel(const double *ref, const void *x, long long n, int kind, int fp16, const unsigned char *live,
+                      long long per);
 
 /* The conv output y = rnd(silu(sum_j w[j] * e[j])) the kernel stores (kw taps). */
 double kt_gdn_ref_conv(const double *w, const double *e, int kw, int fp16);

@@ -420,21 +420,6 @@ static void gdn_ref_cpu(const kt_problem *p, void *const *host, double *ref)
     kt_gdn_ref_step(&a, fp16, &pools, out);
 }
 
-/* ||x - ref|| / ||ref|| over n values of x (kind 0: 16-bit, 1: fp32), those of dead rows (live[i / per]
- * 0) skipped; NaN when one is not finite */
-static double gdn_rel(const double *ref, const void *x, long long n, int kind, int fp16, const uint8_t *live, long long per)
-{
-    double num = 0.0, den = 0.0;
-    for (long long i = 0; i < n; i++) {
-        if (live && !live[i / per]) continue;
-        const double v = kind == 0 ? kt_gdn_ref_val(((const uint16_t *)x)[i], fp16) : ((const float *)x)[i];
-        if (!isfinite(v)) return NAN;
-        num += (v - ref[i]) * (v - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return den > 0.0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* The output against the dtype's bound; the fp32 state and log, and the conv state (copies of
  * 16-bit inputs, exact), against a bound 100x tighter: the worst of out's error and 100x the
  * pools' is what error_bound judges. */
@@ -449,11 +434,11 @@ static double gdn_rel_error(const kt_problem *p, void *const *host, const double
     const int32_t *m = host[B_META];
     for (int s = 0; s < b; s++)
         for (int k = m[s]; k < m[s + 1]; k++) live[k] = m[b + 1 + s] >= 0;
-    const double eo = gdn_rel(ref, host[B_OUT], no, 0, fp16, live, per);
+    const double eo = kt_gdn_ref_rel(ref, host[B_OUT], no, 0, fp16, live, per);
     free(live);
-    const double ec = gdn_rel(ref + no, host[B_CONV], nc, 0, fp16, NULL, 1);
-    const double es = gdn_rel(ref + no + nc, host[B_SSM], ns, 1, fp16, NULL, 1);
-    const double el = gdn_rel(ref + no + nc + ns, host[B_LOG], nl, 1, fp16, NULL, 1);
+    const double ec = kt_gdn_ref_rel(ref + no, host[B_CONV], nc, 0, fp16, NULL, 1);
+    const double es = kt_gdn_ref_rel(ref + no + nc, host[B_SSM], ns, 1, fp16, NULL, 1);
+    const double el = kt_gdn_ref_rel(ref + no + nc + ns, host[B_LOG], nl, 1, fp16, NULL, 1);
     if (isnan(eo) || isnan(ec) || isnan(es) || isnan(el)) return NAN;
     double e = eo;
     if (100.0 * ec > e) e = 100.0 * ec;

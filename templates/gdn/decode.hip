@@ -26,12 +26,7 @@
  * rewrites their conv state itself; the q/k channels are shared by the blocks of every value
  * head of the key head, so each counts its reads and the last to arrive rewrites them (abi). */
 #include "abi/gdn.h"
-
-#define KT_CAT_(a, b) a##b
-#define KT_CAT(a, b) KT_CAT_(a, b)
-#define KT_ELEM_bf16 kt_bf16
-#define KT_ELEM_fp16 kt_f16
-typedef KT_CAT(KT_ELEM_, KT_DTYPE) kt_elem;
+#include "gdn/gdn_ops.h"
 
 namespace {
 
@@ -145,10 +140,6 @@ template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float
     }
 }
 
-KT_DEV float kt_elem_f(const void *p, long long i) { return kt_to_float(kt_elem{((const unsigned short *)p)[i]}); }
-KT_DEV float kt_rnd(float f) { return kt_to_float(kt_from_float<kt_elem>(f)); }
-KT_DEV float kt_silu(float x) { return x / (1.0f + __builtin_expf(-x)); }
-
 /* Input u of a channel's conv sequence E (abi): history column na + u, or token u - (kw - 1); zero
  * past the tokens. col: the channel's conv state, x: its first token's input. */
 KT_DEV unsigned short kt_conv_input(const unsigned short *col, const unsigned short *x, int u, int na, int n, int kw,
@@ -248,13 +239,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
         if (c >= 2 * KT_DK)   /* the block's own v channels: their new conv state */
             kt_conv_shift(cs + (long long)gc * args.conv_chan_stride, xc, na, n, kw, spec, args.conv_col_stride, args.qkv_stride);
     }
-    if (t < n) {
-        const long long r = (long long)(t0 + t) * args.ab_stride + h;
-        const float x = kt_elem_f(args.a, r) + args.dt_bias[h];
-        const float sp = x > 20.0f ? x : __builtin_logf(1.0f + __builtin_expf(x));
-        sm.g[t] = -__builtin_expf(args.A_log[h]) * sp;
-        sm.beta[t] = 1.0f / (1.0f + __builtin_expf(-kt_elem_f(args.b, r)));
-    }
+    if (t < n) kt_gdn_gates(args.a, args.b, args.A_log, args.dt_bias, (long long)(t0 + t) * args.ab_stride, h, sm.g[t], sm.beta[t]);
     kt_barrier();
 
     /* ---- who rewrites the q/k conv state; the norms a token ---- */

@@ -20,12 +20,16 @@
 #define KT_SHARED static
 #define KT_KERNEL(name, threads) void name
 
+struct alignas(16) kt_emu_v16 { unsigned w[4]; };
 struct kt_emu_block {
     int bx, by, bz, threads;
     pthread_barrier_t block;
     std::vector<pthread_barrier_t> waves;
     std::vector<float> xchg;                    /* a float a thread for the shuffles */
+    std::vector<float> mma;                     /* a wave's two 16 x 16 operands (kt_mma) */
+    std::vector<kt_emu_v16> dyn;                /* the LDS given at launch (kt_emu_dyn_bytes) */
 };
+static size_t kt_emu_dyn_bytes;                 /* LDS the next kt_emu_run gives each block */
 static kt_emu_block *kt_emu_cur;
 static thread_local int kt_emu_tid;
 
@@ -57,9 +61,83 @@ template <class T> KT_DEV T kt_from_float(float f);
 template <> inline kt_bf16 kt_from_float<kt_bf16>(float f) { return kt_bf16{kt_f32_to_bf16(f)}; }
 template <> inline kt_f16 kt_from_float<kt_f16>(float f) { return kt_f16{kt_f32_to_f16(f)}; }
 
-struct alignas(16) kt_v16 { unsigned w[4]; };
+typedef kt_emu_v16 kt_v16;
 KT_DEV kt_v16 kt_v16_make(unsigned a, unsigned b, unsigned c, unsigned d) { return kt_v16{{a, b, c, d}}; }
 KT_DEV unsigned kt_v16_word(kt_v16 v, int i) { return v.w[i]; }
+KT_DEV kt_v16 kt_ldg16(const void *p) { return *(const kt_v16 *)p; }
+KT_DEV void kt_sts16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
+
+/* arch/copy_ops.h's LDS at launch (its file is not read: the guard is taken) */
+#define KT_ARCH_COPY_OPS_H
+#define KT_DYNAMIC_SHARED(type, name) type *name = (type *)kt_emu_cur->dyn.data()
+KT_DEV bool kt_dynamic_shared_fits(unsigned bytes) { return kt_emu_cur->dyn.size() * sizeof(kt_v16) >= bytes; }
+#define KT_ASYNC_COPY 0
+
+/* 16 x 16 x 16 fragments in one target's layout (KT_EMU_LAYOUT: 0 gfx12's, 1 sm_90's mma.sync,
+ * 2 CDNA's at wave 64; the preludes' own index math, shared/ref/wmma-mma.md), the product
+ * emulated over the wave: each lane publishes its operand elements, then reads its accumulator's
+ * row and column. C += A W^T, A [m][k], W [n][k]. */
+#ifndef KT_EMU_LAYOUT
+#define KT_EMU_LAYOUT (KT_WAVE == 64 ? 2 : 0)
+#endif
+#define KT_LAYOUT_FN static constexpr inline
+#if KT_EMU_LAYOUT == 0
+static constexpr int kt_frag_lanes = 32, kt_frag_ab_elems = 8, kt_acc_elems = 8;
+KT_LAYOUT_FN int kt_frag_a_row(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 8 * (e / 4) + 4 * (lane / 16) + e % 4; }
+KT_LAYOUT_FN int kt_frag_b_n(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 8 * (e / 4) + 4 * (lane / 16) + e % 4; }
+KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return i + 8 * (lane / 16); }
+KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
+#elif KT_EMU_LAYOUT == 1
+static constexpr int kt_frag_lanes = 32, kt_frag_ab_elems = 8, kt_acc_elems = 8;
+KT_LAYOUT_FN int kt_frag_a_row(int lane, int e) { return lane / 4 + 8 * ((e / 2) % 2); }
+KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 2 * (lane % 4) + e % 2 + 8 * (e / 4); }
+KT_LAYOUT_FN int kt_frag_b_n(int lane, int e) { return lane / 4 + 8 * (e / 4); }
+KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 2 * (lane % 4) + e % 2 + 8 * ((e % 4) / 2); }
+KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return lane / 4 + 8 * ((i % 4) / 2); }
+KT_LAYOUT_FN int kt_acc_col(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
+#else
+static constexpr int kt_frag_lanes = 64, kt_frag_ab_elems = 4, kt_acc_elems = 4;
+KT_LAYOUT_FN int kt_frag_a_row(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 4 * (lane / 16) + e; }
+KT_LAYOUT_FN int kt_frag_b_n(int lane, int) { return lane % 16; }
+KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 4 * (lane / 16) + e; }
+KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
+KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
+#endif
+static_assert(kt_frag_lanes == KT_WAVE, "the layout's wave is the emulation's");
+struct kt_frag_a { unsigned short v[kt_frag_ab_elems]; };
+struct kt_frag_b { unsigned short v[kt_frag_ab_elems]; };
+struct kt_acc { float v[kt_acc_elems]; };
+KT_DEV void kt_acc_zero(kt_acc &c) { for (float &x : c.v) x = 0.0f; }
+KT_DEV float kt_acc_get(const kt_acc &c, int i) { return c.v[i]; }
+KT_DEV void kt_acc_set(kt_acc &c, int i, float v) { c.v[i] = v; }
+KT_DEV void kt_load_a(kt_frag_a &f, const unsigned short *t, int ld, int lane)
+{
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = t[kt_frag_a_row(lane, e) * ld + kt_frag_a_k(lane, e)];
+}
+KT_DEV void kt_load_b(kt_frag_b &f, const unsigned short *t, int ld, int lane)
+{
+    for (int e = 0; e < kt_frag_ab_elems; e++) f.v[e] = t[kt_frag_b_n(lane, e) * ld + kt_frag_b_k(lane, e)];
+}
+template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_frag_b &b)
+{
+    const int w = kt_emu_tid / KT_WAVE, lane = kt_emu_tid % KT_WAVE;
+    float *A = &kt_emu_cur->mma[(size_t)w * 512], *B = A + 256;
+    for (int e = 0; e < kt_frag_ab_elems; e++) {
+        A[kt_frag_a_row(lane, e) * 16 + kt_frag_a_k(lane, e)] = kt_to_float(T{a.v[e]});
+        B[kt_frag_b_n(lane, e) * 16 + kt_frag_b_k(lane, e)] = kt_to_float(T{b.v[e]});
+    }
+    pthread_barrier_wait(&kt_emu_cur->waves[(size_t)w]);
+    for (int i = 0; i < kt_acc_elems; i++) {
+        const int r = kt_acc_row(lane, i), n = kt_acc_col(lane, i);
+        float s = c.v[i];
+        for (int k = 0; k < 16; k++) s += A[r * 16 + k] * B[n * 16 + k];
+        c.v[i] = s;
+    }
+    pthread_barrier_wait(&kt_emu_cur->waves[(size_t)w]);
+}
 
 /* Runs kernel(args) over a grid, block after block, a thread each of `threads`. */
 template <class Args> struct kt_emu_launch {
@@ -85,6 +163,8 @@ template <class Args> void kt_emu_run(void (*kernel)(Args), Args args, int gx, i
                 b.waves.resize((size_t)(threads / KT_WAVE));
                 for (auto &w : b.waves) pthread_barrier_init(&w, nullptr, KT_WAVE);
                 b.xchg.assign((size_t)threads, 0.0f);
+                b.mma.assign((size_t)(threads / KT_WAVE) * 512, 0.0f);
+                b.dyn.assign((kt_emu_dyn_bytes + 15) / 16, kt_emu_v16{});
                 kt_emu_cur = &b;
                 std::vector<pthread_t> th((size_t)threads);
                 std::vector<std::pair<kt_emu_launch<Args> *, int>> jobs((size_t)threads);

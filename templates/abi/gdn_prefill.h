@@ -1,0 +1,64 @@
+/* gdn_prefill.h: the argument struct of the gated delta-net prefill (op "gdn_prefill",
+ * templates/gdn/prefill.hip, descriptor runtime/op_gdn_prefill.c): a batch of sequences of any
+ * lengths (vLLM's varlen form, query_start_loc), each through the whole layer: the causal conv1d
+ * over the sequence with its cached history, the gates, the delta rule in its chunked form, the
+ * output and optionally the gated RMSNorm. The per-token math, its rounding points and the pools
+ * are templates/abi/gdn.h's (the decode step's); what differs is listed here.
+ *
+ * Sequence i owns tokens [query_start_loc[i], query_start_loc[i+1]) and slot s = state_indices[i]
+ * of the conv and ssm pools (negative: nothing of it is read or written). With has_initial_state
+ * NULL or has_initial_state[i] != 0 the slot's conv history (columns 0 .. kw-2, oldest first) and
+ * fp32 state enter the sequence; else both enter as zeros. Afterwards the slot holds the state after
+ * the last token and the conv state's columns 0 .. kw-2 the last kw - 1 inputs of the sequence
+ * (older history where the sequence is shorter): a decode step after it reads num_accepted 0.
+ *
+ * The chunked form (../shared/ref/gdn.md): a sequence is cut into chunks of BT tokens (the
+ * variant's), the last one partial. Three launches, in order:
+ *   prep   (grid: chunks x key heads)   conv, norms, gates, the chunk's cumulative log-decay G, the
+ *          triangular (I + A)^-1 and from it w and u of every value head, into the workspace;
+ *   state  (grid: dv / BV x value heads x sequences)   the only serial loop, over a sequence's
+ *          chunks: the state entering each chunk (h) and the chunk's corrected values (vn) into the
+ *          workspace, the final state into the slot;
+ *   out    (grid: chunks x value heads)  o = e^G q h + ((q k^T) decay, causal) vn, the norm, the new
+ *          conv state (the sequence's last chunk; after prep has read the old one).
+ * Chunks are numbered over the whole batch, sequence after sequence; the grid's chunk count is an
+ * upper bound (tokens / BT + batch) and a block past the batch's real chunks returns.
+ *
+ * Workspace (bound by the runtime, op_gdn_prefill.c's layout, `chunks` = the bound above):
+ *   q, k    [chunks][H][BT][dk] dtype   normalized (q scaled)
+ *   w       [chunks][HV][BT][dk] dtype,  u [chunks][HV][BT][dv] dtype
+ *   g       [chunks][HV][BT] fp32        the chunk's running sum of g
+ *   vn      [chunks][HV][dv][BT] dtype   (transposed: the output's operand)
+ *   h       [chunks][HV][dv][dk] dtype   the state entering the chunk, transposed */
+#ifndef KT_ABI_GDN_PREFILL_H
+#define KT_ABI_GDN_PREFILL_H
+
+typedef struct kt_gdn_prefill_args {
+    const void *qkv;                /* [tokens][qkv_stride] dtype, pre-conv: q | k | v channels */
+    const void *z;                  /* [tokens][z_stride] dtype; read only with norm_weight */
+    const void *a, *b;              /* [tokens][ab_stride] dtype, HV each */
+    const float *A_log, *dt_bias;   /* [HV] */
+    const void *conv_weight;        /* [conv_dim][conv_kw] dtype */
+    const void *norm_weight;        /* [dv] dtype, or NULL */
+    void *conv_state;               /* as kt_gdn_decode_args */
+    float *ssm_state;               /* as kt_gdn_decode_args; the layout is the variant's (VK) */
+    const int *query_start_loc;     /* [batch + 1] */
+    const int *state_indices;       /* [batch] */
+    const int *has_initial_state;   /* [batch], or NULL: every sequence continues its slot */
+    void *out;                      /* [tokens][out_stride] dtype, HV*dv */
+    long long conv_slot_stride, ssm_slot_stride;
+    int conv_chan_stride, conv_col_stride;
+    int qkv_stride, z_stride, ab_stride, out_stride;
+    int batch, num_k_heads, num_v_heads, dk, dv;
+    int conv_kw;                    /* 2 .. 4 */
+    int tokens;                     /* query_start_loc[batch], as the host knows it */
+    int state_vk;
+    float scale, norm_eps;
+
+    /* ---- set by the runtime's bind (runtime/op_gdn_prefill.c), not by the caller ---- */
+    int chunks;                     /* the grid's chunk bound */
+    void *ws_q, *ws_k, *ws_w, *ws_u, *ws_vn, *ws_h;
+    float *ws_g;
+} kt_gdn_prefill_args;
+
+#endif

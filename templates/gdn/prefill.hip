@@ -1,0 +1,541 @@
+/* prefill.hip: the gated delta-net prefill of a batch of sequences in its chunked form, three
+ * launches (ABI, launch order and workspace: templates/abi/gdn_prefill.h; geometry and law:
+ * runtime/op_gdn_prefill.c; the float64 form it follows step for step: runtime/gdn_chunk_ref.c).
+ * The recipe's axes (prefill.lua) read as
+ *   BT   the chunk (tokens): the triangular system's size, every product's k or m,
+ *   VK   the ssm state's layout (0: [.., K, V]; 1: K-last),
+ *   DK   key head size, DV value head size (compiled in),
+ *   BV   value columns a state-pass block owns (grid.x = dv / BV),
+ *   NW   warps of the state pass.
+ * prep runs 4 warps, out BT / 16 (a warp a 16-row tile with every output column, which the norm
+ * needs). Every product is 16 x 16 x 16 fragments (the preludes' kt_mma: C += A W^T with A
+ * [m][k] and W [n][k] row-major in LDS), operands rounded to the dtype, sums in fp32 (fla's
+ * chunked kernels round the same operands); the triangular inverse and the state stay fp32.
+ *
+ * Only the state pass is serial (a sequence's chunks in order), and it carries the least work a
+ * chunk: vn = u - w S and S = e^{G_last} S + (k e^{G_last - G})^T vn, with S in the accumulators
+ * for the whole sequence. Everything else (the conv, the norms, the gates, (I + A)^-1, w, u, the
+ * output) is chunk-parallel in the launches around it. */
+#include "abi/gdn_prefill.h"
+#include "gdn/gdn_ops.h"
+#include "arch/copy_ops.h"
+
+namespace {
+
+constexpr int kBT = KT_BT, kDK = KT_DK, kDV = KT_DV, kBV = KT_BV;
+constexpr int kLK = kDK + 8;                 /* row of a [.][dk] tile: 16 bytes of padding */
+constexpr int kLT = kBT + 8;                 /* row of a [.][BT] tile */
+constexpr int kNP = 4 * KT_WAVE;             /* prep's threads */
+constexpr int kNS = KT_NW * KT_WAVE;         /* the state pass's */
+constexpr int kNO = kBT / 16 * KT_WAVE;      /* out's */
+constexpr int kNC = 64;                      /* out's output columns a round (h^T and vn^T rows) */
+constexpr int kMaxKW = 4;
+
+static_assert(kBT % 16 == 0 && kBT <= 64, "BT: 16, 32 or 64");
+static_assert(kDK % 16 == 0 && kDV % kNC == 0 && kDV % kBV == 0 && kBV % 16 == 0, "16-wide tiles");
+static_assert(kDK / 16 * (kBV / 16) % KT_NW == 0, "the state's tiles split evenly over the warps");
+
+/* lanes that hold the same accumulator rows: the xor masks below it reduce a row */
+constexpr int kt_row_span()
+{
+    int s = 1;
+    while (s < kt_frag_lanes && kt_acc_row(s, 0) == kt_acc_row(0, 0)) s *= 2;
+    return s;
+}
+constexpr bool kt_rows_by_span()
+{
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int i = 0; i < kt_acc_elems; i++)
+            if (kt_acc_row(l, i) != kt_acc_row(l - l % kt_row_span(), i)) return false;
+    return true;
+}
+static_assert(kt_rows_by_span(), "a row's lanes are the low bits of the lane id");
+constexpr int kRowSpan = kt_row_span();
+
+/* k steps of a product unrolled: AMD's scheduler hoists every unrolled step's LDS loads ahead of
+ * its first WMMA (64 VGPRs for dk 128), so there two at a time */
+#if defined(KT_ARCH_SM90_H)
+constexpr int kKUnroll = 8;
+#else
+constexpr int kKUnroll = 2;
+#endif
+
+/* C (16 x 16) += A W^T over K: A at a ([m][k], lda), W at w ([n][k], ldw), both in LDS */
+template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
+                                         int lane)
+{
+#pragma unroll kKUnroll
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        kt_frag_a fa;
+        kt_frag_b fb;
+        kt_load_a(fa, a + k0, lda, lane);
+        kt_load_b(fb, w + k0, ldw, lane);
+        kt_mma<kt_elem>(c, fa, fb);
+    }
+}
+
+/* rows x cols 16-bit elements between a dense global array (row length cols) and an LDS tile
+ * (row length ld), 16 bytes a move */
+template <int Rows, int Cols, int Threads, bool ToLds>
+KT_DEV void kt_copy_tile(unsigned short *lds, int ld, unsigned short *g, int tid)
+{
+    constexpr int kPer = Cols / 8;
+#pragma unroll 2
+    for (int e = tid; e < Rows * kPer; e += Threads) {
+        const int r = e / kPer, q = e % kPer;
+        if constexpr (ToLds) kt_sts16(lds + r * ld + 8 * q, kt_ldg16(g + (long long)r * Cols + 8 * q));
+        else kt_sts16(g + (long long)r * Cols + 8 * q, *(const kt_v16 *)(lds + r * ld + 8 * q));
+    }
+}
+
+/* Chunk c of the batch: sequence i's chunk j is c = query_start_loc[i] / BT + i + j, one-to-one
+ * and below tokens / BT + batch whatever the lengths, so a block finds its own by a binary search
+ * and the state pass its sequence's by arithmetic. */
+struct kt_chunk { int seq, pos0, n, len, t0; };
+KT_DEV bool kt_find_chunk(const int *qsl, int batch, int c, kt_chunk &ch)
+{
+    int lo = 0, hi = batch - 1, i = -1;
+    while (lo <= hi) {
+        const int mid = (lo + hi) >> 1;
+        if (qsl[mid] / kBT + mid <= c) { i = mid; lo = mid + 1; }
+        else hi = mid - 1;
+    }
+    if (i < 0) return false;
+    const int t0 = qsl[i], len = qsl[i + 1] - t0, pos0 = (c - (t0 / kBT + i)) * kBT;
+    if (pos0 >= len) return false;
+    ch.seq = i; ch.pos0 = pos0; ch.len = len; ch.t0 = t0;
+    ch.n = len - pos0 < kBT ? len - pos0 : kBT;
+    return true;
+}
+
+/* Channel gc's conv outputs of rows 0 .. n-1 of the chunk at pos0 of the sequence starting at
+ * token t0, rounded (as vLLM stores them): put(r, y). Input p of the channel is its token's qkv
+ * for p >= 0, history column kw - 1 + p before it (zero without an initial state). The taps are
+ * right-aligned in a window of four, so every index is a constant. */
+template <class Put>
+KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs, int gc, int t0, int pos0, int n,
+                         bool init, Put put)
+{
+    const int kw = A.conv_kw;
+    const unsigned short *cw = (const unsigned short *)A.conv_weight + (long long)gc * kw;
+    const unsigned short *x0 = (const unsigned short *)A.qkv + (long long)t0 * A.qkv_stride + gc;
+    const unsigned short *hist = cs + (long long)gc * A.conv_chan_stride;
+    const long long xs = A.qkv_stride, hs = A.conv_col_stride;
+    float w[kMaxKW], x[kMaxKW];
+#pragma unroll
+    for (int j = 0; j < kMaxKW; j++) {
+        const int tap = j - (kMaxKW - kw), p = pos0 - (kMaxKW - 1) + j;
+        w[j] = tap >= 0 ? kt_to_float(kt_elem{cw[tap]}) : 0.0f;
+        unsigned short v = 0;
+        if (j < kMaxKW - 1 && tap >= 0) v = p >= 0 ? x0[p * xs] : init ? hist[(kw - 1 + p) * hs] : (unsigned short)0;
+        x[j] = kt_to_float(kt_elem{v});
+    }
+#pragma unroll 1
+    for (int r = 0; r < n; r++) {
+        x[kMaxKW - 1] = kt_to_float(kt_elem{x0[(pos0 + r) * xs]});
+        float y = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kMaxKW; j++) y += w[j] * x[j];
+        put(r, kt_rnd(kt_silu(y)));
+#pragma unroll
+        for (int j = 0; j < kMaxKW - 1; j++) x[j] = x[j + 1];
+    }
+}
+
+/* ---------------- prep ---------------- */
+
+struct alignas(16) kt_prep_smem {
+    unsigned short x[kBT][kLK];              /* q, then k: conv outputs, then normalized */
+    union {
+        unsigned short t[kDK > kDV ? kDK : kDV][kLT];   /* (beta v)^T, then (beta e^G k)^T */
+        float scratch[16][kBT];              /* the inverse's block-row products */
+    } u;
+    float a[kBT][kBT + 1];                   /* A, then X = (I + A)^-1 in place */
+    unsigned short xb[kBT][kLT];             /* X rounded: the w/u products' A operand */
+    float g[kBT], beta[kBT];
+};
+
+/* X = (I + A)^-1 of the strictly lower-triangular A in sm.a, in place (fp32), then rounded into
+ * sm.xb: the 16 x 16 diagonal blocks by forward substitution, a row at a time (a thread a (block,
+ * column): row r of X from the rows above it, written once the row's A is read), then each block
+ * row from the ones above it: X_ij = -X_ii sum_{j <= m < i} A_im X_mj. Nothing is held across
+ * the rows in registers: the unrolled form kept 120 LDS values live (AMD's scheduler hoists them). */
+KT_DEV void kt_tril_inverse(kt_prep_smem &sm, int tid)
+{
+    constexpr int nb = kBT / 16;
+    const int o = tid / 16 * 16, s = tid % 16;
+    const bool act = tid < 16 * nb;
+#pragma unroll 1
+    for (int r = 0; r < 16; r++) {
+        float x = 0.0f;
+        if (act && r > s)
+            for (int m = s; m < r; m++) x -= sm.a[o + r][o + m] * sm.a[o + m][o + s];
+        kt_barrier();
+        if (act) sm.a[o + r][o + s] = r == s ? 1.0f : r < s ? 0.0f : x;
+        kt_barrier();
+    }
+#pragma unroll 1
+    for (int bi = 1; bi < nb; bi++) {
+        const int w = 16 * bi;
+        for (int e = tid; e < 16 * w; e += kNP) {
+            const int r = e / w, c = e % w;
+            float acc = 0.0f;
+            for (int m = c / 16 * 16; m < w; m++) acc += sm.a[w + r][m] * sm.a[m][c];
+            sm.u.scratch[r][c] = acc;
+        }
+        kt_barrier();
+        for (int e = tid; e < 16 * w; e += kNP) {
+            const int r = e / w, c = e % w;
+            float acc = 0.0f;
+            for (int m = 0; m <= r; m++) acc += sm.a[w + r][w + m] * sm.u.scratch[m][c];
+            sm.a[w + r][c] = -acc;
+        }
+        kt_barrier();
+    }
+    for (int e = tid; e < kBT * kBT; e += kNP) sm.xb[e / kBT][e % kBT] = kt_elem_bits(sm.a[e / kBT][e % kBT]);
+    kt_barrier();
+}
+
+/* dst [BT][N] = X T^T, T = sm.u.t's first N rows ([n][BT]), rounded */
+template <int N> KT_DEV void kt_x_product(const kt_prep_smem &sm, unsigned short *dst, int wv, int lane)
+{
+    constexpr int kR = kBT / 16, kTiles = kR * (N / 16);
+#pragma unroll 1
+    for (int tile = wv; tile < kTiles; tile += 4) {
+        const int ti = tile % kR, tj = tile / kR;
+        kt_acc c;
+        kt_acc_zero(c);
+        kt_tile_mma<kBT>(c, &sm.xb[16 * ti][0], kLT, &sm.u.t[16 * tj][0], kLT, lane);
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            dst[(16 * ti + kt_acc_row(lane, i)) * N + 16 * tj + kt_acc_col(lane, i)] = kt_elem_bits(kt_acc_get(c, i));
+    }
+}
+
+} /* namespace */
+
+KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
+{
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    kt_prep_smem &sm = *(kt_prep_smem *)sm_raw;
+    if (!kt_dynamic_shared_fits(sizeof(kt_prep_smem))) return;
+    const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
+    const int c = kt_block_id_x(), hk = kt_block_id_y();
+    kt_chunk ch;
+    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
+    const int slot = A.state_indices[ch.seq];
+    if (slot < 0) return;
+    const bool init = !A.has_initial_state || A.has_initial_state[ch.seq] != 0;
+    const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
+    const unsigned short *cs = (const unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
+
+    /* q, then k: conv, L2 norm (q times scale), into the workspace; k stays in sm.x */
+#pragma unroll 1
+    for (int part = 0; part < 2; part++) {
+        for (int i = tid; i < kDK; i += kNP) {
+            kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
+                         [&](int r, float y) { sm.x[r][i] = kt_elem_bits(y); });
+            for (int r = ch.n; r < kBT; r++) sm.x[r][i] = 0;
+        }
+        kt_barrier();
+        for (int r = wv; r < ch.n; r += 4) {
+            float ss = 0.0f;
+            for (int i = lane; i < kDK; i += KT_WAVE) {
+                const float v = kt_to_float(kt_elem{sm.x[r][i]});
+                ss += v * v;
+            }
+#pragma unroll
+            for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
+            const float rn = (part == 0 ? A.scale : 1.0f) / __builtin_sqrtf(ss + 1e-6f);
+            for (int i = lane; i < kDK; i += KT_WAVE) sm.x[r][i] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * rn);
+        }
+        kt_barrier();
+        unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
+        kt_copy_tile<kBT, kDK, kNP, false>(&sm.x[0][0], kLK, dst, tid);
+        if (part == 0) kt_barrier();
+    }
+
+    /* K K^T is recomputed a value head (a third of prep's products) rather than held in registers
+     * across the heads' loop: on AMD those 32 accumulators and their tiles' uniform addresses
+     * spilled SGPRs */
+    constexpr int kKT = kBT / 16;
+#pragma unroll 1
+    for (int rr = 0; rr < R; rr++) {
+        const int h = hk * R + rr;
+        const long long ch_h = (long long)c * HV + h;
+        if (tid < kBT) {
+            float g = 0.0f, be = 0.0f;   /* rows past the sequence: no decay, no write */
+            if (tid < ch.n)
+                kt_gdn_gates(A.a, A.b, A.A_log, A.dt_bias, (long long)(ch.t0 + ch.pos0 + tid) * A.ab_stride, h, g, be);
+            sm.g[tid] = g;
+            sm.beta[tid] = be;
+        }
+        kt_barrier();
+        if (tid == 0) {
+            float run = 0.0f;
+            for (int r = 0; r < kBT; r++) sm.g[r] = run += sm.g[r];
+        }
+        kt_barrier();
+        if (tid < kBT) A.ws_g[ch_h * kBT + tid] = sm.g[tid];
+
+        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal */
+#pragma unroll 1
+        for (int tile = wv; tile < kKT * kKT; tile += 4) {
+            const int ti = tile / kKT, tj = tile % kKT;
+            kt_acc kk;
+            kt_acc_zero(kk);
+            if (ti >= tj) kt_tile_mma<kDK>(kk, &sm.x[16 * ti][0], kLK, &sm.x[16 * tj][0], kLK, lane);
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) {
+                const int r = 16 * ti + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
+                sm.a[r][s] = s < r ? sm.beta[r] * __builtin_expf(sm.g[r] - sm.g[s]) * kt_acc_get(kk, i) : 0.0f;
+            }
+        }
+        kt_barrier();
+        kt_tril_inverse(sm, tid);
+
+        /* u = X (beta v): v's conv straight into the transposed operand */
+        for (int j = tid; j < kDV; j += kNP) {
+            kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
+                         [&](int r, float y) { sm.u.t[j][r] = kt_elem_bits(y * sm.beta[r]); });
+            for (int r = ch.n; r < kBT; r++) sm.u.t[j][r] = 0;
+        }
+        kt_barrier();
+        kt_x_product<kDV>(sm, (unsigned short *)A.ws_u + ch_h * kBT * kDV, wv, lane);
+        kt_barrier();
+
+        /* w = X (beta e^G k) */
+        for (int e = tid; e < kBT * kDK; e += kNP) {
+            const int r = e % kBT, i = e / kBT;
+            sm.u.t[i][r] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.beta[r] * __builtin_expf(sm.g[r]));
+        }
+        kt_barrier();
+        kt_x_product<kDK>(sm, (unsigned short *)A.ws_w + ch_h * kBT * kDK, wv, lane);
+        kt_barrier();
+    }
+}
+
+/* ---------------- the state pass ---------------- */
+
+namespace {
+struct alignas(16) kt_state_smem {
+    unsigned short st[kBV][kLK];             /* S^T rounded: vn's W operand, and h */
+    unsigned short w[kBT][kLK];              /* the chunk's w */
+    unsigned short kd[kDK][kLT];             /* (k e^{G_last - G})^T */
+    unsigned short vn[kBV][kLT];             /* vn^T */
+    float g[kBT];
+};
+constexpr int kSC = kBV / 16, kSper = kDK / 16 * kSC / KT_NW;
+constexpr int kVT = kBT / 16 * kSC, kVper = (kVT + KT_NW - 1) / KT_NW;
+
+/* S element i of a warp's tile m: row (key) and column (value, within the block) */
+KT_DEV int kt_s_row(int wv, int m, int lane, int i) { return 16 * ((wv + KT_NW * m) / kSC) + kt_acc_row(lane, i); }
+KT_DEV int kt_s_col(int wv, int m, int lane, int i) { return 16 * ((wv + KT_NW * m) % kSC) + kt_acc_col(lane, i); }
+KT_DEV long long kt_s_at(int row, int col) { return KT_VK ? (long long)col * kDK + row : (long long)row * kDV + col; }
+} /* namespace */
+
+KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
+{
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    kt_state_smem &sm = *(kt_state_smem *)sm_raw;
+    if (!kt_dynamic_shared_fits(sizeof(kt_state_smem))) return;
+    const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
+    const int vb = kt_block_id_x(), h = kt_block_id_y(), seq = kt_block_id_z();
+    const int t0 = A.query_start_loc[seq], len = A.query_start_loc[seq + 1] - t0;
+    const int slot = A.state_indices[seq];
+    if (len <= 0 || slot < 0) return;
+    const bool init = !A.has_initial_state || A.has_initial_state[seq] != 0;
+    const int H = A.num_k_heads, HV = A.num_v_heads, hk = h / (HV / H);
+    const int nc = (len + kBT - 1) / kBT, c0 = t0 / kBT + seq;
+
+    float *head = A.ssm_state + (long long)slot * A.ssm_slot_stride + (long long)h * kDK * kDV + vb * kBV * (KT_VK ? kDK : 1);
+    kt_acc s[kSper];
+#pragma unroll
+    for (int m = 0; m < kSper; m++)
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            kt_acc_set(s[m], i, init ? head[kt_s_at(kt_s_row(wv, m, lane, i), kt_s_col(wv, m, lane, i))] : 0.0f);
+
+#pragma unroll 1
+    for (int j = 0; j < nc; j++) {
+        const long long ch_h = (long long)(c0 + j) * HV + h;
+#pragma unroll
+        for (int m = 0; m < kSper; m++)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++)
+                sm.st[kt_s_col(wv, m, lane, i)][kt_s_row(wv, m, lane, i)] = kt_elem_bits(kt_acc_get(s[m], i));
+        kt_copy_tile<kBT, kDK, kNS, true>(&sm.w[0][0], kLK, (unsigned short *)A.ws_w + ch_h * kBT * kDK, tid);
+        if (tid < kBT) sm.g[tid] = A.ws_g[ch_h * kBT + tid];
+        kt_barrier();
+
+        const float gl = sm.g[kBT - 1];
+        const unsigned short *kc = (const unsigned short *)A.ws_k + ((long long)(c0 + j) * H + hk) * kBT * kDK;
+        for (int e = tid; e < kBT * kDK; e += kNS) {
+            const int r = e / kDK, i = e % kDK;
+            sm.kd[i][r] = kt_elem_bits(kt_to_float(kt_elem{kc[e]}) * __builtin_expf(gl - sm.g[r]));
+        }
+        kt_copy_tile<kBV, kDK, kNS, false>(&sm.st[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + vb * kBV) * kDK, tid);
+
+        /* vn = u - w S */
+        const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kBT * kDV + vb * kBV;
+#pragma unroll
+        for (int m = 0; m < kVper; m++) {
+            const int tile = wv + KT_NW * m;
+            if (tile >= kVT) continue;
+            const int ti = tile / kSC, tj = tile % kSC;
+            kt_acc c;
+            kt_acc_zero(c);
+            kt_tile_mma<kDK>(c, &sm.w[16 * ti][0], kLK, &sm.st[16 * tj][0], kLK, lane);
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) {
+                const int r = 16 * ti + kt_acc_row(lane, i), col = 16 * tj + kt_acc_col(lane, i);
+                sm.vn[col][r] = kt_elem_bits(kt_to_float(kt_elem{uc[(long long)r * kDV + col]}) - kt_acc_get(c, i));
+            }
+        }
+        kt_barrier();
+        kt_copy_tile<kBV, kBT, kNS, false>(&sm.vn[0][0], kLT, (unsigned short *)A.ws_vn + (ch_h * kDV + vb * kBV) * kBT, tid);
+
+        /* S = e^{G_last} S + (k e^{G_last - G})^T vn */
+        const float dl = __builtin_expf(gl);
+#pragma unroll
+        for (int m = 0; m < kSper; m++) {
+            const int tile = wv + KT_NW * m;
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
+            kt_tile_mma<kBT>(s[m], &sm.kd[16 * (tile / kSC)][0], kLT, &sm.vn[16 * (tile % kSC)][0], kLT, lane);
+        }
+        kt_barrier();
+    }
+#pragma unroll
+    for (int m = 0; m < kSper; m++)
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            head[kt_s_at(kt_s_row(wv, m, lane, i), kt_s_col(wv, m, lane, i))] = kt_acc_get(s[m], i);
+}
+
+/* ---------------- out ---------------- */
+
+namespace {
+struct alignas(16) kt_out_smem {
+    unsigned short q[kBT][kLK];
+    unsigned short kh[kBT > kNC ? kBT : kNC][kLK];   /* k, then a round's h^T rows */
+    unsigned short p[kBT][kLT];              /* (q k^T) decay, causal, rounded */
+    unsigned short vn[kNC][kLT];             /* a round's vn^T rows */
+    float g[kBT];
+};
+} /* namespace */
+
+KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
+{
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    kt_out_smem &sm = *(kt_out_smem *)sm_raw;
+    if (!kt_dynamic_shared_fits(sizeof(kt_out_smem))) return;
+    const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
+    const int c = kt_block_id_x(), h = kt_block_id_y();
+    kt_chunk ch;
+    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
+    const int slot = A.state_indices[ch.seq];
+    if (slot < 0) return;
+    const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H, hk = h / R;
+    const long long ch_h = (long long)c * HV + h, ch_k = (long long)c * H + hk;
+
+    kt_copy_tile<kBT, kDK, kNO, true>(&sm.q[0][0], kLK, (unsigned short *)A.ws_q + ch_k * kBT * kDK, tid);
+    kt_copy_tile<kBT, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_k + ch_k * kBT * kDK, tid);
+    for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
+    kt_barrier();
+
+    /* P = (q k^T) e^{G_r - G_s}, s <= r: the warp's 16 rows */
+    const int r0 = 16 * wv;
+#pragma unroll
+    for (int tj = 0; tj < kBT / 16; tj++) {
+        kt_acc a;
+        kt_acc_zero(a);
+        if (tj <= wv) kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) {
+            const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
+            sm.p[r][s] = kt_elem_bits(s <= r ? kt_acc_get(a, i) * __builtin_expf(sm.g[r] - sm.g[s]) : 0.0f);
+        }
+    }
+    kt_barrier();
+
+    /* o = e^{G_r} q h + P vn, kNC columns a round */
+    kt_acc o[kDV / 16];
+#pragma unroll
+    for (int cg = 0; cg < kDV / kNC; cg++) {
+        kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK, tid);
+        kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT, (unsigned short *)A.ws_vn + (ch_h * kDV + cg * kNC) * kBT, tid);
+        kt_barrier();
+#pragma unroll
+        for (int tj = 0; tj < kNC / 16; tj++) {
+            kt_acc &a = o[cg * (kNC / 16) + tj];
+            kt_acc_zero(a);
+            kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * __builtin_expf(sm.g[r0 + kt_acc_row(lane, i)]));
+            kt_tile_mma<kBT>(a, &sm.p[r0][0], kLT, &sm.vn[16 * tj][0], kLT, lane);
+        }
+        kt_barrier();
+    }
+
+    /* rounded; with the norm, a row's sum of squares over its lanes (xor masks below the span)
+     * and over the lane's elements of the same row */
+    float rstd[kt_acc_elems];
+#pragma unroll
+    for (int i = 0; i < kt_acc_elems; i++) rstd[i] = 1.0f;
+#pragma unroll
+    for (int t = 0; t < kDV / 16; t++)
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(o[t], i, kt_rnd(kt_acc_get(o[t], i)));
+    if (A.norm_weight) {
+        float ss[kt_acc_elems];
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) {
+            ss[i] = 0.0f;
+#pragma unroll
+            for (int t = 0; t < kDV / 16; t++) ss[i] += kt_acc_get(o[t], i) * kt_acc_get(o[t], i);
+#pragma unroll
+            for (int m = 1; m < kRowSpan; m <<= 1) ss[i] += kt_shfl_xor(ss[i], m);
+        }
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) {
+            float tot = 0.0f;
+#pragma unroll
+            for (int e = 0; e < kt_acc_elems; e++)
+                if (kt_acc_row(lane, e) == kt_acc_row(lane, i)) tot += ss[e];
+            rstd[i] = 1.0f / __builtin_sqrtf(tot / (float)kDV + A.norm_eps);
+        }
+    }
+    unsigned short *out = (unsigned short *)A.out;
+#pragma unroll
+    for (int t = 0; t < kDV / 16; t++)
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) {
+            const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
+            if (r >= ch.n) continue;
+            const long long tok = ch.t0 + ch.pos0 + r;
+            float y = kt_acc_get(o[t], i);
+            if (A.norm_weight)
+                y = y * rstd[i] * kt_elem_f(A.norm_weight, j) * kt_silu(kt_elem_f(A.z, tok * A.z_stride + (long long)h * kDV + j));
+            out[tok * A.out_stride + (long long)h * kDV + j] = kt_elem_bits(y);
+        }
+
+    /* the sequence's last chunk: its conv state, after prep has read the old one. The v channels
+     * are the head's; the key head's q/k channels its first value head's. Ascending columns: each
+     * reads a later one (or a token) before it is written. */
+    if (ch.pos0 + ch.n == ch.len) {
+        const bool init = !A.has_initial_state || A.has_initial_state[ch.seq] != 0;
+        unsigned short *cs = (unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
+        const int kw = A.conv_kw, nch = kDV + (h % R == 0 ? 2 * kDK : 0);
+        for (int e = tid; e < nch; e += kNO) {
+            const int gc = e < kDV ? 2 * H * kDK + h * kDV + e : e - kDV < kDK ? hk * kDK + (e - kDV) : (H + hk) * kDK + (e - kDV - kDK);
+            unsigned short *col = cs + (long long)gc * A.conv_chan_stride;
+            for (int u = 0; u < kw - 1; u++) {
+                const int p = ch.len - (kw - 1) + u;
+                const unsigned short v = p >= 0 ? ((const unsigned short *)A.qkv)[(long long)(ch.t0 + p) * A.qkv_stride + gc]
+                                         : init ? col[(long long)(ch.len + u) * A.conv_col_stride] : (unsigned short)0;
+                col[(long long)u * A.conv_col_stride] = v;
+            }
+        }
+    }
+}

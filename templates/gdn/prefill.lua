@@ -1,0 +1,61 @@
+-- prefill.lua: the variant space of templates/gdn/prefill.hip, the gated delta-net prefill in its
+-- chunked form (op gdn_prefill, ABI templates/abi/gdn_prefill.h, descriptor
+-- runtime/op_gdn_prefill.c). Axes as the template reads them: BT the chunk, VK the state layout,
+-- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps. The three
+-- kernels take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
+-- is the same arithmetic).
+
+local function pad16(x) return math.ceil(x / 16) * 16 end
+
+-- bytes of each kernel's LDS struct: prep, the state pass, out
+local function lds(p)
+  local lk, lt = p.DK + 8, p.BT + 8
+  local maxd = math.max(p.DK, p.DV)
+  local prep = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
+               + p.BT * lt * 2 + 2 * p.BT * 4
+  local state = p.BV * lk * 2 + p.BT * lk * 2 + p.DK * lt * 2 + p.BV * lt * 2 + p.BT * 4
+  local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
+  return pad16(prep), pad16(state), pad16(out)
+end
+
+return {
+  family = "gdn",
+  template = "prefill.hip",
+  kernel = "kt_gdn_prefill",
+  ops = { "gdn_prefill" },
+  -- the launches beside the state pass (the named kernel): held to its spill rules
+  companions = { "_prep", "_out" },
+  axes = {
+    { "dtype", { "bf16", "fp16" } },
+    { "VK", { 0, 1 } },
+    { "DK", { 128 } },
+    { "DV", { 128 } },
+    { "BT", { 16, 32, 64 } },
+    { "BV", { 16, 32, 64 } },
+    { "NW", { 1, 2, 4, 8 } },
+  },
+
+  -- the state pass (the kernel the name is of); prep runs 4 warps, out BT / 16
+  threads = function(p, t) return p.NW * t.wave_size end,
+  lds_at_launch = true,
+
+  lds_bytes = function(p, t)
+    local _, state = lds(p)
+    return state
+  end,
+
+  constraint = function(p, t)
+    if p.DV % p.BV ~= 0 then return false, "BV does not divide DV" end
+    if p.DV % 64 ~= 0 then return false, "out takes DV in rounds of 64 columns" end
+    if (math.floor(p.DK / 16) * math.floor(p.BV / 16)) % p.NW ~= 0 then return false, "the state's 16 x 16 tiles do not split over NW warps" end
+    -- the state lives in the accumulators: at most 64 floats a lane (wave32; half on wave64)
+    local per_lane = p.DK * p.BV / (p.NW * t.wave_size)
+    if per_lane > 64 then return false, "more than 64 state floats a lane" end
+    local prep, state, out = lds(p)
+    local limit = t.lds_at_launch_max
+    if prep > limit then return false, "prep's LDS over the target's limit" end
+    if state > limit then return false, "the state pass's LDS over the target's limit" end
+    if out > limit then return false, "out's LDS over the target's limit" end
+    return true
+  end,
+}
