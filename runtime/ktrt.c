@@ -411,8 +411,9 @@ static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen
     for (int i = 0; i < rt->nops; i++)
         for (int w = 0; w < kt_op_at(i)->nworkspaces; w++) {
             long long need = ktrt_catalog_workspace(&rt->cat, rt->dev.target, rt->dev.compute_units, kt_op_at(i), w);
-            /* opts.workspace_bytes: the floor of the GEMM's split-K partials (the first op's first buffer) */
-            if (i == 0 && w == 0 && (long long)o->workspace_bytes > need) need = (long long)o->workspace_bytes;
+            /* opts.workspace_bytes: the floor of every op's first buffer (the GEMM's split-K partials,
+             * gdn_prefill's intermediates: what calls nobody tuned may need) */
+            if (w == 0 && (long long)o->workspace_bytes > need) need = (long long)o->workspace_bytes;
             rt->ws_bytes[i * KT_OP_MAX_WORKSPACES + w] = need;
             if (need > 0) rt->any_ws = 1;
         }

@@ -60,7 +60,9 @@ typedef struct ktrt_options {
     const char *db_path;            /* NULL: $KT_DB, then the layers above */
     int device;                     /* device ordinal, default 0 */
     int no_default_layers;          /* 1: only db_path (tests; no user or shipped layer) */
-    size_t workspace_bytes;         /* minimum split-K workspace per slot; 0 = what selections need */
+    size_t workspace_bytes;         /* minimum of every op's first workspace buffer per slot (the
+                                       GEMM's split-K partials, gdn_prefill's intermediates, ...);
+                                       0 = what selections and the ops' floors need */
     int max_streams;                /* workspace slots; 0 = 4 */
 } ktrt_options;
 

@@ -7,6 +7,7 @@
 #include "op_attn.h"
 #include "op_attn_prefill.h"
 #include "op_gdn.h"
+#include "op_gdn_prefill.h"
 
 static const kt_op *const kt_ops[] = {
     &kt_op_gemm,
@@ -14,6 +15,7 @@ static const kt_op *const kt_ops[] = {
     &kt_op_attn_decode,
     &kt_op_attn_prefill,
     &kt_op_gdn_decode,
+    &kt_op_gdn_prefill,
 };
 #define KT_NOPS ((int)(sizeof kt_ops / sizeof kt_ops[0]))
 

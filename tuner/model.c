@@ -549,9 +549,6 @@ static void list_not_derived(model_problems *m)
 {
     const model_config *c = &m->config;
     int moe_layers = c->layers - m->dense_mlp_layers;
-    add_not_derived(m, "gdn.prefill", m->linear_attn_layers, "Gated DeltaNet prefill (linear_attention, %d k / %d v "
-                    "heads): the chunked form has no op family yet (its decode step is gdn_decode)", c->linear_key_heads,
-                    c->linear_value_heads);
     add_not_derived(m, "moe.experts", moe_layers, "%d routed experts (top %d, moe_intermediate_size %d) run as "
                     "fused MoE: no op family", c->experts, c->experts_per_tok, c->moe_intermediate);
     add_not_derived(m, "moe.shared_expert_gate", c->shared_intermediate ? moe_layers : 0, "the shared expert's "

@@ -1,0 +1,520 @@
+/* op_gdn_prefill.c: the descriptor of the gated delta-net prefill (op "gdn_prefill"): key
+ * `gdn_prefill <dtype> dk= dv= hk= hv= kw= norm= vk= tokens<= seqs<=`, recipe
+ * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (three launches), ABI
+ * templates/abi/gdn_prefill.h, float64 reference runtime/gdn_ref.c (the decode steps a prefill
+ * equals). Pure functions: no I/O, no state, no GPU. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "op_gdn_prefill.h"
+#include "op_gdn.h"                  /* KT_GDN_VERIFY_CONV_LEN */
+#include "gdn_ref.h"
+#include "ktrt.h"                    /* KT_OK, KT_EINVAL */
+#include "../tuner/half_convert.h"
+#include "../tuner/random_inputs.h"
+
+static const char *const gdnp_dtypes[] = {"bf16", "fp16"};
+enum { GDNP_BF16, GDNP_FP16 };
+
+/* a call's tokens (vLLM's max_num_batched_tokens bounds them: 8K-16K by default) and sequences */
+static const int gdnp_token_edges[] = {64, 256, 1024, 4096, 16384, 65536};
+static const int gdnp_seq_edges[] = {1, 2, 4, 8, 16, 32, 64};
+static const kt_op_dim gdnp_dims[KT_GDNP_NDIMS] = {
+    {"dk", 0, NULL, 0, 0},
+    {"dv", 0, NULL, 0, 0},
+    {"hk", 0, NULL, 0, 0},
+    {"hv", 0, NULL, 0, 0},
+    {"kw", 0, NULL, 0, 0},
+    {"norm", 0, NULL, 0, 1},
+    {"vk", 0, NULL, 0, 1},
+    {"tokens", 1, gdnp_token_edges, (int)(sizeof gdnp_token_edges / sizeof gdnp_token_edges[0]), 0},
+    {"seqs", 1, gdnp_seq_edges, (int)(sizeof gdnp_seq_edges / sizeof gdnp_seq_edges[0]), 0},
+};
+
+static const kt_op_param gdnp_params[KT_GDNP_NPARAMS] = {
+    {"VK", 0, 0},
+    {"DK", 0, 1},
+    {"DV", 0, 1},
+    {"BT", 0, 16},
+    {"BV", 0, 16},
+    {"NW", 0, 1},
+};
+
+static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u, vn, h, G)"};
+
+#define DIM(p, d) ((p)->dim[KT_GDNP_D_##d])
+#define PAR(v, n) ((v)->p[KT_GDNP_P_##n])
+static long long gdnp_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
+
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int lds[3])
+{
+    const int lk = dk + 8, lt = bt + 8, maxd = dk > dv ? dk : dv;
+    const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
+    lds[0] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + bt * lt * 2 + 2 * bt * 4;
+    lds[1] = bv * lk * 2 + bt * lk * 2 + dk * lt * 2 + bv * lt * 2 + bt * 4;
+    lds[2] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
+    for (int i = 0; i < 3; i++) lds[i] = (lds[i] + 15) / 16 * 16;
+}
+
+long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt) { return bt > 0 ? tokens / bt + seqs : 0; }
+
+/* ---- geometry ---- */
+
+static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len)
+{
+    if (PAR(v, DK) != DIM(p, DK) || PAR(v, DV) != DIM(p, DV)) {
+        snprintf(buf, len, "compiled for dk=%d dv=%d, the problem has dk=%lld dv=%lld", PAR(v, DK), PAR(v, DV),
+                 DIM(p, DK), DIM(p, DV));
+        return buf;
+    }
+    if (PAR(v, VK) != DIM(p, VK)) {
+        snprintf(buf, len, "reads the state layout vk=%d, the problem's is vk=%lld", PAR(v, VK), DIM(p, VK));
+        return buf;
+    }
+    if (DIM(p, HK) < 1 || DIM(p, HV) % DIM(p, HK)) {
+        snprintf(buf, len, "hv=%lld is not a multiple of hk=%lld", DIM(p, HV), DIM(p, HK));
+        return buf;
+    }
+    if (DIM(p, KW) < 2 || DIM(p, KW) > KT_GDN_MAX_KW) {
+        snprintf(buf, len, "kw=%lld: the template serves 2 to %d conv taps", DIM(p, KW), KT_GDN_MAX_KW);
+        return buf;
+    }
+    const long long chunks = kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
+    if (chunks > INT_MAX || DIM(p, HV) > 65535 || DIM(p, SEQS) > 65535) {
+        snprintf(buf, len, "tokens=%lld seqs=%lld hv=%lld: past the grid's limits", DIM(p, TOKENS), DIM(p, SEQS), DIM(p, HV));
+        return buf;
+    }
+    if (gdnp_conv_dim(p) > INT_MAX / 4) {
+        snprintf(buf, len, "conv_dim=%lld does not fit the argument struct's ints", gdnp_conv_dim(p));
+        return buf;
+    }
+    return NULL;
+}
+
+/* prep (chunks x key heads), the state pass (dv / BV x value heads x sequences), out (chunks x
+ * value heads), each with its LDS at launch */
+static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
+                         kt_op_launch out[KT_OP_MAX_LAUNCHES])
+{
+    char buf[200];
+    if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
+    int lds[3];
+    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), lds);
+    const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
+    memset(out, 0, 3 * sizeof *out);
+    out[0].suffix = "_prep";
+    out[0].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
+    out[1].suffix = "";
+    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
+                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[1]};
+    out[2].suffix = "_out";
+    out[2].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
+                                   (unsigned)lds[2]};
+    return 3;
+}
+
+/* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, g; offsets
+ * into one buffer for `chunks` chunks. Returns the total. */
+static long long gdnp_regions(const kt_problem *p, int bt, long long chunks, long long off[7])
+{
+    const long long H = DIM(p, HK), HV = DIM(p, HV), dk = DIM(p, DK), dv = DIM(p, DV);
+    const long long bytes[7] = {chunks * H * bt * dk * 2, chunks * H * bt * dk * 2, chunks * HV * bt * dk * 2,
+                                chunks * HV * bt * dv * 2, chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
+                                chunks * HV * bt * 4};
+    long long at = 0;
+    for (int i = 0; i < 7; i++) {
+        off[i] = at;
+        at += (bytes[i] + 255) / 256 * 256;
+    }
+    return at;
+}
+
+/* sized at the buckets' edges: any call the key serves fits */
+static long long gdnp_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
+{
+    if (i != 0) return 0;
+    kt_problem e = kt_problem_snapped(p);
+    long long off[7];
+    return gdnp_regions(&e, PAR(v, BT), kt_gdn_prefill_chunks(DIM(&e, TOKENS), DIM(&e, SEQS), PAR(v, BT)), off);
+}
+/* exactly the call's own chunks: a call below its bucket's edge needs no more */
+static long long gdnp_workspace_min_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
+{
+    if (i != 0) return 0;
+    long long off[7];
+    return gdnp_regions(p, PAR(v, BT), kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT)), off);
+}
+/* every region is written by the launch before the one that reads it */
+static long long gdnp_workspace_poison_bytes(int i, long long bytes) { return i == 0 ? bytes : 0; }
+static int gdnp_needs_workspace(const kt_variant *v) { return 1; }
+static int gdnp_split_of(const kt_variant *v) { return -1; }
+
+/* ---- arguments ---- */
+
+#define NEED(field) \
+    do { if (!a->field) { snprintf(err, errlen, "gdn_prefill: " #field " is NULL"); return KT_EINVAL; } } while (0)
+#define AT_LEAST(field, min) \
+    do { if (a->field < (min)) { snprintf(err, errlen, "gdn_prefill: " #field " = %lld, must be >= %lld", \
+                                          (long long)a->field, (long long)(min)); return KT_EINVAL; } } while (0)
+
+static int gdnp_problem_of_args(const void *args, kt_problem *p, char *err, size_t errlen)
+{
+    const kt_gdn_prefill_args *a = args;
+    if (!a || !p) { snprintf(err, errlen, "gdn_prefill: NULL %s", a ? "problem" : "args"); return KT_EINVAL; }
+    NEED(qkv); NEED(a); NEED(b); NEED(A_log); NEED(dt_bias); NEED(conv_weight); NEED(conv_state);
+    NEED(ssm_state); NEED(query_start_loc); NEED(state_indices); NEED(out);
+    if (a->norm_weight && !a->z) { snprintf(err, errlen, "gdn_prefill: z is NULL with norm_weight set"); return KT_EINVAL; }
+    AT_LEAST(batch, 1); AT_LEAST(tokens, 1); AT_LEAST(num_k_heads, 1); AT_LEAST(num_v_heads, 1);
+    AT_LEAST(dk, 1); AT_LEAST(dv, 1);
+    if (a->num_v_heads % a->num_k_heads) {
+        snprintf(err, errlen, "gdn_prefill: num_v_heads = %d is not a multiple of num_k_heads = %d", a->num_v_heads,
+                 a->num_k_heads);
+        return KT_EINVAL;
+    }
+    if (a->conv_kw < 2 || a->conv_kw > KT_GDN_MAX_KW) {
+        snprintf(err, errlen, "gdn_prefill: conv_kw = %d, must be 2 to %d", a->conv_kw, KT_GDN_MAX_KW);
+        return KT_EINVAL;
+    }
+    const long long cdim = 2LL * a->num_k_heads * a->dk + (long long)a->num_v_heads * a->dv;
+    if (a->qkv_stride < cdim) {
+        snprintf(err, errlen, "gdn_prefill: qkv_stride = %d is less than conv_dim = %lld", a->qkv_stride, cdim);
+        return KT_EINVAL;
+    }
+    AT_LEAST(ab_stride, a->num_v_heads);
+    AT_LEAST(out_stride, (long long)a->num_v_heads * a->dv);
+    if (a->norm_weight) AT_LEAST(z_stride, (long long)a->num_v_heads * a->dv);
+    AT_LEAST(conv_chan_stride, 1); AT_LEAST(conv_col_stride, 1);
+    AT_LEAST(ssm_slot_stride, (long long)a->num_v_heads * a->dk * a->dv);
+    if (a->state_vk != 0 && a->state_vk != 1) {
+        snprintf(err, errlen, "gdn_prefill: state_vk = %d, must be 0 ([.., K, V]) or 1 (K-last)", a->state_vk);
+        return KT_EINVAL;
+    }
+    if (!(a->scale > 0.0f) || isinf(a->scale)) {
+        snprintf(err, errlen, "gdn_prefill: scale = %g, must be finite and > 0", (double)a->scale);
+        return KT_EINVAL;
+    }
+    if (a->norm_weight && (!(a->norm_eps >= 0.0f) || isinf(a->norm_eps))) {
+        snprintf(err, errlen, "gdn_prefill: norm_eps = %g, must be finite and >= 0", (double)a->norm_eps);
+        return KT_EINVAL;
+    }
+    p->op = &kt_op_gdn_prefill;
+    for (int i = 0; i < KT_OP_MAX_DIMS; i++) p->dim[i] = 0;
+    p->dim[KT_GDNP_D_DK] = a->dk;
+    p->dim[KT_GDNP_D_DV] = a->dv;
+    p->dim[KT_GDNP_D_HK] = a->num_k_heads;
+    p->dim[KT_GDNP_D_HV] = a->num_v_heads;
+    p->dim[KT_GDNP_D_KW] = a->conv_kw;
+    p->dim[KT_GDNP_D_NORM] = a->norm_weight != NULL;
+    p->dim[KT_GDNP_D_VK] = a->state_vk;
+    p->dim[KT_GDNP_D_TOKENS] = a->tokens;
+    p->dim[KT_GDNP_D_SEQS] = a->batch;
+    return KT_OK;
+}
+
+/* the regions for the call's own chunks (the kernels index them with the same count) */
+static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
+                      const long long *workspace_bytes)
+{
+    kt_gdn_prefill_args *a = args;
+    const long long chunks = kt_gdn_prefill_chunks(a->tokens, a->batch, PAR(v, BT));
+    long long off[7];
+    gdnp_regions(p, PAR(v, BT), chunks, off);
+    char *base = workspace ? workspace[0] : NULL;
+    a->chunks = (int)chunks;
+    a->ws_q = base ? base + off[0] : NULL;
+    a->ws_k = base ? base + off[1] : NULL;
+    a->ws_w = base ? base + off[2] : NULL;
+    a->ws_u = base ? base + off[3] : NULL;
+    a->ws_vn = base ? base + off[4] : NULL;
+    a->ws_h = base ? base + off[5] : NULL;
+    a->ws_g = base ? (float *)(base + off[6]) : NULL;
+}
+
+/* ---- the law ----
+ * Only the state pass is serial: a (sequence, value head, BV columns) walks its chunks in order,
+ * two 16 x 16 fragment products of BT x dk x BV a chunk. Lexicographically:
+ *  1. its blocks filling the device (min(dv / BV x hv x seqs, units)): one long sequence at 8 value
+ *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
+ *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
+ *  3. the widest BV among those (each block re-reads the chunk's w and k: fewer blocks, less of it);
+ *  4. resident threads a compute unit, then fewer registers. */
+#define GDNP_LAW_KEYS 5
+
+static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDNP_LAW_KEYS])
+{
+    const kt_variant *v = &c->v;
+    const int wave = d && d->wave_size > 0 ? d->wave_size : 32;
+    const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
+    const long long blocks = DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, SEQS);
+    const long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    key[0] = blocks < units ? blocks : units;
+    key[1] = PAR(v, BT);
+    key[2] = PAR(v, BV);
+    key[3] = occ * PAR(v, NW) * wave;
+    key[4] = -(long long)c->regs;
+}
+
+static int gdnp_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
+{
+    return kt_op_lex_pick(d, c, n, p, gdnp_misfit, gdnp_law_key, GDNP_LAW_KEYS);
+}
+
+/* ---- verification ----
+ * A set: seqs sequences whose lengths sum to the tokens (weights 1 + (7i mod 5), so none is a
+ * multiple of the chunk where the tokens allow), slots scattered in a pool of seqs + 2 (slots 0
+ * and seqs + 1 belong to nobody), every third sequence from the second on without an initial
+ * state. */
+enum { B_QKV, B_ZAB, B_PAR, B_META, B_CONV, B_SSM, B_OUT, B_COUNT };
+
+static long long gdnp_seq_len(const kt_problem *p, int i)
+{
+    const long long T = DIM(p, TOKENS), S = DIM(p, SEQS);
+    long long wsum = 0, before = 0;
+    for (int j = 0; j < S; j++) wsum += 1 + (7 * j) % 5;
+    for (int j = 0; j < i; j++) before += 1 + (7 * j) % 5;
+    const long long lo = (T - S) * before / wsum, hi = (T - S) * (before + 1 + (7 * i) % 5) / wsum;
+    return 1 + (i == S - 1 ? T - S - lo : hi - lo);
+}
+static int gdnp_seq_slot(const kt_problem *p, int i) { return (int)DIM(p, SEQS) - i; }
+static int gdnp_seq_init(int i) { return i % 3 != 1; }
+static long long gdnp_slots(const kt_problem *p) { return DIM(p, SEQS) + 2; }
+static long long gdnp_conv_slot(const kt_problem *p) { return gdnp_conv_dim(p) * KT_GDN_VERIFY_CONV_LEN; }
+static long long gdnp_ssm_slot(const kt_problem *p) { return DIM(p, HV) * DIM(p, DK) * DIM(p, DV); }
+static long long gdnp_out_elems(const kt_problem *p) { return DIM(p, TOKENS) * DIM(p, HV) * DIM(p, DV); }
+static long long gdnp_par_bytes(const kt_problem *p)
+{
+    return 8 * DIM(p, HV) + 2 * (gdnp_conv_dim(p) * DIM(p, KW) + DIM(p, DV));
+}
+
+static int gdnp_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
+{
+    const long long t = DIM(p, TOKENS), s = DIM(p, SEQS), hv = DIM(p, HV), dv = DIM(p, DV);
+    out[B_QKV] = (kt_op_buffer){"qkv", KT_BUF_IN, (size_t)(t * gdnp_conv_dim(p) * 2)};
+    out[B_ZAB] = (kt_op_buffer){"z,a,b", KT_BUF_IN, (size_t)(t * hv * (dv + 2) * 2)};
+    out[B_PAR] = (kt_op_buffer){"A_log,dt_bias,conv_weight,norm_weight", KT_BUF_IN, (size_t)gdnp_par_bytes(p)};
+    out[B_META] = (kt_op_buffer){"query_start_loc,state_indices,has_initial_state", KT_BUF_IN, (size_t)((3 * s + 1) * 4)};
+    out[B_CONV] = (kt_op_buffer){"conv_state", KT_BUF_INOUT, (size_t)(gdnp_slots(p) * gdnp_conv_slot(p) * 2)};
+    out[B_SSM] = (kt_op_buffer){"ssm_state", KT_BUF_INOUT, (size_t)(gdnp_slots(p) * gdnp_ssm_slot(p) * 4)};
+    out[B_OUT] = (kt_op_buffer){"out", KT_BUF_OUT, (size_t)(gdnp_out_elems(p) * 2)};
+    return B_COUNT;
+}
+
+static double gdnp_uniform(uint64_t *rng, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(kt_rand_splitmix64(rng) >> 11) * 0x1p-53;
+}
+static uint16_t gdnp_round(int dtype, double x)
+{
+    return dtype == GDNP_FP16 ? kt_f32_to_f16((float)x) : kt_f32_to_bf16((float)x);
+}
+
+/* as gdn_decode's sets (op_gdn.c): the state decays 5 to 50% a token, S in [-1, 1) */
+static void gdnp_fill(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng)
+{
+    const int dt = p->dtype, fp16 = dt == GDNP_FP16;
+    switch (i) {
+    case B_QKV:
+    case B_ZAB:
+    case B_CONV:
+        for (size_t j = 0; j < bytes / 2; j++) ((uint16_t *)host)[j] = kt_rand_input(fp16, rng);
+        break;
+    case B_PAR: {
+        float *f = host;
+        const long long hv = DIM(p, HV), nw = gdnp_conv_dim(p) * DIM(p, KW);
+        for (long long h = 0; h < hv; h++) {
+            f[h] = (float)gdnp_uniform(rng, -3.0, -1.0);
+            f[hv + h] = (float)gdnp_uniform(rng, -1.0, 1.0);
+        }
+        uint16_t *w = (uint16_t *)(f + 2 * hv);
+        for (long long j = 0; j < nw; j++) w[j] = gdnp_round(dt, gdnp_uniform(rng, -0.6, 0.6));
+        for (long long j = 0; j < DIM(p, DV); j++) w[nw + j] = gdnp_round(dt, gdnp_uniform(rng, 0.5, 1.5));
+        break;
+    }
+    case B_META: {
+        int32_t *m = host;
+        const int s = (int)DIM(p, SEQS);
+        m[0] = 0;
+        for (int q = 0; q < s; q++) {
+            m[q + 1] = m[q] + (int32_t)gdnp_seq_len(p, q);
+            m[s + 1 + q] = gdnp_seq_slot(p, q);
+            m[2 * s + 1 + q] = gdnp_seq_init(q);
+        }
+        break;
+    }
+    case B_SSM:
+        for (size_t j = 0; j < bytes / 4; j++) ((float *)host)[j] = (float)gdnp_uniform(rng, -1.0, 1.0);
+        break;
+    default:
+        memset(host, 0, bytes);
+    }
+}
+
+static void gdnp_args_for(void *args, const kt_problem *p, void *const *buffers)
+{
+    kt_gdn_prefill_args *a = args;
+    memset(a, 0, sizeof *a);
+    const long long t = DIM(p, TOKENS), hv = DIM(p, HV), dv = DIM(p, DV), s = DIM(p, SEQS);
+    a->qkv = buffers[B_QKV];
+    a->z = buffers[B_ZAB];
+    a->a = (const uint16_t *)buffers[B_ZAB] + t * hv * dv;
+    a->b = (const uint16_t *)buffers[B_ZAB] + t * hv * (dv + 1);
+    a->A_log = buffers[B_PAR];
+    a->dt_bias = (const float *)buffers[B_PAR] + hv;
+    a->conv_weight = (const float *)buffers[B_PAR] + 2 * hv;
+    a->norm_weight = DIM(p, NORM) ? (const uint16_t *)a->conv_weight + gdnp_conv_dim(p) * DIM(p, KW) : NULL;
+    a->conv_state = buffers[B_CONV];
+    a->ssm_state = buffers[B_SSM];
+    a->query_start_loc = buffers[B_META];
+    a->state_indices = (const int *)buffers[B_META] + s + 1;
+    a->has_initial_state = (const int *)buffers[B_META] + 2 * s + 1;
+    a->out = buffers[B_OUT];
+    a->conv_slot_stride = gdnp_conv_slot(p);
+    a->ssm_slot_stride = gdnp_ssm_slot(p);
+    a->conv_chan_stride = KT_GDN_VERIFY_CONV_LEN;
+    a->conv_col_stride = 1;
+    a->qkv_stride = (int)gdnp_conv_dim(p);
+    a->z_stride = (int)(hv * dv);
+    a->ab_stride = (int)hv;
+    a->out_stride = (int)(hv * dv);
+    a->batch = (int)s;
+    a->num_k_heads = (int)DIM(p, HK);
+    a->num_v_heads = (int)hv;
+    a->dk = (int)DIM(p, DK);
+    a->dv = (int)dv;
+    a->conv_kw = (int)DIM(p, KW);
+    a->tokens = (int)t;
+    a->state_vk = (int)DIM(p, VK);
+    a->scale = (float)(1.0 / sqrt((double)DIM(p, DK)));
+    a->norm_eps = 1e-6f;
+}
+
+/* out (every token), then the conv and ssm pools whole */
+static size_t gdnp_ref_count(const kt_problem *p)
+{
+    return (size_t)(gdnp_out_elems(p) + gdnp_slots(p) * (gdnp_conv_slot(p) + gdnp_ssm_slot(p)));
+}
+
+static void gdnp_ref_cpu(const kt_problem *p, void *const *host, double *ref)
+{
+    const int fp16 = p->dtype == GDNP_FP16;
+    kt_gdn_prefill_args a;
+    gdnp_args_for(&a, p, host);
+    const long long no = gdnp_out_elems(p), nc = gdnp_slots(p) * gdnp_conv_slot(p), ns = gdnp_slots(p) * gdnp_ssm_slot(p);
+    double *out = ref, *conv = ref + no, *ssm = conv + nc;
+    for (long long i = 0; i < no; i++) out[i] = 0.0;
+    for (long long i = 0; i < nc; i++) conv[i] = kt_gdn_ref_val(((const uint16_t *)host[B_CONV])[i], fp16);
+    for (long long i = 0; i < ns; i++) ssm[i] = ((const float *)host[B_SSM])[i];
+    kt_gdn_ref_pools pools = {conv, ssm, NULL, (int)DIM(p, VK)};
+    kt_gdn_ref_prefill(&a, KT_GDN_VERIFY_CONV_LEN, fp16, &pools, out);
+}
+
+/* out and the fp32 state against the dtype's bound, the conv state (copies of inputs, exact)
+ * 100x tighter: the worst of the three is what error_bound judges */
+static double gdnp_rel_error(const kt_problem *p, void *const *host, const double *ref)
+{
+    const int fp16 = p->dtype == GDNP_FP16;
+    const long long no = gdnp_out_elems(p), nc = gdnp_slots(p) * gdnp_conv_slot(p), ns = gdnp_slots(p) * gdnp_ssm_slot(p);
+    const double eo = kt_gdn_ref_rel(ref, host[B_OUT], no, 0, fp16, NULL, 1);
+    const double ec = kt_gdn_ref_rel(ref + no, host[B_CONV], nc, 0, fp16, NULL, 1);
+    const double es = kt_gdn_ref_rel(ref + no + nc, host[B_SSM], ns, 1, fp16, NULL, 1);
+    if (isnan(eo) || isnan(ec) || isnan(es)) return NAN;
+    double e = eo > es ? eo : es;
+    if (100.0 * ec > e) e = 100.0 * ec;
+    return e;
+}
+
+/* Every product's operands are rounded to the dtype (q, k, w, u, vn, h, the decayed q k^T) where
+ * the float64 truth keeps them exact: the host emulation (tests/unit/test_gdn_prefill_emu.cpp)
+ * measured out and state within 7e-3 (max norm) in bf16 over 70-token sequences; a wrong chunk,
+ * head or mask is an O(1) error. */
+static double gdnp_error_bound(int dtype) { return dtype == GDNP_FP16 ? 5e-3 : 2e-2; }
+
+/* compulsory: the token rows (qkv, z, a, b in; out), each sequence's state in and out and its
+ * conv history */
+static double gdnp_bytes_moved(const kt_problem *p)
+{
+    const double t = (double)DIM(p, TOKENS), s = (double)DIM(p, SEQS), hv = (double)DIM(p, HV);
+    const double dk = (double)DIM(p, DK), dv = (double)DIM(p, DV), cdim = (double)gdnp_conv_dim(p);
+    return t * (cdim + hv * (2.0 * dv + 2.0)) * 2.0 + s * (2.0 * hv * dk * dv * 4.0 + 2.0 * cdim * (DIM(p, KW) - 1) * 2.0);
+}
+
+/* the chunked form's products at BT 64 (a chunk of a value head: A's k k^T, w and u, vn and the
+ * state update, the output's q k^T, q h and P vn), 2 flops a multiply-add */
+static double gdnp_flops(const kt_problem *p)
+{
+    const double t = (double)DIM(p, TOKENS), hv = (double)DIM(p, HV), dk = (double)DIM(p, DK), dv = (double)DIM(p, DV);
+    const double bt = 64.0;
+    const double per_token = bt * dk + bt * (dk + dv) + 2.0 * dk * dv + bt * dk + dk * dv + bt * dv;
+    return 2.0 * t * hv * per_token;
+}
+
+/* The model's GDN layers at this rank: one problem (norm on, vLLM's [.., K, V] state), its tokens
+ * swept to 16384 (vLLM's default max_num_batched_tokens is at most that). */
+static int gdnp_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
+{
+    if (!m->gdn.layers || max < 1) return 0;
+    const int dt = kt_op_dtype_index(&kt_op_gdn_prefill, m->dtype);
+    if (dt < 0) return snprintf(err, errlen, "gdn_prefill: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
+    memset(&out[0], 0, sizeof out[0]);
+    kt_problem *p = &out[0].p;
+    p->op = &kt_op_gdn_prefill;
+    p->dtype = dt;
+    p->dim[KT_GDNP_D_DK] = m->gdn.key_dim;
+    p->dim[KT_GDNP_D_DV] = m->gdn.value_dim;
+    p->dim[KT_GDNP_D_HK] = m->gdn.k_heads_per_rank;
+    p->dim[KT_GDNP_D_HV] = m->gdn.v_heads_per_rank;
+    p->dim[KT_GDNP_D_KW] = m->gdn.conv_kw;
+    p->dim[KT_GDNP_D_NORM] = 1;
+    p->dim[KT_GDNP_D_VK] = 0;
+    p->dim[KT_GDNP_D_TOKENS] = 64;
+    p->dim[KT_GDNP_D_SEQS] = 1;
+    out[0].limit[KT_GDNP_D_TOKENS] = 16384;
+    snprintf(out[0].layers, sizeof out[0].layers, "gdn");
+    out[0].calls = m->gdn.layers;
+    return 1;
+}
+
+const kt_op kt_op_gdn_prefill = {
+    .name = "gdn_prefill",
+    .summary = "gated delta-net prefill, chunked: conv, gates, WY form, serial state pass, out, gated norm",
+    .dtypes = gdnp_dtypes,
+    .ndtypes = 2,
+    .dims = gdnp_dims,
+    .ndims = KT_GDNP_NDIMS,
+    .decode_edge = 0,   /* every tokens bucket is prefill */
+    .params = gdnp_params,
+    .nparams = KT_GDNP_NPARAMS,
+    .args_size = sizeof(kt_gdn_prefill_args),
+    .launches = gdnp_launches,
+    .misfit = gdnp_misfit,
+    .nworkspaces = 1,
+    .workspace_names = gdnp_workspaces,
+    .workspace_bytes = gdnp_workspace_bytes,
+    /* 64 MiB a stream slot: a call nobody tuned of about 4K tokens at 8 value heads (BT 64); larger
+     * ones need a tuned selection at their bucket, or ktrt_options.workspace_bytes */
+    .workspace_floor_bytes = 64LL << 20,
+    .workspace_min_bytes = gdnp_workspace_min_bytes,
+    .workspace_poison_bytes = gdnp_workspace_poison_bytes,
+    .needs_workspace = gdnp_needs_workspace,
+    .split_of = gdnp_split_of,
+    .problem_of_args = gdnp_problem_of_args,
+    .bind = gdnp_bind,
+    .law_pick = gdnp_law_pick,
+    .prune = NULL,
+    .buffers = gdnp_buffers,
+    .fill = gdnp_fill,
+    .args_for = gdnp_args_for,
+    .ref_count = gdnp_ref_count,
+    .ref_cpu = gdnp_ref_cpu,
+    .ref_gpu_name = NULL,
+    .ref_gpu_launch = NULL,
+    .rel_error = gdnp_rel_error,
+    .error_bound = gdnp_error_bound,
+    .bytes_moved = gdnp_bytes_moved,
+    .flops = gdnp_flops,
+    .cold_decode = 0,
+    .from_model = gdnp_from_model,
+};

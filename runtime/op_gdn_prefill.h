@@ -1,0 +1,31 @@
+/* op_gdn_prefill.h: the gated delta-net prefill descriptor (op_gdn_prefill.c) and the order of its
+ * variant parameters and dimensions, for the code that reads them (its tests, its law). Everything
+ * else goes through runtime/op.h. ABI: templates/abi/gdn_prefill.h; template
+ * templates/gdn/prefill.hip.
+ *
+ * Problem key:
+ *   gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 tokens<=4096 seqs<=8
+ * the static dimensions as gdn_decode's; tokens the call's total (every sequence's), seqs its
+ * sequences. */
+#ifndef KT_OP_GDN_PREFILL_H
+#define KT_OP_GDN_PREFILL_H
+#include "op.h"
+#include "../templates/abi/gdn_prefill.h"
+
+/* kt_variant.p[] of a gdn_prefill kernel (recipe axes VK DK DV BT BV NW). */
+enum { KT_GDNP_P_VK, KT_GDNP_P_DK, KT_GDNP_P_DV, KT_GDNP_P_BT, KT_GDNP_P_BV, KT_GDNP_P_NW, KT_GDNP_NPARAMS };
+
+/* The dimensions of a problem, in kt_problem.dim[] order. */
+enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_GDNP_D_NORM, KT_GDNP_D_VK,
+       KT_GDNP_D_TOKENS, KT_GDNP_D_SEQS, KT_GDNP_NDIMS };
+
+/* The three kernels' LDS (bytes, each given at launch) of a variant: prep, the state pass, out.
+ * prefill.lua's lds() is the same arithmetic. */
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int lds[3]);
+
+/* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */
+long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt);
+
+extern const kt_op kt_op_gdn_prefill;
+
+#endif

@@ -1,0 +1,295 @@
+/* test_op_gdn_prefill.c: the gdn_prefill descriptor (runtime/op_gdn_prefill.c) on the CPU; the
+ * kernels themselves run against the reference in test_gdn_prefill_emu*.cpp (host emulation) and
+ * on the device (tests/device/gdn_prefill_check.py).
+ *  - key text round trip, and the model's problem (tune --modelpath) with its tokens limit;
+ *  - problem_of_args refuses bad structs naming the field;
+ *  - the recipe's LDS (prefill.lua's lds()) is the descriptor's (kt_gdn_prefill_lds), and every
+ *    variant the recipe admits on gfx1201, gfx942 and sm_90a launches prep, the state pass and
+ *    out with it, over the grids the ABI names;
+ *  - the workspace: regions disjoint and in bounds for every chunk a batch of any lengths under
+ *    the key can number (query_start_loc[i] / BT + i + j), sized at the buckets' edges;
+ *  - the verification set's lengths sum to the tokens, none empty;
+ *  - the law picks a variant that serves every problem of a grid, filling the device first.
+ * Run from the repository root (the recipe is read from templates/gdn/prefill.lua). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kt_test.h"
+#include "op_gdn_prefill.h"
+#include "ktrt.h"
+#include "law.h"
+#include "gen/recipe.h"
+
+static const kt_op *op = &kt_op_gdn_prefill;
+
+static kt_problem prob(int hk, int hv, int tokens, int seqs)
+{
+    kt_problem p;
+    memset(&p, 0, sizeof p);
+    p.op = op;
+    p.dim[KT_GDNP_D_DK] = 128;
+    p.dim[KT_GDNP_D_DV] = 128;
+    p.dim[KT_GDNP_D_HK] = hk;
+    p.dim[KT_GDNP_D_HV] = hv;
+    p.dim[KT_GDNP_D_KW] = 4;
+    p.dim[KT_GDNP_D_NORM] = 1;
+    p.dim[KT_GDNP_D_VK] = 0;
+    p.dim[KT_GDNP_D_TOKENS] = tokens;
+    p.dim[KT_GDNP_D_SEQS] = seqs;
+    return p;
+}
+
+static void test_keys(void)
+{
+    const char *key = "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 tokens<=4096 seqs<=8";
+    kt_problem p;
+    char err[256], buf[256];
+    KT_CHECK(kt_problem_parse(key, &p, err, sizeof err) == 0);
+    KT_CHECK(kt_problem_key(&p, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, key) == 0);
+    kt_problem q = prob(4, 8, 3227, 7);
+    KT_CHECK(kt_problem_key(&q, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, key) == 0);
+    KT_CHECK(strcmp(kt_problem_phase(&q), "prefill") == 0);
+
+    kt_model_shape m;
+    memset(&m, 0, sizeof m);
+    m.dtype = "bf16";
+    m.gdn = (kt_model_gdn){36, 4, 8, 128, 128, 4};
+    kt_op_model_problem mp[2];
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
+    KT_CHECK(kt_problem_key(&mp[0].p, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 tokens<=64 seqs<=1") == 0);
+    KT_CHECK_INT(mp[0].calls, 36);
+    /* swept to 16K tokens: 64 .. 16384, five edges, times every seqs edge */
+    KT_CHECK_INT(kt_op_edges_kept(op, KT_GDNP_D_TOKENS, mp[0].limit[KT_GDNP_D_TOKENS]), 5);
+    m.gdn.layers = 0;
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 0);
+}
+
+static float f32_pool[64] __attribute__((aligned(16)));
+static int ints[8];
+static unsigned short h16[8];
+
+static kt_gdn_prefill_args good_args(void)
+{
+    kt_gdn_prefill_args a;
+    memset(&a, 0, sizeof a);
+    a.qkv = h16; a.z = h16; a.a = h16; a.b = h16; a.A_log = f32_pool; a.dt_bias = f32_pool;
+    a.conv_weight = h16; a.norm_weight = h16; a.conv_state = h16; a.ssm_state = f32_pool;
+    a.query_start_loc = ints; a.state_indices = ints; a.has_initial_state = ints; a.out = h16;
+    a.batch = 3; a.tokens = 700; a.num_k_heads = 2; a.num_v_heads = 4; a.dk = 128; a.dv = 128; a.conv_kw = 4;
+    a.qkv_stride = 2 * 2 * 128 + 4 * 128; a.z_stride = 512; a.ab_stride = 4; a.out_stride = 512;
+    a.conv_chan_stride = 11; a.conv_col_stride = 1; a.conv_slot_stride = 11 * 1024;
+    a.ssm_slot_stride = 4 * 128 * 128;
+    a.scale = 0.088f; a.norm_eps = 1e-6f;
+    return a;
+}
+
+static void refuses(kt_gdn_prefill_args a, const char *field)
+{
+    kt_problem p;
+    char err[256] = "";
+    memset(&p, 0, sizeof p);
+    KT_CHECK_INT(op->problem_of_args(&a, &p, err, sizeof err), KT_EINVAL);
+    KT_CHECK_CONTAINS(err, field);
+}
+
+static void test_args(void)
+{
+    kt_gdn_prefill_args a = good_args();
+    kt_problem p;
+    char err[256], buf[256];
+    memset(&p, 0, sizeof p);
+    KT_CHECK_INT(op->problem_of_args(&a, &p, err, sizeof err), KT_OK);
+    KT_CHECK(kt_problem_key(&p, buf, sizeof buf) > 0);
+    KT_CHECK(strcmp(buf, "gdn_prefill bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=0 tokens<=1024 seqs<=4") == 0);
+    a = good_args(); a.qkv = NULL; refuses(a, "qkv is NULL");
+    a = good_args(); a.z = NULL; refuses(a, "z is NULL");
+    a = good_args(); a.has_initial_state = NULL; KT_CHECK_INT(op->problem_of_args(&a, &p, err, sizeof err), KT_OK);
+    a = good_args(); a.tokens = 0; refuses(a, "tokens = 0");
+    a = good_args(); a.num_v_heads = 5; refuses(a, "num_v_heads = 5");
+    a = good_args(); a.conv_kw = 1; refuses(a, "conv_kw = 1");
+    a = good_args(); a.qkv_stride = 100; refuses(a, "qkv_stride = 100");
+    a = good_args(); a.ssm_slot_stride = 100; refuses(a, "ssm_slot_stride = 100");
+    a = good_args(); a.state_vk = 2; refuses(a, "state_vk = 2");
+    a = good_args(); a.scale = 0.0f; refuses(a, "scale = 0");
+    a = good_args(); a.batch = 0; refuses(a, "batch = 0");
+}
+
+typedef struct {
+    kt_variant v;
+    int threads, lds;
+    char name[KT_KERNEL_NAME_MAX];
+} recipe_variant;
+
+static int load_recipe(const char *target, recipe_variant **out)
+{
+    gen_space s;
+    char err[512];
+    if (gen_enumerate("templates/gdn/prefill.lua", kt_target_find(target), &s, err, sizeof err) != 0) {
+        fprintf(stderr, "recipe: %s\n", err);
+        return 0;
+    }
+    recipe_variant *rv = calloc((size_t)s.nvariants, sizeof *rv);
+    int n = 0;
+    for (int i = 0; i < s.nvariants; i++) {
+        if (strstr(s.variants[i].params_json, "\"fp16\"")) continue;
+        KT_CHECK(kt_variant_parse(op, s.variants[i].params_json, &rv[n].v, NULL, 0, err, sizeof err) == 0);
+        rv[n].threads = s.variants[i].threads;
+        rv[n].lds = s.variants[i].lds_dynamic;
+        snprintf(rv[n].name, sizeof rv[n].name, "%s", s.variants[i].name);
+        n++;
+    }
+    KT_CHECK(strcmp(s.ops, "gdn_prefill") == 0);
+    KT_CHECK(strcmp(s.companions, "_prep,_out") == 0);
+    gen_space_free(&s);
+    *out = rv;
+    return n;
+}
+
+#define P(v, n) ((v)->p[KT_GDNP_P_##n])
+
+static void test_launches(void)
+{
+    const char *targets[] = {"gfx1201", "gfx942", "sm_90a"};
+    for (int ti = 0; ti < 3; ti++) {
+        recipe_variant *rv;
+        const kt_target *t = kt_target_find(targets[ti]);
+        const int n = load_recipe(targets[ti], &rv), wave = t->wave_size;
+        KT_CHECK(n >= 10);
+        for (int i = 0; i < n; i++) {
+            const kt_variant *v = &rv[i].v;
+            kt_problem p = prob(2, 6, 1000, 3);
+            p.dim[KT_GDNP_D_VK] = P(v, VK);
+            int lds[3];
+            kt_gdn_prefill_lds(P(v, BT), 128, 128, P(v, BV), lds);
+            KT_CHECK_INT(rv[i].lds, lds[1]);   /* the recipe declares the state pass's */
+            for (int k = 0; k < 3; k++) KT_CHECK(lds[k] <= kt_target_lds_at_launch_max(t));
+            kt_op_launch l[KT_OP_MAX_LAUNCHES];
+            KT_CHECK_INT(op->launches(v, &p, wave, 64, l), 3);
+            const unsigned chunks = (unsigned)(1000 / P(v, BT) + 3);
+            KT_CHECK(strcmp(l[0].suffix, "_prep") == 0 && strcmp(l[1].suffix, "") == 0 && strcmp(l[2].suffix, "_out") == 0);
+            KT_CHECK_INT(l[0].dims.grid[0], chunks);
+            KT_CHECK_INT(l[0].dims.grid[1], 2);
+            KT_CHECK_INT(l[0].dims.block[0], 4 * wave);
+            KT_CHECK_INT(l[1].dims.grid[0] * P(v, BV), 128);
+            KT_CHECK_INT(l[1].dims.grid[1], 6);
+            KT_CHECK_INT(l[1].dims.grid[2], 3);
+            KT_CHECK_INT(l[1].dims.block[0], rv[i].threads);
+            KT_CHECK_INT(l[2].dims.grid[0], chunks);
+            KT_CHECK_INT(l[2].dims.grid[1], 6);
+            KT_CHECK_INT(l[2].dims.block[0], P(v, BT) / 16 * wave);
+            for (int k = 0; k < 3; k++) KT_CHECK_INT(l[k].dims.shared, lds[k]);
+        }
+        free(rv);
+    }
+}
+
+/* Every chunk a batch of seqs sequences and tokens tokens can number lies inside each region, and
+ * the regions do not overlap; the bucket's workspace holds the regions of any call it keys. */
+static void test_workspace(void)
+{
+    const int bts[] = {16, 32, 64};
+    for (int bi = 0; bi < 3; bi++) {
+        kt_variant v;
+        memset(&v, 0, sizeof v);
+        P(&v, DK) = 128; P(&v, DV) = 128; P(&v, BT) = bts[bi]; P(&v, BV) = 32; P(&v, NW) = 4;
+        const int lens_a[] = {1, 63, 64, 65, 1000, 7};
+        int qsl[7] = {0};
+        for (int i = 0; i < 6; i++) qsl[i + 1] = qsl[i] + lens_a[i];
+        kt_problem p = prob(4, 8, qsl[6], 6);
+        kt_gdn_prefill_args a = good_args();
+        a.tokens = qsl[6];
+        a.batch = 6;
+        char *base = (char *)(uintptr_t)0x100000;
+        const long long need = op->workspace_min_bytes(&v, &p, 132, 0);
+        void *ws[1] = {base};
+        long long wsb[1] = {need};
+        op->bind(&a, &v, &p, 132, ws, wsb);
+        KT_CHECK_INT(a.chunks, qsl[6] / bts[bi] + 6);
+        /* the largest chunk index any sequence numbers is below the bound */
+        int most = 0;
+        for (int i = 0; i < 6; i++) {
+            const int last = qsl[i] / bts[bi] + i + (lens_a[i] + bts[bi] - 1) / bts[bi] - 1;
+            if (last > most) most = last;
+        }
+        KT_CHECK(most < a.chunks);
+        const char *r[7] = {a.ws_q, a.ws_k, a.ws_w, a.ws_u, a.ws_vn, a.ws_h, (const char *)a.ws_g};
+        const long long per[7] = {4LL * bts[bi] * 128 * 2, 4LL * bts[bi] * 128 * 2, 8LL * bts[bi] * 128 * 2,
+                                  8LL * bts[bi] * 128 * 2, 8LL * 128 * bts[bi] * 2, 8LL * 128 * 128 * 2, 8LL * bts[bi] * 4};
+        for (int k = 0; k < 7; k++) {
+            KT_CHECK(((uintptr_t)r[k] & 255) == 0);
+            const char *end = r[k] + per[k] * a.chunks;
+            KT_CHECK(end <= base + need);
+            if (k < 6) KT_CHECK(end <= r[k + 1]);
+        }
+        /* the bucket's size covers this call */
+        KT_CHECK(op->workspace_bytes(&v, &p, 132, 0) >= need);
+    }
+}
+
+static void test_verification_set(void)
+{
+    const int tokens[] = {64, 1024, 16384}, seqs[] = {1, 7, 64};
+    for (int ti = 0; ti < 3; ti++)
+        for (int si = 0; si < 3; si++) {
+            kt_problem p = prob(4, 8, tokens[ti], seqs[si]);
+            kt_op_buffer b[KT_OP_MAX_BUFFERS];
+            const int nb = op->buffers(&p, b);
+            KT_CHECK_INT(nb, 7);
+            int32_t *meta = calloc(1, b[3].bytes);
+            uint64_t rng = 1;
+            op->fill(&p, 3, meta, b[3].bytes, &rng);
+            int ok = meta[0] == 0 && meta[seqs[si]] == tokens[ti];
+            for (int i = 0; i < seqs[si]; i++) ok &= meta[i + 1] > meta[i];
+            KT_CHECK(ok);
+            free(meta);
+        }
+}
+
+static void test_law(void)
+{
+    const struct { const char *target; int units; } devs[] = {{"sm_90a", 132}, {"gfx1201", 64}};
+    const int hvs[] = {8, 16, 32}, tokens[] = {64, 4096, 65536}, seqs[] = {1, 8, 64};
+    for (int di = 0; di < 2; di++) {
+        recipe_variant *rv;
+        const int n = load_recipe(devs[di].target, &rv);
+        kt_candidate *c = calloc((size_t)n, sizeof *c);
+        for (int i = 0; i < n; i++) {
+            c[i].name = rv[i].name;
+            c[i].law_class = "prefill";
+            c[i].v = rv[i].v;
+            c[i].v.occupancy = 2;
+            c[i].threads = rv[i].threads;
+        }
+        law_device d = law_device_from_target(kt_target_find(devs[di].target), devs[di].units);
+        for (int h = 0; h < 3; h++)
+            for (int t = 0; t < 3; t++)
+                for (int s = 0; s < 3; s++) {
+                    kt_problem p = prob(hvs[h] / 2, hvs[h], tokens[t], seqs[s]);
+                    const int k = op->law_pick(&d, c, n, &p);
+                    char buf[200];
+                    KT_CHECK(k >= 0);
+                    if (k < 0) continue;
+                    KT_CHECK(op->misfit(&c[k].v, &p, devs[di].units, buf, sizeof buf) == NULL);
+                    /* one sequence at 8 heads: the narrowest BV fills the most of the device */
+                    const long long blocks = 128 / P(&c[k].v, BV) * hvs[h] * seqs[s];
+                    if (hvs[h] * seqs[s] * 8 <= devs[di].units) KT_CHECK_INT(P(&c[k].v, BV), 16);
+                    KT_CHECK(blocks >= (hvs[h] * seqs[s] * 8 < devs[di].units ? hvs[h] * seqs[s] * 8 : 1));
+                }
+        free(c);
+        free(rv);
+    }
+}
+
+int main(void)
+{
+    test_keys();
+    test_args();
+    test_launches();
+    test_workspace();
+    test_verification_set();
+    test_law();
+    KT_TEST_END();
+}
