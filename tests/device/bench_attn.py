@@ -147,7 +147,7 @@ def check_header():
 class Ktrt:
     """libktrt through ctypes: ktrt_open once, ktrt_choose / ktrt_run per problem on torch's current stream."""
 
-    def __init__(self, lib, db, workspace_bytes=0):
+    def __init__(self, lib, db, workspace_bytes=0, max_streams=0):
         self.lib = ctypes.CDLL(lib)
         L = self.lib
         L.ktrt_open.argtypes = [ctypes.POINTER(KtrtOptions), ctypes.POINTER(ctypes.c_void_p),
@@ -161,7 +161,7 @@ class Ktrt:
         L.ktrt_choose.restype = ctypes.c_int
         L.ktrt_close.argtypes = [ctypes.c_void_p]
         opts = KtrtOptions(db.encode() if db else None, torch.cuda.current_device(), 1 if db else 0,
-                           workspace_bytes, 0)
+                           workspace_bytes, max_streams)
         self.rt = ctypes.c_void_p()
         self.err = ctypes.create_string_buffer(512)
         rc = L.ktrt_open(ctypes.byref(opts), ctypes.byref(self.rt), self.err, len(self.err))

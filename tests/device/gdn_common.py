@@ -27,12 +27,27 @@ class GdnArgs(ctypes.Structure):
                 ("max_tokens", _I), ("state_vk", _I), ("scale", _F), ("norm_eps", _F), ("counters", _P)]
 
 
+class GdnPrefillArgs(ctypes.Structure):
+    """templates/abi/gdn_prefill.h: kt_gdn_prefill_args."""
+    _fields_ = [("qkv", _P), ("z", _P), ("a", _P), ("b", _P), ("A_log", _P), ("dt_bias", _P),
+                ("conv_weight", _P), ("norm_weight", _P), ("conv_state", _P), ("ssm_state", _P),
+                ("query_start_loc", _P), ("state_indices", _P), ("has_initial_state", _P), ("out", _P),
+                ("conv_slot_stride", _LL), ("ssm_slot_stride", _LL), ("conv_chan_stride", _I),
+                ("conv_col_stride", _I), ("qkv_stride", _I), ("z_stride", _I), ("ab_stride", _I),
+                ("out_stride", _I), ("batch", _I), ("num_k_heads", _I), ("num_v_heads", _I), ("dk", _I),
+                ("dv", _I), ("conv_kw", _I), ("tokens", _I), ("state_vk", _I), ("scale", _F), ("norm_eps", _F),
+                ("chunks", _I), ("ws_q", _P), ("ws_k", _P), ("ws_w", _P), ("ws_u", _P), ("ws_vn", _P),
+                ("ws_h", _P), ("ws_g", _P)]
+
+
 def check_header(header_fields):
-    hdr = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "templates", "abi", "gdn.h")
-    names = header_fields(hdr, "kt_gdn_decode_args")
-    mine = [f[0] for f in GdnArgs._fields_]
-    if names is not None and names != mine:
-        raise SystemExit("GdnArgs does not mirror templates/abi/gdn.h:\n  header %s\n  here   %s" % (names, mine))
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "templates", "abi")
+    for cls, hdr, struct in ((GdnArgs, "gdn.h", "kt_gdn_decode_args"),
+                             (GdnPrefillArgs, "gdn_prefill.h", "kt_gdn_prefill_args")):
+        names = header_fields(os.path.join(here, hdr), struct)
+        mine = [f[0] for f in cls._fields_]
+        if names is not None and names != mine:
+            raise SystemExit("%s does not mirror templates/abi/%s:\n  header %s\n  here   %s" % (cls.__name__, hdr, names, mine))
 
 
 def rnd(x, dt):
@@ -116,6 +131,47 @@ class Step:
         a.qkv_stride, a.z_stride, a.ab_stride, a.out_stride = self.qkv_full.stride(0), L.hv * L.dv, L.hv, L.hv * L.dv
         a.batch, a.num_k_heads, a.num_v_heads, a.dk, a.dv = len(ntok), L.hk, L.hv, L.dk, L.dv
         a.conv_kw, a.conv_len, a.max_tokens, a.state_vk = L.kw, L.L, max(ntok), L.vk
+        a.scale, a.norm_eps = L.scale, 1e-6
+        self.args = a
+
+    def rows(self, i):
+        return slice(self.qsl_list[i], self.qsl_list[i + 1])
+
+
+class Prefill:
+    """One prefill call: sequences of lens[i] tokens on slots[i] (-1 padded), init[i] 0 where the
+    sequence starts from zeros rather than its slot; the token rows, metadata, out and the argument
+    struct over them."""
+
+    def __init__(self, layer, lens, slots, init, gen):
+        L = layer
+        t = TORCH_T[L.dt]
+        self.lens, self.slots, self.init = list(lens), list(slots), list(init)
+        qsl = [0]
+        for n in lens:
+            qsl.append(qsl[-1] + n)
+        self.qsl_list = qsl
+        T = qsl[-1]
+        self.qkv_full = (torch.rand(T, L.cdim + 16, generator=gen, device=DEVICE) * 2 - 1).to(t)
+        self.qkv = self.qkv_full[:, :L.cdim]
+        self.z = (torch.rand(T, L.hv * L.dv, generator=gen, device=DEVICE) * 4 - 2).to(t)
+        self.ab = (torch.rand(2, T, L.hv, generator=gen, device=DEVICE) * 4 - 2).to(t)
+        self.out = torch.full((T, L.hv * L.dv), float("nan"), dtype=t, device=DEVICE)
+        self.qsl = torch.tensor(qsl, dtype=torch.int32, device=DEVICE)
+        self.idx = torch.tensor(slots, dtype=torch.int32, device=DEVICE)
+        self.has = torch.tensor(init, dtype=torch.int32, device=DEVICE)
+        a = GdnPrefillArgs()
+        a.qkv, a.z, a.a, a.b = self.qkv.data_ptr(), self.z.data_ptr(), self.ab[0].data_ptr(), self.ab[1].data_ptr()
+        a.A_log, a.dt_bias, a.conv_weight = L.A_log.data_ptr(), L.dt_bias.data_ptr(), L.conv_w.data_ptr()
+        a.norm_weight = L.norm_w.data_ptr() if L.norm else None
+        a.conv_state, a.ssm_state = L.conv.data_ptr(), L.ssm.data_ptr()
+        a.query_start_loc, a.state_indices, a.has_initial_state = self.qsl.data_ptr(), self.idx.data_ptr(), self.has.data_ptr()
+        a.out = self.out.data_ptr()
+        a.conv_slot_stride, a.ssm_slot_stride = L.conv.stride(0), L.ssm.stride(0)
+        a.conv_chan_stride, a.conv_col_stride = (1, L.cdim) if L.ds else (L.L, 1)
+        a.qkv_stride, a.z_stride, a.ab_stride, a.out_stride = self.qkv_full.stride(0), L.hv * L.dv, L.hv, L.hv * L.dv
+        a.batch, a.num_k_heads, a.num_v_heads, a.dk, a.dv = len(lens), L.hk, L.hv, L.dk, L.dv
+        a.conv_kw, a.tokens, a.state_vk = L.kw, T, L.vk
         a.scale, a.norm_eps = L.scale, 1e-6
         self.args = a
 
