@@ -41,6 +41,7 @@ static const kt_op_param gdnp_params[KT_GDNP_NPARAMS] = {
     {"BT", 0, 16},
     {"BV", 0, 16},
     {"NW", 0, 1},
+    {"PF", 0, 0},
 };
 
 static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u, vn, h, G)"};
@@ -239,9 +240,10 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *  1. its blocks filling the device (min(dv / BV x hv x seqs, units)): one long sequence at 8 value
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
- *  3. the widest BV among those (each block re-reads the chunk's w and k: fewer blocks, less of it);
- *  4. resident threads a compute unit, then fewer registers. */
-#define GDNP_LAW_KEYS 5
+ *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency;
+ *  4. the widest BV among those (each block re-reads the chunk's w and k: fewer blocks, less of it);
+ *  5. resident threads a compute unit, then fewer registers. */
+#define GDNP_LAW_KEYS 6
 
 static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDNP_LAW_KEYS])
 {
@@ -252,9 +254,10 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     key[0] = blocks < units ? blocks : units;
     key[1] = PAR(v, BT);
-    key[2] = PAR(v, BV);
-    key[3] = occ * PAR(v, NW) * wave;
-    key[4] = -(long long)c->regs;
+    key[2] = PAR(v, PF);
+    key[3] = PAR(v, BV);
+    key[4] = occ * PAR(v, NW) * wave;
+    key[5] = -(long long)c->regs;
 }
 
 static int gdnp_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

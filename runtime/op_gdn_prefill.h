@@ -12,8 +12,8 @@
 #include "op.h"
 #include "../templates/abi/gdn_prefill.h"
 
-/* kt_variant.p[] of a gdn_prefill kernel (recipe axes VK DK DV BT BV NW). */
-enum { KT_GDNP_P_VK, KT_GDNP_P_DK, KT_GDNP_P_DV, KT_GDNP_P_BT, KT_GDNP_P_BV, KT_GDNP_P_NW, KT_GDNP_NPARAMS };
+/* kt_variant.p[] of a gdn_prefill kernel (recipe axes VK DK DV BT BV NW PF). */
+enum { KT_GDNP_P_VK, KT_GDNP_P_DK, KT_GDNP_P_DV, KT_GDNP_P_BT, KT_GDNP_P_BV, KT_GDNP_P_NW, KT_GDNP_P_PF, KT_GDNP_NPARAMS };
 
 /* The dimensions of a problem, in kt_problem.dim[] order. */
 enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_GDNP_D_NORM, KT_GDNP_D_VK,

@@ -6,7 +6,8 @@
  *   VK   the ssm state's layout (0: [.., K, V]; 1: K-last),
  *   DK   key head size, DV value head size (compiled in),
  *   BV   value columns a state-pass block owns (grid.x = dv / BV),
- *   NW   warps of the state pass.
+ *   NW   warps of the state pass,
+ *   PF   1: the state pass loads a chunk's inputs (w, k, G, u) while the chunk before it computes.
  * prep runs 4 warps, out BT / 16 (a warp a 16-row tile with every output column, which the norm
  * needs). Every product is 16 x 16 x 16 fragments (the preludes' kt_mma: C += A W^T with A
  * [m][k] and W [n][k] row-major in LDS), operands rounded to the dtype, sums in fp32 (fla's
@@ -332,6 +333,44 @@ constexpr int kVT = kBT / 16 * kSC, kVper = (kVT + KT_NW - 1) / KT_NW;
 KT_DEV int kt_s_row(int wv, int m, int lane, int i) { return 16 * ((wv + KT_NW * m) / kSC) + kt_acc_row(lane, i); }
 KT_DEV int kt_s_col(int wv, int m, int lane, int i) { return 16 * ((wv + KT_NW * m) % kSC) + kt_acc_col(lane, i); }
 KT_DEV long long kt_s_at(int row, int col) { return KT_VK ? (long long)col * kDK + row : (long long)row * kDV + col; }
+
+constexpr int kWPieces = kBT * kDK / 8;      /* 16-byte pieces of a chunk's w (and of its k) */
+constexpr int kWPer = (kWPieces + kNS - 1) / kNS;
+
+/* A chunk's inputs to the state pass, in registers: w and k in 16-byte pieces (piece e, at 8e of
+ * the dense [BT][dk] tile, is thread e % threads'), G (a row a thread), and u at the vn tiles'
+ * accumulator elements. Loaded at the top of the chunk (PF 0), or a chunk ahead (PF 1). */
+struct kt_state_in {
+    kt_v16 w[kWPer], k[kWPer];
+    float g;
+    unsigned short u[kVper][kt_acc_elems];
+};
+
+KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, long long ch_k, int vb, int tid,
+                          int wv, int lane)
+{
+    const unsigned short *w = (const unsigned short *)A.ws_w + ch_h * kBT * kDK;
+    const unsigned short *k = (const unsigned short *)A.ws_k + ch_k * kBT * kDK;
+#pragma unroll
+    for (int m = 0; m < kWPer; m++) {
+        const int e = tid + m * kNS;
+        if (kWPieces % kNS == 0 || e < kWPieces) {
+            in.w[m] = kt_ldg16(w + 8 * e);
+            in.k[m] = kt_ldg16(k + 8 * e);
+        }
+    }
+    in.g = tid < kBT ? A.ws_g[ch_h * kBT + tid] : 0.0f;
+    const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kBT * kDV + vb * kBV;
+#pragma unroll
+    for (int m = 0; m < kVper; m++) {
+        const int tile = wv + KT_NW * m;
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            in.u[m][i] = tile < kVT ? uc[(long long)(16 * (tile / kSC) + kt_acc_row(lane, i)) * kDV + 16 * (tile % kSC) +
+                                         kt_acc_col(lane, i)]
+                                    : (unsigned short)0;
+    }
+}
 } /* namespace */
 
 KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
@@ -356,28 +395,51 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         for (int i = 0; i < kt_acc_elems; i++)
             kt_acc_set(s[m], i, init ? head[kt_s_at(kt_s_row(wv, m, lane, i), kt_s_col(wv, m, lane, i))] : 0.0f);
 
+    kt_state_in in;
+    if (KT_PF) kt_state_load(in, A, (long long)c0 * HV + h, (long long)c0 * H + hk, vb, tid, wv, lane);
 #pragma unroll 1
     for (int j = 0; j < nc; j++) {
         const long long ch_h = (long long)(c0 + j) * HV + h;
+        if (!KT_PF) kt_state_load(in, A, ch_h, (long long)(c0 + j) * H + hk, vb, tid, wv, lane);
 #pragma unroll
         for (int m = 0; m < kSper; m++)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
                 sm.st[kt_s_col(wv, m, lane, i)][kt_s_row(wv, m, lane, i)] = kt_elem_bits(kt_acc_get(s[m], i));
-        kt_copy_tile<kBT, kDK, kNS, true>(&sm.w[0][0], kLK, (unsigned short *)A.ws_w + ch_h * kBT * kDK, tid);
-        if (tid < kBT) sm.g[tid] = A.ws_g[ch_h * kBT + tid];
+#pragma unroll
+        for (int m = 0; m < kWPer; m++) {
+            const int e = tid + m * kNS;
+            if (kWPieces % kNS == 0 || e < kWPieces) kt_sts16(&sm.w[e / (kDK / 8)][8 * (e % (kDK / 8))], in.w[m]);
+        }
+        if (tid < kBT) sm.g[tid] = in.g;
         kt_barrier();
 
+        /* (k e^{G_last - G})^T from the registers' pieces (8 keys of one row each) */
         const float gl = sm.g[kBT - 1];
-        const unsigned short *kc = (const unsigned short *)A.ws_k + ((long long)(c0 + j) * H + hk) * kBT * kDK;
-        for (int e = tid; e < kBT * kDK; e += kNS) {
-            const int r = e / kDK, i = e % kDK;
-            sm.kd[i][r] = kt_elem_bits(kt_to_float(kt_elem{kc[e]}) * __builtin_expf(gl - sm.g[r]));
+#pragma unroll
+        for (int m = 0; m < kWPer; m++) {
+            const int e = tid + m * kNS;
+            if (!(kWPieces % kNS == 0 || e < kWPieces)) continue;
+            const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
+            const float dec = __builtin_expf(gl - sm.g[r]);
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const unsigned wd = kt_v16_word(in.k[m], q);
+                sm.kd[i0 + 2 * q][r] = kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(wd & 0xffffu)}) * dec);
+                sm.kd[i0 + 2 * q + 1][r] = kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(wd >> 16)}) * dec);
+            }
         }
         kt_copy_tile<kBV, kDK, kNS, false>(&sm.st[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + vb * kBV) * kDK, tid);
+        unsigned short u[kVper][kt_acc_elems];
+#pragma unroll
+        for (int m = 0; m < kVper; m++)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) u[m][i] = in.u[m][i];
+        /* PF: the next chunk's inputs in flight behind this chunk's two products */
+        if (KT_PF && j + 1 < nc)
+            kt_state_load(in, A, ch_h + HV, (long long)(c0 + j + 1) * H + hk, vb, tid, wv, lane);
 
         /* vn = u - w S */
-        const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kBT * kDV + vb * kBV;
 #pragma unroll
         for (int m = 0; m < kVper; m++) {
             const int tile = wv + KT_NW * m;
@@ -389,7 +451,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) {
                 const int r = 16 * ti + kt_acc_row(lane, i), col = 16 * tj + kt_acc_col(lane, i);
-                sm.vn[col][r] = kt_elem_bits(kt_to_float(kt_elem{uc[(long long)r * kDV + col]}) - kt_acc_get(c, i));
+                sm.vn[col][r] = kt_elem_bits(kt_to_float(kt_elem{u[m][i]}) - kt_acc_get(c, i));
             }
         }
         kt_barrier();

@@ -29,12 +29,12 @@ struct variant {
     const char *name;
     void (*prep)(kt_gdn_prefill_args), (*state)(kt_gdn_prefill_args), (*out)(kt_gdn_prefill_args);
     size_t lds_prep, lds_state, lds_out;
-    int bt, vk, bv, nw;
+    int bt, vk, bv, nw, pf;
 };
 
-#define VARIANT_ROW(ns, bt, vk, bv, nw, label)                                                                 \
+#define VARIANT_ROW(ns, bt, vk, bv, nw, pf, label)                                                             \
     {label, ns::kernel_prep, ns::kernel, ns::kernel_out, sizeof(ns::kt_prep_smem), sizeof(ns::kt_state_smem), \
-     sizeof(ns::kt_out_smem), bt, vk, bv, nw}
+     sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
 
 #define KT_KERNEL_NAME kernel
 namespace pa {
@@ -42,39 +42,45 @@ namespace pa {
 #define KT_VK 0
 #define KT_BV 32
 #define KT_NW 2
+#define KT_PF 1
 #include "gdn/prefill.hip"
 #undef KT_BT
 #undef KT_VK
 #undef KT_BV
 #undef KT_NW
+#undef KT_PF
 }
 namespace pb {
 #define KT_BT 64
 #define KT_VK 1
 #define KT_BV 64
 #define KT_NW 4
+#define KT_PF 1
 #include "gdn/prefill.hip"
 #undef KT_BT
 #undef KT_VK
 #undef KT_BV
 #undef KT_NW
+#undef KT_PF
 }
 namespace pc {
 #define KT_BT 16
 #define KT_VK 0
 #define KT_BV 16
 #define KT_NW 1
+#define KT_PF 0
 #include "gdn/prefill.hip"
 #undef KT_BT
 #undef KT_VK
 #undef KT_BV
 #undef KT_NW
+#undef KT_PF
 }
 
 static const variant variants[] = {
-    VARIANT_ROW(pa, 32, 0, 32, 2, "bt32 vk0 bv32 nw2"),
-    VARIANT_ROW(pb, 64, 1, 64, 4, "bt64 vk1 bv64 nw4"),
-    VARIANT_ROW(pc, 16, 0, 16, 1, "bt16 vk0 bv16 nw1"),
+    VARIANT_ROW(pa, 32, 0, 32, 2, 1, "bt32 vk0 bv32 nw2 pf1"),
+    VARIANT_ROW(pb, 64, 1, 64, 4, 1, "bt64 vk1 bv64 nw4 pf1"),
+    VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };

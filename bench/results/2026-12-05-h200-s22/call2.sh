@@ -5,7 +5,8 @@
 #  1. gdn_prefill_check.py: prefill-then-decode chains through libktrt against the float64 truth;
 #  2. gdn_check.py: the decode chains (plain and speculative);
 #  3. bench_gdn_prefill.py: the issue's prefill rows against the PyTorch chunked peer;
-#  4. bench_gdn.py: the issue's decode grid, hot and cold, against the PyTorch step and the ceilings.
+#  4. the prefill's A/B: the law without the loads a chunk ahead (PF 0 only);
+#  5. bench_gdn.py: the issue's decode grid, hot and cold, against the PyTorch step and the ceilings.
 # Carry out/lib out/c22.
 set -u
 . tests/device/env.sh
@@ -20,6 +21,14 @@ timeout 120 python3 tests/device/gdn_check.py --lib $L --db $DB > $R/check.log 2
 tail -n 22 $R/check.log | cut -c1-200
 OUT=$R timeout 170 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB > $R/prefill-bench.log 2>&1; echo "prefill bench rc=$? $(el)"
 cut -c1-220 $R/prefill-bench.log
+# A/B: the same law without the loads a chunk ahead (PF 1 kernels removed from a copy)
+python3 -c "
+import sqlite3, shutil, sys
+shutil.copy('$DB', '$R/pf0.ktdb'); c = sqlite3.connect('$R/pf0.ktdb')
+c.execute(\"DELETE FROM kernel WHERE name LIKE 'kt_gdn_prefill%_pf1'\"); c.commit()"
+timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/pf0.ktdb --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-bench-pf0.log 2>&1; echo "prefill bench pf0 rc=$? $(el)"
+cut -c1-220 $R/prefill-bench-pf0.log
+rm -f $R/pf0.ktdb
 OUT=$R timeout 150 python3 tests/device/bench_gdn.py --lib $L --db $DB --rounds 11 > $R/bench.log 2>&1; echo "decode bench rc=$? $(el)"
 cut -c1-170 $R/bench.log
 rm -f $DB
