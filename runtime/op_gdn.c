@@ -9,6 +9,7 @@
 #include <string.h>
 #include "op_gdn.h"
 #include "gdn_ref.h"
+#include "gdn_inputs.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
 #include "../tuner/half_convert.h"
 #include "../tuner/random_inputs.h"
@@ -278,7 +279,7 @@ static long long gdn_out_elems(const kt_problem *p) { return gdn_tokens(p) * DIM
 /* params: A_log and dt_bias (fp32), then the conv weight and the norm weight (16-bit) */
 static long long gdn_par_bytes(const kt_problem *p)
 {
-    return 8 * DIM(p, HV) + 2 * (gdn_conv_dim(p) * DIM(p, KW) + DIM(p, DV));
+    return kt_gdn_inputs_param_bytes(DIM(p, HV), gdn_conv_dim(p), DIM(p, KW), DIM(p, DV));
 }
 
 static int gdn_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
@@ -295,15 +296,6 @@ static int gdn_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
     return B_COUNT;
 }
 
-static double gdn_uniform(uint64_t *rng, double lo, double hi)
-{
-    return lo + (hi - lo) * (double)(kt_rand_splitmix64(rng) >> 11) * 0x1p-53;
-}
-static uint16_t gdn_round(int dtype, double x)
-{
-    return dtype == GDN_FP16 ? kt_f32_to_f16((float)x) : kt_f32_to_bf16((float)x);
-}
-
 /* 16-bit inputs: the generator every verifier draws from (never zero); the conv weight in
  * [-0.6, 0.6) and the norm weight 1 +- 1/2; A_log in [-3, -1) and dt_bias in [-1, 1), so the
  * state decays by 5 to 50% a token: old state and new tokens both weigh in the output. The state
@@ -318,18 +310,9 @@ static void gdn_fill(const kt_problem *p, int i, void *host, size_t bytes, uint6
     case B_CONV:
         for (size_t j = 0; j < bytes / 2; j++) ((uint16_t *)host)[j] = kt_rand_input(fp16, rng);
         break;
-    case B_PAR: {
-        float *f = host;
-        const long long hv = DIM(p, HV), nw = gdn_conv_dim(p) * DIM(p, KW);
-        for (long long h = 0; h < hv; h++) {
-            f[h] = (float)gdn_uniform(rng, -3.0, -1.0);
-            f[hv + h] = (float)gdn_uniform(rng, -1.0, 1.0);
-        }
-        uint16_t *w = (uint16_t *)(f + 2 * hv);
-        for (long long j = 0; j < nw; j++) w[j] = gdn_round(dt, gdn_uniform(rng, -0.6, 0.6));
-        for (long long j = 0; j < DIM(p, DV); j++) w[nw + j] = gdn_round(dt, gdn_uniform(rng, 0.5, 1.5));
+    case B_PAR:
+        kt_gdn_inputs_fill_params(host, DIM(p, HV), gdn_conv_dim(p), DIM(p, KW), DIM(p, DV), fp16, rng);
         break;
-    }
     case B_META: {
         int32_t *m = host;
         const int b = (int)DIM(p, BATCH);
@@ -342,12 +325,12 @@ static void gdn_fill(const kt_problem *p, int i, void *host, size_t bytes, uint6
         break;
     }
     case B_SSM:
-        for (size_t j = 0; j < bytes / 4; j++) ((float *)host)[j] = (float)gdn_uniform(rng, -1.0, 1.0);
+        for (size_t j = 0; j < bytes / 4; j++) ((float *)host)[j] = (float)kt_gdn_inputs_uniform(rng, -1.0, 1.0);
         break;
     case B_LOG:
         for (size_t j = 0; j + 1 < bytes / 4; j += 2) {
-            ((float *)host)[j] = (float)gdn_uniform(rng, -1.0, 1.0);
-            ((float *)host)[j + 1] = (float)gdn_uniform(rng, -0.5, -0.01);
+            ((float *)host)[j] = (float)kt_gdn_inputs_uniform(rng, -1.0, 1.0);
+            ((float *)host)[j + 1] = (float)kt_gdn_inputs_uniform(rng, -0.5, -0.01);
         }
         break;
     default:
@@ -365,10 +348,8 @@ static void gdn_args_for(void *args, const kt_problem *p, void *const *buffers)
     a->z = buffers[B_ZAB];
     a->a = (const uint16_t *)buffers[B_ZAB] + t * hv * dv;
     a->b = (const uint16_t *)buffers[B_ZAB] + t * hv * (dv + 1);
-    a->A_log = buffers[B_PAR];
-    a->dt_bias = (const float *)buffers[B_PAR] + hv;
-    a->conv_weight = (const float *)buffers[B_PAR] + 2 * hv;
-    a->norm_weight = DIM(p, NORM) ? (const uint16_t *)a->conv_weight + gdn_conv_dim(p) * DIM(p, KW) : NULL;
+    kt_gdn_inputs_bind_params(buffers[B_PAR], hv, gdn_conv_dim(p), DIM(p, KW), (int)DIM(p, NORM), &a->A_log, &a->dt_bias,
+                              &a->conv_weight, &a->norm_weight);
     a->conv_state = buffers[B_CONV];
     a->ssm_state = buffers[B_SSM];
     a->spec_log = spec ? buffers[B_LOG] : NULL;

@@ -12,6 +12,7 @@
 #include "op_gdn_prefill.h"
 #include "op_gdn.h"                  /* KT_GDN_VERIFY_CONV_LEN */
 #include "gdn_ref.h"
+#include "gdn_inputs.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
 #include "../tuner/half_convert.h"
 #include "../tuner/random_inputs.h"
@@ -289,7 +290,7 @@ static long long gdnp_ssm_slot(const kt_problem *p) { return DIM(p, HV) * DIM(p,
 static long long gdnp_out_elems(const kt_problem *p) { return DIM(p, TOKENS) * DIM(p, HV) * DIM(p, DV); }
 static long long gdnp_par_bytes(const kt_problem *p)
 {
-    return 8 * DIM(p, HV) + 2 * (gdnp_conv_dim(p) * DIM(p, KW) + DIM(p, DV));
+    return kt_gdn_inputs_param_bytes(DIM(p, HV), gdnp_conv_dim(p), DIM(p, KW), DIM(p, DV));
 }
 
 static int gdnp_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS])
@@ -305,15 +306,6 @@ static int gdnp_buffers(const kt_problem *p, kt_op_buffer out[KT_OP_MAX_BUFFERS]
     return B_COUNT;
 }
 
-static double gdnp_uniform(uint64_t *rng, double lo, double hi)
-{
-    return lo + (hi - lo) * (double)(kt_rand_splitmix64(rng) >> 11) * 0x1p-53;
-}
-static uint16_t gdnp_round(int dtype, double x)
-{
-    return dtype == GDNP_FP16 ? kt_f32_to_f16((float)x) : kt_f32_to_bf16((float)x);
-}
-
 /* as gdn_decode's sets (op_gdn.c): the state decays 5 to 50% a token, S in [-1, 1) */
 static void gdnp_fill(const kt_problem *p, int i, void *host, size_t bytes, uint64_t *rng)
 {
@@ -324,18 +316,9 @@ static void gdnp_fill(const kt_problem *p, int i, void *host, size_t bytes, uint
     case B_CONV:
         for (size_t j = 0; j < bytes / 2; j++) ((uint16_t *)host)[j] = kt_rand_input(fp16, rng);
         break;
-    case B_PAR: {
-        float *f = host;
-        const long long hv = DIM(p, HV), nw = gdnp_conv_dim(p) * DIM(p, KW);
-        for (long long h = 0; h < hv; h++) {
-            f[h] = (float)gdnp_uniform(rng, -3.0, -1.0);
-            f[hv + h] = (float)gdnp_uniform(rng, -1.0, 1.0);
-        }
-        uint16_t *w = (uint16_t *)(f + 2 * hv);
-        for (long long j = 0; j < nw; j++) w[j] = gdnp_round(dt, gdnp_uniform(rng, -0.6, 0.6));
-        for (long long j = 0; j < DIM(p, DV); j++) w[nw + j] = gdnp_round(dt, gdnp_uniform(rng, 0.5, 1.5));
+    case B_PAR:
+        kt_gdn_inputs_fill_params(host, DIM(p, HV), gdnp_conv_dim(p), DIM(p, KW), DIM(p, DV), fp16, rng);
         break;
-    }
     case B_META: {
         int32_t *m = host;
         const int s = (int)DIM(p, SEQS);
@@ -348,7 +331,7 @@ static void gdnp_fill(const kt_problem *p, int i, void *host, size_t bytes, uint
         break;
     }
     case B_SSM:
-        for (size_t j = 0; j < bytes / 4; j++) ((float *)host)[j] = (float)gdnp_uniform(rng, -1.0, 1.0);
+        for (size_t j = 0; j < bytes / 4; j++) ((float *)host)[j] = (float)kt_gdn_inputs_uniform(rng, -1.0, 1.0);
         break;
     default:
         memset(host, 0, bytes);
@@ -364,10 +347,8 @@ static void gdnp_args_for(void *args, const kt_problem *p, void *const *buffers)
     a->z = buffers[B_ZAB];
     a->a = (const uint16_t *)buffers[B_ZAB] + t * hv * dv;
     a->b = (const uint16_t *)buffers[B_ZAB] + t * hv * (dv + 1);
-    a->A_log = buffers[B_PAR];
-    a->dt_bias = (const float *)buffers[B_PAR] + hv;
-    a->conv_weight = (const float *)buffers[B_PAR] + 2 * hv;
-    a->norm_weight = DIM(p, NORM) ? (const uint16_t *)a->conv_weight + gdnp_conv_dim(p) * DIM(p, KW) : NULL;
+    kt_gdn_inputs_bind_params(buffers[B_PAR], hv, gdnp_conv_dim(p), DIM(p, KW), (int)DIM(p, NORM), &a->A_log, &a->dt_bias,
+                              &a->conv_weight, &a->norm_weight);
     a->conv_state = buffers[B_CONV];
     a->ssm_state = buffers[B_SSM];
     a->query_start_loc = buffers[B_META];

@@ -164,12 +164,8 @@ def self_test(libkt):
     from bench_gdn import torch_step
     gdn_common.DEVICE = "cpu"
 
-    class Pools(ctypes.Structure):
-        _fields_ = [("conv", ctypes.c_void_p), ("ssm", ctypes.c_void_p), ("log", ctypes.c_void_p), ("vk", ctypes.c_int)]
-
-    lib = ctypes.CDLL(libkt)
-    lib.kt_gdn_ref_step.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Pools), ctypes.c_void_p]
-    lib.kt_gdn_ref_step.restype = None
+    lib = gdn_common.ref_lib(libkt)
+    Pools = gdn_common.RefPools
     check_header(header_fields)
     gen = torch.Generator()
     gen.manual_seed(3)

@@ -50,6 +50,21 @@ def check_header(header_fields):
             raise SystemExit("%s does not mirror templates/abi/%s:\n  header %s\n  here   %s" % (cls.__name__, hdr, names, mine))
 
 
+class RefPools(ctypes.Structure):
+    """runtime/gdn_ref.h: kt_gdn_ref_pools (float64 pools on the host)."""
+    _fields_ = [("conv", _P), ("ssm", _P), ("log", _P), ("vk", _I)]
+
+
+def ref_lib(libkt):
+    """libkt.so with the float64 references' signatures (the CPU self-tests)"""
+    lib = ctypes.CDLL(libkt)
+    lib.kt_gdn_ref_step.argtypes = [_P, _I, ctypes.POINTER(RefPools), _P]
+    lib.kt_gdn_ref_step.restype = None
+    lib.kt_gdn_ref_prefill.argtypes = [_P, _I, _I, ctypes.POINTER(RefPools), _P]
+    lib.kt_gdn_ref_prefill.restype = None
+    return lib
+
+
 def rnd(x, dt):
     """to the dtype through fp32, as the kernel rounds"""
     return x.float().to(TORCH_T[dt]).double()

@@ -74,38 +74,22 @@ KT_DEV bool kt_dynamic_shared_fits(unsigned bytes) { return kt_emu_cur->dyn.size
 #define KT_ASYNC_COPY 0
 
 /* 16 x 16 x 16 fragments in one target's layout (KT_EMU_LAYOUT: 0 gfx12's, 1 sm_90's mma.sync,
- * 2 CDNA's at wave 64; the preludes' own index math, shared/ref/wmma-mma.md), the product
- * emulated over the wave: each lane publishes its operand elements, then reads its accumulator's
- * row and column. C += A W^T, A [m][k], W [n][k]. */
+ * 2 CDNA's at wave 64), its index math read from the prelude itself (KT_LAYOUT_ONLY: the part
+ * tests/unit/test_fragment_layouts.cpp checks), the product emulated over the wave: each lane
+ * publishes its operand elements, then reads its accumulator's row and column. C += A W^T, A
+ * [m][k], W [n][k]. */
 #ifndef KT_EMU_LAYOUT
 #define KT_EMU_LAYOUT (KT_WAVE == 64 ? 2 : 0)
 #endif
-#define KT_LAYOUT_FN static constexpr inline
+#define KT_LAYOUT_ONLY
 #if KT_EMU_LAYOUT == 0
-static constexpr int kt_frag_lanes = 32, kt_frag_ab_elems = 8, kt_acc_elems = 8;
-KT_LAYOUT_FN int kt_frag_a_row(int lane, int) { return lane % 16; }
-KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 8 * (e / 4) + 4 * (lane / 16) + e % 4; }
-KT_LAYOUT_FN int kt_frag_b_n(int lane, int) { return lane % 16; }
-KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 8 * (e / 4) + 4 * (lane / 16) + e % 4; }
-KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return i + 8 * (lane / 16); }
-KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
+#include "arch/gfx12.h"
 #elif KT_EMU_LAYOUT == 1
-static constexpr int kt_frag_lanes = 32, kt_frag_ab_elems = 8, kt_acc_elems = 8;
-KT_LAYOUT_FN int kt_frag_a_row(int lane, int e) { return lane / 4 + 8 * ((e / 2) % 2); }
-KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 2 * (lane % 4) + e % 2 + 8 * (e / 4); }
-KT_LAYOUT_FN int kt_frag_b_n(int lane, int e) { return lane / 4 + 8 * (e / 4); }
-KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 2 * (lane % 4) + e % 2 + 8 * ((e % 4) / 2); }
-KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return lane / 4 + 8 * ((i % 4) / 2); }
-KT_LAYOUT_FN int kt_acc_col(int lane, int i) { return 2 * (lane % 4) + i % 2 + 8 * (i / 4); }
+#include "arch/sm90.h"
 #else
-static constexpr int kt_frag_lanes = 64, kt_frag_ab_elems = 4, kt_acc_elems = 4;
-KT_LAYOUT_FN int kt_frag_a_row(int lane, int) { return lane % 16; }
-KT_LAYOUT_FN int kt_frag_a_k(int lane, int e) { return 4 * (lane / 16) + e; }
-KT_LAYOUT_FN int kt_frag_b_n(int lane, int) { return lane % 16; }
-KT_LAYOUT_FN int kt_frag_b_k(int lane, int e) { return 4 * (lane / 16) + e; }
-KT_LAYOUT_FN int kt_acc_row(int lane, int i) { return 4 * (lane / 16) + i; }
-KT_LAYOUT_FN int kt_acc_col(int lane, int) { return lane % 16; }
+#include "arch/cdna.h"
 #endif
+#undef KT_LAYOUT_ONLY
 static_assert(kt_frag_lanes == KT_WAVE, "the layout's wave is the emulation's");
 struct kt_frag_a { unsigned short v[kt_frag_ab_elems]; };
 struct kt_frag_b { unsigned short v[kt_frag_ab_elems]; };
