@@ -260,6 +260,20 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
      * across the heads' loop: on AMD those 32 accumulators and their tiles' uniform addresses
      * spilled SGPRs */
     constexpr int kKT = kBT / 16;
+    /* the value heads' conv outputs, parked in u's workspace rows (row-major [BT][dv]; zero past the
+     * sequence): their own loop, so the conv's pointers and strides are not live across the
+     * heads' products below (on gfx942 they were what spilled SGPRs) */
+#pragma unroll 1
+    for (int rr = 0; rr < R; rr++) {
+        const int h = hk * R + rr;
+        unsigned short *uh = (unsigned short *)A.ws_u + ((long long)c * HV + h) * kBT * kDV;
+        for (int j = tid; j < kDV; j += kNP) {
+            kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
+                         [&](int r, float y) { uh[r * kDV + j] = kt_elem_bits(y); });
+            for (int r = ch.n; r < kBT; r++) uh[r * kDV + j] = 0;
+        }
+    }
+
 #pragma unroll 1
     for (int rr = 0; rr < R; rr++) {
         const int h = hk * R + rr;
@@ -295,12 +309,11 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
         kt_barrier();
         kt_tril_inverse(sm, tid);
 
-        /* u = X (beta v): v's conv straight into the transposed operand */
-        for (int j = tid; j < kDV; j += kNP) {
-            kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
-                         [&](int r, float y) { sm.u.t[j][r] = kt_elem_bits(y * sm.beta[r]); });
-            for (int r = ch.n; r < kBT; r++) sm.u.t[j][r] = 0;
-        }
+        /* u = X (beta v): v (parked in u's place by the loop above, each channel by the thread that
+         * reads it back) into the transposed operand */
+        unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
+        for (int j = tid; j < kDV; j += kNP)
+            for (int r = 0; r < kBT; r++) sm.u.t[j][r] = kt_elem_bits(kt_to_float(kt_elem{uh[r * kDV + j]}) * sm.beta[r]);
         kt_barrier();
         kt_x_product<kDV>(sm, (unsigned short *)A.ws_u + ch_h * kBT * kDV, wv, lane);
         kt_barrier();
