@@ -1,6 +1,6 @@
 /* op_gdn_prefill.c: the descriptor of the gated delta-net prefill (op "gdn_prefill"): key
  * `gdn_prefill <dtype> dk= dv= hk= hv= kw= norm= vk= tokens<= seqs<=`, recipe
- * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (three launches), ABI
+ * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (four launches), ABI
  * templates/abi/gdn_prefill.h, float64 reference runtime/gdn_ref.c (the decode steps a prefill
  * equals). Pure functions: no I/O, no state, no GPU. */
 #include <limits.h>
@@ -51,14 +51,15 @@ static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u
 #define PAR(v, n) ((v)->p[KT_GDNP_P_##n])
 static long long gdnp_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
 
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int lds[3])
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int lds[4])
 {
     const int lk = dk + 8, lt = bt + 8, maxd = dk > dv ? dk : dv;
     const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
-    lds[0] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + bt * lt * 2 + 2 * bt * 4;
-    lds[1] = bv * lk * 2 + bt * lk * 2 + dk * lt * 2 + bv * lt * 2 + bt * 4;
-    lds[2] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
-    for (int i = 0; i < 3; i++) lds[i] = (lds[i] + 15) / 16 * 16;
+    lds[0] = bt * lk * 2;
+    lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + bt * lt * 2 + 2 * bt * 4;
+    lds[2] = bv * lk * 2 + bt * lk * 2 + dk * lt * 2 + bv * lt * 2 + bt * 4;
+    lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
+    for (int i = 0; i < 4; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
 
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt) { return bt > 0 ? tokens / bt + seqs : 0; }
@@ -96,26 +97,28 @@ static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int uni
     return NULL;
 }
 
-/* prep (chunks x key heads), the state pass (dv / BV x value heads x sequences), out (chunks x
- * value heads), each with its LDS at launch */
+/* prep and wy (chunks x key heads), the state pass (dv / BV x value heads x sequences), out
+ * (chunks x value heads), each with its LDS at launch */
 static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
     char buf[200];
     if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
-    int lds[3];
+    int lds[4];
     kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
-    memset(out, 0, 3 * sizeof *out);
+    memset(out, 0, 4 * sizeof *out);
     out[0].suffix = "_prep";
     out[0].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
-    out[1].suffix = "";
-    out[1].dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
-                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[1]};
-    out[2].suffix = "_out";
-    out[2].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
-                                   (unsigned)lds[2]};
-    return 3;
+    out[1].suffix = "_wy";
+    out[1].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
+    out[2].suffix = "";
+    out[2].dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
+                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
+    out[3].suffix = "_out";
+    out[3].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
+                                   (unsigned)lds[3]};
+    return 4;
 }
 
 /* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, g; offsets

@@ -13,9 +13,11 @@
  * (older history where the sequence is shorter): a decode step after it reads num_accepted 0.
  *
  * The chunked form (../shared/ref/gdn.md): a sequence is cut into chunks of BT tokens (the
- * variant's), the last one partial. Three launches, in order:
- *   prep   (grid: chunks x key heads)   conv, norms, gates, the chunk's cumulative log-decay G, the
- *          triangular (I + A)^-1 and from it w and u of every value head, into the workspace;
+ * variant's), the last one partial. Four launches, in order:
+ *   prep   (grid: chunks x key heads)   conv, q/k norms: q, k and each value head's conv outputs
+ *          (in u's place) into the workspace;
+ *   wy     (grid: chunks x key heads)   the gates, G (the chunk's running sum of g), A, the
+ *          triangular (I + A)^-1, w and u of every value head;
  *   state  (grid: dv / BV x value heads x sequences)   the only serial loop, over a sequence's
  *          chunks: the state entering each chunk (h) and the chunk's corrected values (vn) into the
  *          workspace, the final state into the slot;

@@ -1,4 +1,4 @@
-/* prefill.hip: the gated delta-net prefill of a batch of sequences in its chunked form, three
+/* prefill.hip: the gated delta-net prefill of a batch of sequences in its chunked form, four
  * launches (ABI, launch order and workspace: templates/abi/gdn_prefill.h; geometry and law:
  * runtime/op_gdn_prefill.c; the float64 form it follows step for step: runtime/gdn_chunk_ref.c).
  * The recipe's axes (prefill.lua) read as
@@ -8,8 +8,10 @@
  *   BV   value columns a state-pass block owns (grid.x = dv / BV),
  *   NW   warps of the state pass,
  *   PF   1: the state pass loads a chunk's inputs (w, k, G, u) while the chunk before it computes.
- * prep runs 4 warps, out BT / 16 (a warp a 16-row tile with every output column, which the norm
- * needs). Every product is 16 x 16 x 16 fragments (the preludes' kt_mma: C += A W^T with A
+ * _prep and _wy run 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which
+ * the norm needs). _prep (the conv, the norms) and _wy (the gates, A, its inverse, w and u) are
+ * two launches so that neither holds the other's live values (as one kernel, gfx942 spilled
+ * SGPRs). Every product is 16 x 16 x 16 fragments (the preludes' kt_mma: C += A W^T with A
  * [m][k] and W [n][k] row-major in LDS), operands rounded to the dtype, sums in fp32 (fla's
  * chunked kernels round the same operands); the triangular inverse and the state stay fp32.
  *
@@ -26,7 +28,7 @@ namespace {
 constexpr int kBT = KT_BT, kDK = KT_DK, kDV = KT_DV, kBV = KT_BV;
 constexpr int kLK = kDK + 8;                 /* row of a [.][dk] tile: 16 bytes of padding */
 constexpr int kLT = kBT + 8;                 /* row of a [.][BT] tile */
-constexpr int kNP = 4 * KT_WAVE;             /* prep's threads */
+constexpr int kNP = 4 * KT_WAVE;             /* _prep's and _wy's threads */
 constexpr int kNS = KT_NW * KT_WAVE;         /* the state pass's */
 constexpr int kNO = kBT / 16 * KT_WAVE;      /* out's */
 constexpr int kNC = 64;                      /* out's output columns a round (h^T and vn^T rows) */
@@ -215,11 +217,18 @@ template <int N> KT_DEV void kt_x_product(const kt_prep_smem &sm, unsigned short
 
 } /* namespace */
 
+namespace {
+/* the conv's: a [BT][dk] tile of q, then of k */
+struct alignas(16) kt_conv_smem {
+    unsigned short x[kBT][kLK];
+};
+} /* namespace */
+
 KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
-    kt_prep_smem &sm = *(kt_prep_smem *)sm_raw;
-    if (!kt_dynamic_shared_fits(sizeof(kt_prep_smem))) return;
+    kt_conv_smem &sm = *(kt_conv_smem *)sm_raw;
+    if (!kt_dynamic_shared_fits(sizeof(kt_conv_smem))) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
     const int c = kt_block_id_x(), hk = kt_block_id_y();
     kt_chunk ch;
@@ -230,7 +239,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
     const unsigned short *cs = (const unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
 
-    /* q, then k: conv, L2 norm (q times scale), into the workspace; k stays in sm.x */
+    /* q, then k: conv, L2 norm (q times scale), into the workspace */
 #pragma unroll 1
     for (int part = 0; part < 2; part++) {
         for (int i = tid; i < kDK; i += kNP) {
@@ -253,16 +262,11 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
         kt_barrier();
         unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
         kt_copy_tile<kBT, kDK, kNP, false>(&sm.x[0][0], kLK, dst, tid);
-        if (part == 0) kt_barrier();
+        kt_barrier();
     }
 
-    /* K K^T is recomputed a value head (a third of prep's products) rather than held in registers
-     * across the heads' loop: on AMD those 32 accumulators and their tiles' uniform addresses
-     * spilled SGPRs */
-    constexpr int kKT = kBT / 16;
-    /* the value heads' conv outputs, parked in u's workspace rows (row-major [BT][dv]; zero past the
-     * sequence): their own loop, so the conv's pointers and strides are not live across the
-     * heads' products below (on gfx942 they were what spilled SGPRs) */
+    /* each value head's conv outputs, parked in u's workspace rows (row-major [BT][dv], zero past
+     * the sequence) for _wy */
 #pragma unroll 1
     for (int rr = 0; rr < R; rr++) {
         const int h = hk * R + rr;
@@ -273,13 +277,33 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
             for (int r = ch.n; r < kBT; r++) uh[r * kDV + j] = 0;
         }
     }
+}
 
+/* ---------------- the WY form ---------------- */
+
+KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
+{
+    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
+    kt_prep_smem &sm = *(kt_prep_smem *)sm_raw;
+    if (!kt_dynamic_shared_fits(sizeof(kt_prep_smem))) return;
+    const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
+    const int c = kt_block_id_x(), hk = kt_block_id_y();
+    kt_chunk ch;
+    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch) || A.state_indices[ch.seq] < 0) return;
+    const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
+    kt_copy_tile<kBT, kDK, kNP, true>(&sm.x[0][0], kLK, (unsigned short *)A.ws_k + ((long long)c * H + hk) * kBT * kDK, tid);
+
+    /* K K^T is recomputed a value head (a third of the products here) rather than held in
+     * registers across the heads' loop: on AMD those accumulators spilled SGPRs */
+    constexpr int kKT = kBT / 16;
 #pragma unroll 1
     for (int rr = 0; rr < R; rr++) {
         const int h = hk * R + rr;
         const long long ch_h = (long long)c * HV + h;
+        /* the gates (rows past the sequence: no decay, no write) and G, the chunk's running sum of
+         * g, which the state pass and out read back */
         if (tid < kBT) {
-            float g = 0.0f, be = 0.0f;   /* rows past the sequence: no decay, no write */
+            float g = 0.0f, be = 0.0f;
             if (tid < ch.n)
                 kt_gdn_gates(A.a, A.b, A.A_log, A.dt_bias, (long long)(ch.t0 + ch.pos0 + tid) * A.ab_stride, h, g, be);
             sm.g[tid] = g;
@@ -309,13 +333,12 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
         kt_barrier();
         kt_tril_inverse(sm, tid);
 
-        /* u = X (beta v): v (parked in u's place by the loop above, each channel by the thread that
-         * reads it back) into the transposed operand */
+        /* u = X (beta v): v (parked in u's place by _prep) into the transposed operand */
         unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
         for (int j = tid; j < kDV; j += kNP)
             for (int r = 0; r < kBT; r++) sm.u.t[j][r] = kt_elem_bits(kt_to_float(kt_elem{uh[r * kDV + j]}) * sm.beta[r]);
         kt_barrier();
-        kt_x_product<kDV>(sm, (unsigned short *)A.ws_u + ch_h * kBT * kDV, wv, lane);
+        kt_x_product<kDV>(sm, uh, wv, lane);
         kt_barrier();
 
         /* w = X (beta e^G k) */

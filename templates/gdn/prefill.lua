@@ -2,21 +2,22 @@
 -- chunked form (op gdn_prefill, ABI templates/abi/gdn_prefill.h, descriptor
 -- runtime/op_gdn_prefill.c). Axes as the template reads them: BT the chunk, VK the state layout,
 -- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF 1 its
--- loads a chunk ahead. The three
+-- loads a chunk ahead. The four
 -- kernels take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
 local function pad16(x) return math.ceil(x / 16) * 16 end
 
--- bytes of each kernel's LDS struct: prep, the state pass, out
+-- bytes of each kernel's LDS struct: prep, wy, the state pass, out
 local function lds(p)
   local lk, lt = p.DK + 8, p.BT + 8
   local maxd = math.max(p.DK, p.DV)
-  local prep = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
-               + p.BT * lt * 2 + 2 * p.BT * 4
+  local prep = p.BT * lk * 2
+  local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
+             + p.BT * lt * 2 + 2 * p.BT * 4
   local state = p.BV * lk * 2 + p.BT * lk * 2 + p.DK * lt * 2 + p.BV * lt * 2 + p.BT * 4
   local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
-  return pad16(prep), pad16(state), pad16(out)
+  return pad16(prep), pad16(wy), pad16(state), pad16(out)
 end
 
 return {
@@ -25,7 +26,7 @@ return {
   kernel = "kt_gdn_prefill",
   ops = { "gdn_prefill" },
   -- the launches beside the state pass (the named kernel): held to its spill rules
-  companions = { "_prep", "_out" },
+  companions = { "_prep", "_wy", "_out" },
   axes = {
     { "dtype", { "bf16", "fp16" } },
     { "VK", { 0, 1 } },
@@ -37,12 +38,12 @@ return {
     { "PF", { 0, 1 } },
   },
 
-  -- the state pass (the kernel the name is of); prep runs 4 warps, out BT / 16
+  -- the state pass (the kernel the name is of); prep and wy run 4 warps, out BT / 16
   threads = function(p, t) return p.NW * t.wave_size end,
   lds_at_launch = true,
 
   lds_bytes = function(p, t)
-    local _, state = lds(p)
+    local _, _, state = lds(p)
     return state
   end,
 
@@ -55,9 +56,10 @@ return {
     if per_lane > 64 then return false, "more than 64 state floats a lane" end
     -- a chunk's w and k in flight in registers: at most 8 + 8 16-byte pieces a thread
     if p.PF == 1 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w a thread" end
-    local prep, state, out = lds(p)
+    local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max
     if prep > limit then return false, "prep's LDS over the target's limit" end
+    if wy > limit then return false, "wy's LDS over the target's limit" end
     if state > limit then return false, "the state pass's LDS over the target's limit" end
     if out > limit then return false, "out's LDS over the target's limit" end
     return true

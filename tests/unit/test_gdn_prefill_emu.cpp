@@ -1,4 +1,4 @@
-/* test_gdn_prefill_emu.cpp: templates/gdn/prefill.hip's three kernels run on the host
+/* test_gdn_prefill_emu.cpp: templates/gdn/prefill.hip's four kernels run on the host
  * (emu_prelude.h, in sm_90's mma.sync fragment layout unless KT_EMU_LAYOUT says otherwise) over a
  * batch of sequences of mixed lengths (none a multiple of the chunk, one shorter than the conv's
  * history, one of a single token), scattered slots, non-zero initial conv and ssm states, one
@@ -27,14 +27,15 @@
 
 struct variant {
     const char *name;
-    void (*prep)(kt_gdn_prefill_args), (*state)(kt_gdn_prefill_args), (*out)(kt_gdn_prefill_args);
-    size_t lds_prep, lds_state, lds_out;
+    void (*prep)(kt_gdn_prefill_args), (*wy)(kt_gdn_prefill_args), (*state)(kt_gdn_prefill_args),
+        (*out)(kt_gdn_prefill_args);
+    size_t lds_prep, lds_wy, lds_state, lds_out;
     int bt, vk, bv, nw, pf;
 };
 
 #define VARIANT_ROW(ns, bt, vk, bv, nw, pf, label)                                                             \
-    {label, ns::kernel_prep, ns::kernel, ns::kernel_out, sizeof(ns::kt_prep_smem), sizeof(ns::kt_state_smem), \
-     sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
+    {label, ns::kernel_prep, ns::kernel_wy, ns::kernel, ns::kernel_out, sizeof(ns::kt_conv_smem),              \
+     sizeof(ns::kt_prep_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
 
 #define KT_KERNEL_NAME kernel
 namespace pa {
@@ -183,6 +184,8 @@ static void run(const variant &v, int norm, int ds_layout)
     A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_g = wg.data();
     kt_emu_dyn_bytes = v.lds_prep;
     kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
+    kt_emu_dyn_bytes = v.lds_wy;
+    kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
     kt_emu_dyn_bytes = v.lds_state;
     kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
     kt_emu_dyn_bytes = v.lds_out;
