@@ -379,7 +379,7 @@ if echo "$TARGETS" | grep -q gfx1201; then
         echo \"\$l 16-byte loads, \$s 16-byte stores\" && [ \$l -ge 8 ] && [ \$s -ge 8 ]"
 fi
 
-# the chunked GDN prefill (op gdn_prefill, templates/gdn/prefill.lua, three kernels a code object,
+# the chunked GDN prefill (op gdn_prefill, templates/gdn/prefill.lua, four kernels a code object,
 # each held to the spill rules through the recipe's companions): the deployed chunk (BT 64, bf16,
 # the [.., K, V] state) whole on every target but gfx90a (a sample), everything with KT_COMPILE_ALL;
 # nothing fails, ok kernels spill nothing, and the law's form for one long sequence (BV 16, the
@@ -390,7 +390,7 @@ narrow templates/gdn/prefill.lua $GDNP 'dtype { "bf16" }' 'VK { 0 }' 'BT { 64 }'
 for t in $TARGETS; do
     case $t in gfx1201) want=5 ;; sm_90a) want=10 ;; *) want=1 ;; esac
     if [ "$ALL" = 1 ]; then rec=templates/gdn/prefill.lua; pick=""; else rec=$GDNP; pick=""; [ $t = gfx90a ] && pick="--sample 6"; fi
-    check "gdn_prefill on $t: >= $want ok kernels, none failed, ok ones (and their _prep, _out) spill nothing" sh -c "
+    check "gdn_prefill on $t: >= $want ok kernels, none failed, ok ones (and their _prep, _wy, _out) spill nothing" sh -c "
         $KT gen --recipe $rec --target $t --db $DB --quiet $pick > $DIR/gdnp-$t.txt 2>&1 || { cat $DIR/gdnp-$t.txt; exit 1; }
         n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_prefill%' AND target='$t' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
         f=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_prefill%' AND target='$t' AND (status = 'failed' OR (status = 'ok' AND (spills > 0 OR scratch_bytes > 0)))\")
