@@ -68,6 +68,28 @@ hybrid() {
 }
 check "hybrid model: the derivable GEMMs, the rest refused with its layers and reason" hybrid
 
+# ... and its GDN layers: the decode step's 40 problems (4 token x 10 batch buckets) and the
+# prefill's 35 (5 token buckets to 16K x 7 sequence buckets), each served by the law, none refused.
+# The kernels are the compile phase's (gfx1201: gdn_decode whole, gdn_prefill's BT 64 forms), built
+# here when that phase has not run.
+hybrid_gdn() {
+    fresh "$DIR/hybrid_gdn.ktdb"
+    if [ "$(q "$DIR/hybrid_gdn.ktdb" "SELECT count(*) FROM kernel WHERE ops='gdn_prefill' AND status='ok'")" = 0 ]; then
+        sed 's/{ "dtype", { "bf16", "fp16" } }/{ "dtype", { "bf16" } }/; s/{ "BT", { 16, 32, 64 } }/{ "BT", { 64 } }/' \
+            templates/gdn/prefill.lua > templates/gdn/_sweep_prefill.lua
+        out/bin/kt gen --recipe templates/gdn/decode.lua --target gfx1201 --db "$DIR/hybrid_gdn.ktdb" --quiet > /dev/null &&
+        out/bin/kt gen --recipe templates/gdn/_sweep_prefill.lua --target gfx1201 --db "$DIR/hybrid_gdn.ktdb" --quiet > /dev/null
+        rc=$?; rm -f templates/gdn/_sweep_prefill.lua; [ $rc = 0 ] || return 1
+    fi
+    env -u KT_SWEEP_FAKE_DEVICE ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target gfx1201 --no-build \
+        --no-device --only gdn_decode,gdn_prefill --db "$DIR/hybrid_gdn.ktdb" > "$DIR/hybrid_gdn.txt" 2>&1 || return 1
+    grep "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 q<=1 batch<=1 .* gdn .*path=law" "$DIR/hybrid_gdn.txt" &&
+    grep "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 tokens<=16384 seqs<=1 .* gdn .*path=law" "$DIR/hybrid_gdn.txt" &&
+    ! grep -q "gdn_prefill bf16 .*tokens<=65536" "$DIR/hybrid_gdn.txt" &&
+    grep "coverage: 75 problems: 0 exact, 0 bucket, 75 law, 0 refused" "$DIR/hybrid_gdn.txt"
+}
+check "hybrid model: its GDN decode and prefill problems, each served by the law" hybrid_gdn
+
 faults() {
     fresh "$DIR/faults.ktdb"
     KT_WORKER_TIMEOUT_S=2 FAKE_CRASH=bm16_bn32_bk32_wm1_wn1_sk8 FAKE_HANG=bm16_bn64_bk32_wm1_wn1_sk8 \
