@@ -151,7 +151,10 @@ struct alignas(16) kt_prep_smem {
     unsigned short x[kBT][kLK];              /* q, then k: conv outputs, then normalized */
     union {
         unsigned short t[kDK > kDV ? kDK : kDV][kLT];   /* (beta v)^T, then (beta e^G k)^T */
-        float scratch[16][kBT];              /* the inverse's block-row products */
+        struct {
+            float diag[kBT / 16][16][16];    /* the diagonal blocks' inverses, column by column */
+            float scratch[16][kBT];          /* the inverse's block-row products */
+        } inv;
     } u;
     float a[kBT][kBT + 1];                   /* A, then X = (I + A)^-1 in place */
     unsigned short xb[kBT][kLT];             /* X rounded: the w/u products' A operand */
@@ -159,24 +162,28 @@ struct alignas(16) kt_prep_smem {
 };
 
 /* X = (I + A)^-1 of the strictly lower-triangular A in sm.a, in place (fp32), then rounded into
- * sm.xb: the 16 x 16 diagonal blocks by forward substitution, a row at a time (a thread a (block,
- * column): row r of X from the rows above it, written once the row's A is read), then each block
- * row from the ones above it: X_ij = -X_ii sum_{j <= m < i} A_im X_mj. Nothing is held across
- * the rows in registers: the unrolled form kept 120 LDS values live (AMD's scheduler hoists them). */
+ * sm.xb: the 16 x 16 diagonal blocks by forward substitution, a thread a (block, column) writing
+ * its own column into sm.u.inv.diag (it reads back only what it wrote, and A, which stays: no
+ * barrier between the rows; nothing held in registers across them, where the unrolled form kept
+ * 120 LDS values live on AMD), then each block row from the ones above it:
+ * X_ij = -X_ii sum_{j <= m < i} A_im X_mj. */
 KT_DEV void kt_tril_inverse(kt_prep_smem &sm, int tid)
 {
     constexpr int nb = kBT / 16;
-    const int o = tid / 16 * 16, s = tid % 16;
-    const bool act = tid < 16 * nb;
+    const int b = tid / 16, o = 16 * b, s = tid % 16;
+    if (tid < 16 * nb) {
+        float (*d)[16] = sm.u.inv.diag[b];
 #pragma unroll 1
-    for (int r = 0; r < 16; r++) {
-        float x = 0.0f;
-        if (act && r > s)
-            for (int m = s; m < r; m++) x -= sm.a[o + r][o + m] * sm.a[o + m][o + s];
-        kt_barrier();
-        if (act) sm.a[o + r][o + s] = r == s ? 1.0f : r < s ? 0.0f : x;
-        kt_barrier();
+        for (int r = 0; r < 16; r++) {
+            float x = r == s ? 1.0f : 0.0f;
+            for (int m = s; m < r; m++) x -= sm.a[o + r][o + m] * d[m][s];
+            d[r][s] = x;
+        }
     }
+    kt_barrier();
+    if (tid < 16 * nb)
+        for (int r = 0; r < 16; r++) sm.a[o + r][o + s] = sm.u.inv.diag[b][r][s];
+    kt_barrier();
 #pragma unroll 1
     for (int bi = 1; bi < nb; bi++) {
         const int w = 16 * bi;
@@ -184,13 +191,13 @@ KT_DEV void kt_tril_inverse(kt_prep_smem &sm, int tid)
             const int r = e / w, c = e % w;
             float acc = 0.0f;
             for (int m = c / 16 * 16; m < w; m++) acc += sm.a[w + r][m] * sm.a[m][c];
-            sm.u.scratch[r][c] = acc;
+            sm.u.inv.scratch[r][c] = acc;
         }
         kt_barrier();
         for (int e = tid; e < 16 * w; e += kNP) {
             const int r = e / w, c = e % w;
             float acc = 0.0f;
-            for (int m = 0; m <= r; m++) acc += sm.a[w + r][w + m] * sm.u.scratch[m][c];
+            for (int m = 0; m <= r; m++) acc += sm.a[w + r][w + m] * sm.u.inv.scratch[m][c];
             sm.a[w + r][c] = -acc;
         }
         kt_barrier();
