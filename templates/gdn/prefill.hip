@@ -145,10 +145,10 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
     }
 }
 
-/* ---------------- prep ---------------- */
+/* ---------------- the WY form's pieces (_wy) ---------------- */
 
-struct alignas(16) kt_prep_smem {
-    unsigned short x[kBT][kLK];              /* q, then k: conv outputs, then normalized */
+struct alignas(16) kt_wy_smem {
+    unsigned short x[kBT][kLK];              /* k, normalized (from _prep) */
     union {
         unsigned short t[kDK > kDV ? kDK : kDV][kLT];   /* (beta v)^T, then (beta e^G k)^T */
         struct {
@@ -167,7 +167,7 @@ struct alignas(16) kt_prep_smem {
  * barrier between the rows; nothing held in registers across them, where the unrolled form kept
  * 120 LDS values live on AMD), then each block row from the ones above it:
  * X_ij = -X_ii sum_{j <= m < i} A_im X_mj. */
-KT_DEV void kt_tril_inverse(kt_prep_smem &sm, int tid)
+KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
 {
     constexpr int nb = kBT / 16;
     const int b = tid / 16, o = 16 * b, s = tid % 16;
@@ -207,7 +207,7 @@ KT_DEV void kt_tril_inverse(kt_prep_smem &sm, int tid)
 }
 
 /* dst [BT][N] = X T^T, T = sm.u.t's first N rows ([n][BT]), rounded */
-template <int N> KT_DEV void kt_x_product(const kt_prep_smem &sm, unsigned short *dst, int wv, int lane)
+template <int N> KT_DEV void kt_x_product(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
     constexpr int kR = kBT / 16, kTiles = kR * (N / 16);
 #pragma unroll 1
@@ -223,6 +223,8 @@ template <int N> KT_DEV void kt_x_product(const kt_prep_smem &sm, unsigned short
 }
 
 } /* namespace */
+
+/* ---------------- _prep ---------------- */
 
 namespace {
 /* the conv's: a [BT][dk] tile of q, then of k */
@@ -286,13 +288,13 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
     }
 }
 
-/* ---------------- the WY form ---------------- */
+/* ---------------- _wy ---------------- */
 
 KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
-    kt_prep_smem &sm = *(kt_prep_smem *)sm_raw;
-    if (!kt_dynamic_shared_fits(sizeof(kt_prep_smem))) return;
+    kt_wy_smem &sm = *(kt_wy_smem *)sm_raw;
+    if (!kt_dynamic_shared_fits(sizeof(kt_wy_smem))) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
     const int c = kt_block_id_x(), hk = kt_block_id_y();
     kt_chunk ch;

@@ -35,7 +35,7 @@ struct variant {
 
 #define VARIANT_ROW(ns, bt, vk, bv, nw, pf, label)                                                             \
     {label, ns::kernel_prep, ns::kernel_wy, ns::kernel, ns::kernel_out, sizeof(ns::kt_conv_smem),              \
-     sizeof(ns::kt_prep_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
+     sizeof(ns::kt_wy_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
 
 #define KT_KERNEL_NAME kernel
 namespace pa {
