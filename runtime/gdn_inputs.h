@@ -23,4 +23,27 @@ void kt_gdn_inputs_bind_params(const void *buf, long long hv, long long conv_dim
                                const float **A_log, const float **dt_bias, const void **conv_weight,
                                const void **norm_weight);
 
+/* The layer fields both GDN argument structs carry, by the same names (templates/abi/gdn.h,
+ * gdn_prefill.h): KT_GDN_LAYER_VIEW(args) takes them from either. */
+typedef struct kt_gdn_layer_view {
+    const void *qkv, *z, *a, *b, *A_log, *dt_bias, *conv_weight, *norm_weight, *conv_state, *ssm_state,
+        *query_start_loc, *state_indices, *out;
+    long long ssm_slot_stride;
+    int conv_chan_stride, conv_col_stride, qkv_stride, z_stride, ab_stride, out_stride;
+    int batch, num_k_heads, num_v_heads, dk, dv, conv_kw, state_vk;
+    float scale, norm_eps;
+} kt_gdn_layer_view;
+#define KT_GDN_LAYER_VIEW(x)                                                                                  \
+    ((kt_gdn_layer_view){(x)->qkv, (x)->z, (x)->a, (x)->b, (x)->A_log, (x)->dt_bias, (x)->conv_weight,         \
+                         (x)->norm_weight, (x)->conv_state, (x)->ssm_state, (x)->query_start_loc,              \
+                         (x)->state_indices, (x)->out, (x)->ssm_slot_stride, (x)->conv_chan_stride,            \
+                         (x)->conv_col_stride, (x)->qkv_stride, (x)->z_stride, (x)->ab_stride, (x)->out_stride, \
+                         (x)->batch, (x)->num_k_heads, (x)->num_v_heads, (x)->dk, (x)->dv, (x)->conv_kw,        \
+                         (x)->state_vk, (x)->scale, (x)->norm_eps})
+
+/* The checks both ops make of those fields: 0, or -1 with err naming the field ("<op>: <field> ..."):
+ * operands not NULL (z with the norm), sizes >= 1, value heads a multiple of key heads, 2 to 4 conv
+ * taps, strides that hold a row, the state layout 0 or 1, scale finite and > 0, norm_eps >= 0. */
+int kt_gdn_inputs_check(const char *op, const kt_gdn_layer_view *v, char *err, size_t errlen);
+
 #endif

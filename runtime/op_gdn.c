@@ -120,8 +120,6 @@ static int gdn_split_of(const kt_variant *v) { return -1; }
 
 /* ---- arguments ---- */
 
-#define NEED(field) \
-    do { if (!a->field) { snprintf(err, errlen, "gdn_decode: " #field " is NULL"); return KT_EINVAL; } } while (0)
 #define AT_LEAST(field, min) \
     do { if (a->field < (min)) { snprintf(err, errlen, "gdn_decode: " #field " = %lld, must be >= %lld", \
                                           (long long)a->field, (long long)(min)); return KT_EINVAL; } } while (0)
@@ -130,26 +128,15 @@ static int gdn_problem_of_args(const void *args, kt_problem *p, char *err, size_
 {
     const kt_gdn_decode_args *a = args;
     if (!a || !p) { snprintf(err, errlen, "gdn_decode: NULL %s", a ? "problem" : "args"); return KT_EINVAL; }
-    NEED(qkv); NEED(a); NEED(b); NEED(A_log); NEED(dt_bias); NEED(conv_weight); NEED(conv_state);
-    NEED(ssm_state); NEED(query_start_loc); NEED(state_indices); NEED(out);
-    if (a->norm_weight && !a->z) { snprintf(err, errlen, "gdn_decode: z is NULL with norm_weight set"); return KT_EINVAL; }
+    const kt_gdn_layer_view lv = KT_GDN_LAYER_VIEW(a);
+    if (kt_gdn_inputs_check("gdn_decode", &lv, err, errlen)) return KT_EINVAL;
     if (a->num_accepted && !a->spec_log) {
         snprintf(err, errlen, "gdn_decode: spec_log is NULL with num_accepted set (speculative steps keep a log)");
         return KT_EINVAL;
     }
-    AT_LEAST(batch, 1); AT_LEAST(num_k_heads, 1); AT_LEAST(num_v_heads, 1); AT_LEAST(dk, 1); AT_LEAST(dv, 1);
     AT_LEAST(max_tokens, 1);
     if (a->max_tokens > KT_GDN_MAX_TOKENS) {
         snprintf(err, errlen, "gdn_decode: max_tokens = %d, at most %d", a->max_tokens, KT_GDN_MAX_TOKENS);
-        return KT_EINVAL;
-    }
-    if (a->num_v_heads % a->num_k_heads) {
-        snprintf(err, errlen, "gdn_decode: num_v_heads = %d is not a multiple of num_k_heads = %d", a->num_v_heads,
-                 a->num_k_heads);
-        return KT_EINVAL;
-    }
-    if (a->conv_kw < 2 || a->conv_kw > KT_GDN_MAX_KW) {
-        snprintf(err, errlen, "gdn_decode: conv_kw = %d, must be 2 to %d", a->conv_kw, KT_GDN_MAX_KW);
         return KT_EINVAL;
     }
     const int need = a->num_accepted ? a->conv_kw - 1 + a->max_tokens : a->conv_kw - 1;
@@ -158,33 +145,11 @@ static int gdn_problem_of_args(const void *args, kt_problem *p, char *err, size_
                  a->num_accepted ? "speculative" : "plain", a->max_tokens, need);
         return KT_EINVAL;
     }
-    const long long cdim = 2LL * a->num_k_heads * a->dk + (long long)a->num_v_heads * a->dv;
-    if (a->qkv_stride < cdim) {
-        snprintf(err, errlen, "gdn_decode: qkv_stride = %d is less than conv_dim = %lld", a->qkv_stride, cdim);
-        return KT_EINVAL;
-    }
-    AT_LEAST(ab_stride, a->num_v_heads);
-    AT_LEAST(out_stride, (long long)a->num_v_heads * a->dv);
-    if (a->norm_weight) AT_LEAST(z_stride, (long long)a->num_v_heads * a->dv);
-    AT_LEAST(conv_chan_stride, 1); AT_LEAST(conv_col_stride, 1);
-    AT_LEAST(ssm_slot_stride, (long long)a->num_v_heads * a->dk * a->dv);
     if (a->num_accepted) AT_LEAST(log_slot_stride, (long long)a->num_v_heads * KT_GDN_MAX_TOKENS * a->dv * 2);
     if (a->ssm_slot_stride % 4 || a->log_slot_stride % 4 || ((unsigned long long)(uintptr_t)a->ssm_state & 15) ||
         ((unsigned long long)(uintptr_t)a->spec_log & 15)) {
         snprintf(err, errlen, "gdn_decode: ssm_state and spec_log must be 16-byte aligned and their slot strides "
                  "multiples of 4 floats");
-        return KT_EINVAL;
-    }
-    if (a->state_vk != 0 && a->state_vk != 1) {
-        snprintf(err, errlen, "gdn_decode: state_vk = %d, must be 0 ([.., K, V]) or 1 (K-last)", a->state_vk);
-        return KT_EINVAL;
-    }
-    if (!(a->scale > 0.0f) || isinf(a->scale)) {
-        snprintf(err, errlen, "gdn_decode: scale = %g, must be finite and > 0", (double)a->scale);
-        return KT_EINVAL;
-    }
-    if (a->norm_weight && (!(a->norm_eps >= 0.0f) || isinf(a->norm_eps))) {
-        snprintf(err, errlen, "gdn_decode: norm_eps = %g, must be finite and >= 0", (double)a->norm_eps);
         return KT_EINVAL;
     }
     p->op = &kt_op_gdn_decode;

@@ -159,8 +159,6 @@ static int gdnp_split_of(const kt_variant *v) { return -1; }
 
 /* ---- arguments ---- */
 
-#define NEED(field) \
-    do { if (!a->field) { snprintf(err, errlen, "gdn_prefill: " #field " is NULL"); return KT_EINVAL; } } while (0)
 #define AT_LEAST(field, min) \
     do { if (a->field < (min)) { snprintf(err, errlen, "gdn_prefill: " #field " = %lld, must be >= %lld", \
                                           (long long)a->field, (long long)(min)); return KT_EINVAL; } } while (0)
@@ -169,42 +167,9 @@ static int gdnp_problem_of_args(const void *args, kt_problem *p, char *err, size
 {
     const kt_gdn_prefill_args *a = args;
     if (!a || !p) { snprintf(err, errlen, "gdn_prefill: NULL %s", a ? "problem" : "args"); return KT_EINVAL; }
-    NEED(qkv); NEED(a); NEED(b); NEED(A_log); NEED(dt_bias); NEED(conv_weight); NEED(conv_state);
-    NEED(ssm_state); NEED(query_start_loc); NEED(state_indices); NEED(out);
-    if (a->norm_weight && !a->z) { snprintf(err, errlen, "gdn_prefill: z is NULL with norm_weight set"); return KT_EINVAL; }
-    AT_LEAST(batch, 1); AT_LEAST(tokens, 1); AT_LEAST(num_k_heads, 1); AT_LEAST(num_v_heads, 1);
-    AT_LEAST(dk, 1); AT_LEAST(dv, 1);
-    if (a->num_v_heads % a->num_k_heads) {
-        snprintf(err, errlen, "gdn_prefill: num_v_heads = %d is not a multiple of num_k_heads = %d", a->num_v_heads,
-                 a->num_k_heads);
-        return KT_EINVAL;
-    }
-    if (a->conv_kw < 2 || a->conv_kw > KT_GDN_MAX_KW) {
-        snprintf(err, errlen, "gdn_prefill: conv_kw = %d, must be 2 to %d", a->conv_kw, KT_GDN_MAX_KW);
-        return KT_EINVAL;
-    }
-    const long long cdim = 2LL * a->num_k_heads * a->dk + (long long)a->num_v_heads * a->dv;
-    if (a->qkv_stride < cdim) {
-        snprintf(err, errlen, "gdn_prefill: qkv_stride = %d is less than conv_dim = %lld", a->qkv_stride, cdim);
-        return KT_EINVAL;
-    }
-    AT_LEAST(ab_stride, a->num_v_heads);
-    AT_LEAST(out_stride, (long long)a->num_v_heads * a->dv);
-    if (a->norm_weight) AT_LEAST(z_stride, (long long)a->num_v_heads * a->dv);
-    AT_LEAST(conv_chan_stride, 1); AT_LEAST(conv_col_stride, 1);
-    AT_LEAST(ssm_slot_stride, (long long)a->num_v_heads * a->dk * a->dv);
-    if (a->state_vk != 0 && a->state_vk != 1) {
-        snprintf(err, errlen, "gdn_prefill: state_vk = %d, must be 0 ([.., K, V]) or 1 (K-last)", a->state_vk);
-        return KT_EINVAL;
-    }
-    if (!(a->scale > 0.0f) || isinf(a->scale)) {
-        snprintf(err, errlen, "gdn_prefill: scale = %g, must be finite and > 0", (double)a->scale);
-        return KT_EINVAL;
-    }
-    if (a->norm_weight && (!(a->norm_eps >= 0.0f) || isinf(a->norm_eps))) {
-        snprintf(err, errlen, "gdn_prefill: norm_eps = %g, must be finite and >= 0", (double)a->norm_eps);
-        return KT_EINVAL;
-    }
+    const kt_gdn_layer_view lv = KT_GDN_LAYER_VIEW(a);
+    if (kt_gdn_inputs_check("gdn_prefill", &lv, err, errlen)) return KT_EINVAL;
+    AT_LEAST(tokens, 1);
     p->op = &kt_op_gdn_prefill;
     for (int i = 0; i < KT_OP_MAX_DIMS; i++) p->dim[i] = 0;
     p->dim[KT_GDNP_D_DK] = a->dk;
