@@ -129,7 +129,7 @@ out/tests/test_gdn_emu out/tests/test_gdn_emu64: out/tests/%: tests/unit/%.cpp t
 	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Iruntime -Ibuild -Itemplates -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
 
 # the GDN prefill template emulated on the host (sm_90's, gfx12's and CDNA's fragment layouts)
-out/tests/test_gdn_prefill_emu out/tests/test_gdn_prefill_emu12 out/tests/test_gdn_prefill_emu64: out/tests/%: tests/unit/%.cpp tests/unit/test_gdn_prefill_emu.cpp out/lib/libkt.a
+out/tests/test_gdn_prefill_emu out/tests/test_gdn_prefill_emu12 out/tests/test_gdn_prefill_emu64: out/tests/%: tests/unit/%.cpp tests/unit/test_gdn_prefill_emu.cpp tests/unit/gdn_prefill_emu_variant.inc out/lib/libkt.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O1 -Wall -Wno-unknown-pragmas -MMD -MP -I. -Iruntime -Ibuild -Itemplates -Itests/unit -o $@ $< out/lib/libkt.a $(LIBS)
 

@@ -37,19 +37,13 @@ struct variant {
     {label, ns::kernel_prep, ns::kernel_wy, ns::kernel, ns::kernel_out, sizeof(ns::kt_conv_smem),              \
      sizeof(ns::kt_wy_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
 
-#define KT_KERNEL_NAME kernel
 namespace pa {
 #define KT_BT 32
 #define KT_VK 0
 #define KT_BV 32
 #define KT_NW 2
 #define KT_PF 1
-#include "gdn/prefill.hip"
-#undef KT_BT
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_PF
+#include "gdn_prefill_emu_variant.inc"
 }
 namespace pb {
 #define KT_BT 64
@@ -57,12 +51,7 @@ namespace pb {
 #define KT_BV 64
 #define KT_NW 4
 #define KT_PF 1
-#include "gdn/prefill.hip"
-#undef KT_BT
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_PF
+#include "gdn_prefill_emu_variant.inc"
 }
 namespace pc {
 #define KT_BT 16
@@ -70,12 +59,7 @@ namespace pc {
 #define KT_BV 16
 #define KT_NW 1
 #define KT_PF 0
-#include "gdn/prefill.hip"
-#undef KT_BT
-#undef KT_VK
-#undef KT_BV
-#undef KT_NW
-#undef KT_PF
+#include "gdn_prefill_emu_variant.inc"
 }
 
 static const variant variants[] = {
