@@ -289,7 +289,10 @@ static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *st
     }
     ktrt_choice copy = pk->choice;
     count_path(&rt->stats, copy.path);
-    if (chose != KT_OK) ktrt_fail(err, errlen, rc, "%s: %s", copy.problem_key, copy.reason);
+    if (chose != KT_OK)
+        ktrt_fail(err, errlen, rc, "%s: %s%s", copy.problem_key, copy.reason,
+                  slot < 0 && rt->any_ws ? " (this stream has no workspace: every slot is bound to another stream; "
+                                           "raise ktrt_options.max_streams)" : "");
     if (rc == KT_OK && slot >= 0 && op->nworkspaces > 0 && op->needs_workspace && op->needs_workspace(&v)) {
         /* a choice that needs its workspace fitted it, so it has a slot; one that can run on less
          * (workspace_min_bytes) runs without one when every slot is bound elsewhere */

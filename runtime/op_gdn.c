@@ -40,6 +40,8 @@ static const kt_op_param gdn_params[KT_GDN_NPARAMS] = {
     {"BV", 0, 1},
     {"NW", 0, 1},
     {"KPT", 0, 1},
+    {"MT", KT_GDN_MAX_TOKENS, 1},   /* tokens a sequence it steps; kernels built before the axis: all */
+    {"OB", 0, 0},                   /* resident blocks asked of ptxas: the occupancy it read back says what came */
 };
 
 static const char *const gdn_workspaces[] = {"conv-state counters"};
@@ -79,6 +81,10 @@ static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int unit
     }
     if (DIM(p, Q) > KT_GDN_MAX_TOKENS) {
         snprintf(buf, len, "q=%lld: at most %d tokens a sequence", DIM(p, Q), KT_GDN_MAX_TOKENS);
+        return buf;
+    }
+    if (DIM(p, Q) > PAR(v, MT)) {
+        snprintf(buf, len, "steps at most MT=%d tokens a sequence, the problem has q=%lld", PAR(v, MT), DIM(p, Q));
         return buf;
     }
     if (DIM(p, BATCH) > 65535 || DIM(p, HV) > 65535) {
@@ -182,7 +188,9 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     paid once a block: fewer blocks, less of both);
  *  3. resident threads a compute unit (occupancy x block threads): the bytes in flight;
  *  4. the row sums reduced in the wave alone (no LDS round and barrier a token);
- *  5. fewer registers, then the first candidate.
+ *  5. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
+ *     per-token LDS are sized by MT;
+ *  6. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
 #define GDN_LAW_KEYS 6
 
@@ -205,8 +213,8 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     key[i++] = PAR(v, BV);
     key[i++] = occ * PAR(v, NW) * wave;
     key[i++] = -gdn_parts(v, wave);
+    key[i++] = -PAR(v, MT);
     key[i++] = -(long long)c->regs;
-    key[i++] = 0;
 }
 
 static int gdn_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)

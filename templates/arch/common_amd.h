@@ -39,6 +39,8 @@ KT_LAYOUT_FN unsigned short kt_bf16_bits_rne(unsigned int u)
  * the register allocator may use everything a wave of that block size can have. */
 #define KT_KERNEL(name, threads) \
     extern "C" __attribute__((global, amdgpu_flat_work_group_size(1, (threads)))) void name
+/* NVIDIA's resident-blocks bound has no counterpart the recipes use here: the recipes keep blocks 0 */
+#define KT_KERNEL_MIN_BLOCKS(name, threads, blocks) KT_KERNEL(name, threads)
 
 /* Vector views of 16-bit arrays (LDS tiles, A, W): may_alias, since the same bytes are written
  * as one type and read as another. */

@@ -74,6 +74,10 @@ KT_LAYOUT_FN unsigned short kt_bf16_bits_rne(unsigned int u)
 #define KT_DEV static KT_DEVICE
 #define KT_SHARED __shared__
 #define KT_KERNEL(name, threads) extern "C" __global__ void __launch_bounds__(threads) name
+/* the same, the register allocator told that `blocks` blocks must be resident on an SM (0: as
+ * KT_KERNEL); ptxas keeps the registers under that step or spills, which the build refuses */
+#define KT_KERNEL_MIN_BLOCKS(name, threads, blocks) \
+    extern "C" __global__ void __launch_bounds__(threads, (blocks) > 0 ? (blocks) : 1) name
 
 /* ---- ids (1-D blocks) ---- */
 KT_DEV int kt_thread_id(void) { return (int)threadIdx.x; }

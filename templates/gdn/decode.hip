@@ -9,7 +9,13 @@
  *   BV   value columns a block owns (grid.x = dv / BV; the gated norm needs BV = dv),
  *   NW   warps (waves) a block,
  *   KPT  state rows a thread holds (keys per thread); it holds KPT x VPT of the block's DK x BV
- *        state in registers, VPT = BV * KPT * (threads / DK)^-1... = BV / (threads * KPT / DK).
+ *        state in registers, VPT = BV / (threads * KPT / DK),
+ *   MT   tokens a sequence the variant steps at most (1: plain decode, whose conv inputs take a
+ *        quarter of the registers; 8: speculative verify). Any variant replays up to the log's
+ *        KT_GDN_MAX_TOKENS accepted tokens,
+ *   OB   blocks the register allocator must keep resident on an SM (0: its own choice; NVIDIA
+ *        only): with the gated norm a block holds a whole head's state, 64 floats a thread at
+ *        8 warps, and one block an SM leaves the state's stream idle while it computes.
  *
  * Grid (dv / BV, HV, batch): block (vb, h, i) owns columns [vb*BV, vb*BV + BV) of value head h's
  * state for sequence i, for every token of the sequence. Decode is a state stream (64 KiB a
@@ -22,9 +28,14 @@
  * one barrier a token (two with the norm).
  *
  * The conv: each block convolves the channels it reads (its key head's q and k, its own v
- * columns), a thread a channel, every token at once. The v channels are its alone, so it
- * rewrites their conv state itself; the q/k channels are shared by the blocks of every value
- * head of the key head, so each counts its reads and the last to arrive rewrites them (abi). */
+ * columns), a thread a channel, every token at once. Every input a thread's channels need (the
+ * history columns, the tokens, the replayed tokens' columns) is loaded into registers before any
+ * is used, so the conv costs one memory round trip behind the metadata, whatever the token count;
+ * the new conv state is stored from those registers, never read back. The v channels are the
+ * block's alone, so it rewrites their conv state at once; the q/k channels are shared by the
+ * blocks of every value head of the key head, so each counts its reads and the last to arrive
+ * rewrites them (abi) at its end, from a copy of their inputs in LDS: the count's round trip
+ * flies behind the step's tokens instead of before them. */
 #include "abi/gdn.h"
 #include "gdn/gdn_ops.h"
 
@@ -34,9 +45,16 @@ constexpr int kNT = KT_NW * KT_WAVE;         /* threads */
 constexpr int kTI = KT_DK / KT_KPT;          /* threads along the rows (keys) */
 constexpr int kTJ = kNT / kTI;               /* threads along the block's columns */
 constexpr int kVPT = KT_BV / kTJ;            /* columns a thread */
-constexpr int kMaxT = KT_GDN_MAX_TOKENS;
+constexpr int kMaxT = KT_MT;                 /* tokens a sequence this variant steps at most */
+constexpr int kMaxNA = KT_GDN_MAX_TOKENS;    /* logged tokens it can replay (the log's capacity) */
 constexpr int kMaxKW = KT_GDN_MAX_KW;
 constexpr int kCh = 2 * KT_DK + KT_BV;       /* channels a block convolves: q, k, its v */
+constexpr int kRounds = (kCh + kNT - 1) / kNT;   /* channels a thread */
+constexpr int kE = kMaxKW - 1 + kMaxT;       /* a channel's inputs E (history, then tokens), at most */
+constexpr int kR = kMaxKW - 1 + kMaxNA;      /* a k channel's replayed inputs, at most */
+constexpr int kLogV4 = KT_BV / 2;            /* a token's log entries of the block's columns, in 16-byte pieces */
+constexpr int kLogRounds = (kMaxNA * kLogV4 + kNT - 1) / kNT;
+static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
 static_assert(KT_DK % KT_KPT == 0 && kNT % kTI == 0, "KPT divides DK, and DK / KPT divides the threads");
 static_assert(kTJ >= 1 && KT_BV % kTJ == 0 && kVPT >= 1, "the threads' columns tile BV");
@@ -140,34 +158,48 @@ template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float
     }
 }
 
-/* Input u of a channel's conv sequence E (abi): history column na + u, or token u - (kw - 1); zero
- * past the tokens. col: the channel's conv state, x: its first token's input. */
-KT_DEV unsigned short kt_conv_input(const unsigned short *col, const unsigned short *x, int u, int na, int n, int kw,
-                                    int col_stride, int x_stride)
+/* A channel's inputs E (abi: history column na + u for u < kw - 1, then the tokens; zero past
+ * them), every load issued before any is used */
+KT_DEV void kt_conv_load(const unsigned short *col, const unsigned short *x, int na, int n, int kw,
+                         long long col_stride, long long x_stride, unsigned short (&e)[kE])
 {
-    if (u < kw - 1) return col[(long long)(na + u) * col_stride];
-    if (u - (kw - 1) < n) return x[(long long)(u - (kw - 1)) * x_stride];
-    return 0;
+#pragma unroll
+    for (int u = 0; u < kE; u++) {
+        e[u] = 0;
+        if (u < kw - 1) e[u] = col[(na + u) * col_stride];
+        else if (u < kw - 1 + n) e[u] = x[(u - (kw - 1)) * x_stride];
+    }
 }
 
-/* A channel's new conv state in place (abi): plain, column u = E[n + u] for u < kw - 1;
- * speculative, column u = E[u] for u < kw - 1 + n. Each column is read (from a later column or a
- * token) before it is written, ascending. */
-KT_DEV void kt_conv_shift(unsigned short *col, const unsigned short *x, int na, int n, int kw, bool spec,
-                          int col_stride, int x_stride)
+/* SiLU of the conv over taps w of the inputs from u0 on (the unrolled loops keep every index static) */
+template <int N> KT_DEV float kt_conv_at(const unsigned short (&e)[N], const float (&w)[kMaxKW], int u0, int kw)
 {
-    const int ncol = spec ? kw - 1 + n : kw - 1;
-    const int from = spec ? 0 : n;
-#pragma unroll 1
-    for (int u = 0; u < ncol; u++)
-        col[(long long)u * col_stride] = kt_conv_input(col, x, from + u, na, n, kw, col_stride, x_stride);
+    float y = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kMaxKW; j++)
+        if (j < kw && u0 + j < N) y += w[j] * kt_to_float(kt_elem{e[u0 + j]});
+    return kt_silu(y);
+}
+
+/* A channel's new conv state (abi) from its inputs: plain, column u = E[n + u] for u < kw - 1;
+ * speculative, column u = E[u] for u < kw - 1 + n. Only stores: every input is already held. */
+template <typename Src> KT_DEV void kt_conv_store(unsigned short *col, const Src &e, int n, int kw, bool spec,
+                                                  long long col_stride)
+{
+#pragma unroll
+    for (int m = 0; m < kE; m++) {
+        if (spec ? m < kw - 1 + n : m >= n && m < n + kw - 1)
+            col[(spec ? m : m - n) * col_stride] = e[m];
+    }
 }
 
 /* what the block's threads share */
 struct kt_gdn_smem {
     float y[kMaxT][kCh];           /* conv outputs of the step's tokens: q | k | the block's v */
-    float yr[kMaxT][KT_DK];        /* k of the logged tokens replayed (speculative) */
-    float nq[kMaxT], nk[kMaxT], kq[kMaxT], nkr[kMaxT];   /* q's norm * scale, k's norm, k.q */
+    float yr[kMaxNA][KT_DK];       /* k of the logged tokens replayed (speculative) */
+    unsigned short eqk[2 * KT_DK][kE];   /* the q/k channels' inputs, for the last reader's rewrite */
+    kt_v16 log[kMaxNA][kLogV4];     /* the replayed tokens' log entries {d, g} of the block's columns */
+    float nq[kMaxT], nk[kMaxT], kq[kMaxT], nkr[kMaxNA];   /* q's norm * scale, k's norm, k.q */
     float g[kMaxT], beta[kMaxT];
     float red[2][2][kParts > 1 ? kParts : 1][KT_BV];     /* row sums: parity, {S^T k, S^T q} */
     float nrm[2][KT_NW];           /* the gated norm's sum of squares */
@@ -176,7 +208,7 @@ struct kt_gdn_smem {
 
 } /* namespace */
 
-KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
+KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
 {
     KT_SHARED kt_gdn_smem sm;
 
@@ -187,7 +219,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
     const int slot = args.state_indices[seq];
     if (n <= 0 || n > kMaxT || slot < 0) return;   /* uniform over the sequence's blocks */
     const int acc = args.num_accepted ? args.num_accepted[seq] : 0;
-    const int na = acc < 0 ? 0 : acc > kMaxT ? kMaxT : acc;   /* logged tokens replayed */
+    const int na = acc < 0 ? 0 : acc > kMaxNA ? kMaxNA : acc;   /* logged tokens replayed */
     const bool spec = args.num_accepted != nullptr;
 
     const int H = args.num_k_heads, HV = args.num_v_heads, kw = args.conv_kw;
@@ -201,60 +233,80 @@ KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
     float s[KT_KPT * kVPT];
     kt_state_io<false>(head, ti, j0, s);
 
-    /* ---- the conv: a thread a channel, every token (and the replayed ones' k) at once ---- */
+    /* ---- the conv: a thread a channel; every input of every channel of the thread in flight at once ---- */
     const unsigned short *cw = (const unsigned short *)args.conv_weight;
     unsigned short *cs = (unsigned short *)args.conv_state + (long long)slot * args.conv_slot_stride;
     const unsigned short *xq = (const unsigned short *)args.qkv + (long long)t0 * args.qkv_stride;
-    for (int c = t; c < kCh; c += kNT) {
+    const long long ccs = args.conv_chan_stride, cls = args.conv_col_stride, xs = args.qkv_stride;
+    unsigned short e[kRounds][kE];
+    float w[kRounds][kMaxKW];
+#pragma unroll
+    for (int ro = 0; ro < kRounds; ro++) {
+        const int c = t + ro * kNT;
+        if (c >= kCh) continue;
         const int gc = c < KT_DK ? hk * KT_DK + c
                        : c < 2 * KT_DK ? (H + hk) * KT_DK + (c - KT_DK)
                                        : 2 * H * KT_DK + h * dv + vb * KT_BV + (c - 2 * KT_DK);
-        const unsigned short *col = cs + (long long)gc * args.conv_chan_stride;
-        const unsigned short *xc = xq + gc;
-        float w[kMaxKW];
+        kt_conv_load(cs + gc * ccs, xq + gc, na, n, kw, cls, xs, e[ro]);
 #pragma unroll
-        for (int j = 0; j < kMaxKW; j++) w[j] = j < kw ? kt_to_float(kt_elem{cw[(long long)gc * kw + j]}) : 0.0f;
-        /* token tt reads E[tt .. tt+kw-1]; E is history columns na .. na+kw-2, then the tokens. The
-         * conv is a sliver of the step: loads straight from L1 keep its registers few. */
-#pragma unroll 1
-        for (int tt = 0; tt < n; tt++) {
-            float y = 0.0f;
+        for (int j = 0; j < kMaxKW; j++) w[ro][j] = j < kw ? kt_to_float(kt_elem{cw[(long long)gc * kw + j]}) : 0.0f;
+    }
+    /* the log entries of the replayed tokens, the block's columns (speculative) */
+    float *log = spec ? args.spec_log + (long long)slot * args.log_slot_stride + (long long)h * kMaxNA * dv * 2 : nullptr;
+    {
+        kt_v16 lv[kLogRounds];
 #pragma unroll
-            for (int j = 0; j < kMaxKW; j++)
-                if (j < kw)
-                    y += w[j] * kt_to_float(kt_elem{kt_conv_input(col, xc, tt + j, na, n, kw, args.conv_col_stride, args.qkv_stride)});
-            sm.y[tt][c] = kt_rnd(kt_silu(y));
+        for (int i = 0; i < kLogRounds; i++) {
+            const int f = t + i * kNT, u = f / kLogV4;
+            if (u < na) lv[i] = *(const kt_v16 *)(log + ((long long)u * dv + vb * KT_BV) * 2 + (f % kLogV4) * 4);
         }
-        if (c >= KT_DK && c < 2 * KT_DK) {
-            /* the replayed tokens' k: their inputs are columns 0 .. na+kw-2 */
-#pragma unroll 1
-            for (int tt = 0; tt < na; tt++) {
-                float y = 0.0f;
 #pragma unroll
-                for (int j = 0; j < kMaxKW; j++)
-                    if (j < kw) y += w[j] * kt_to_float(kt_elem{col[(long long)(tt + j) * args.conv_col_stride]});
-                sm.yr[tt][c - KT_DK] = kt_rnd(kt_silu(y));
-            }
+        for (int i = 0; i < kLogRounds; i++) {
+            const int f = t + i * kNT, u = f / kLogV4;
+            if (u < na) sm.log[u][f % kLogV4] = lv[i];
         }
-        if (c >= 2 * KT_DK)   /* the block's own v channels: their new conv state */
-            kt_conv_shift(cs + (long long)gc * args.conv_chan_stride, xc, na, n, kw, spec, args.conv_col_stride, args.qkv_stride);
     }
     if (t < n) kt_gdn_gates(args.a, args.b, args.A_log, args.dt_bias, (long long)(t0 + t) * args.ab_stride, h, sm.g[t], sm.beta[t]);
+#pragma unroll
+    for (int ro = 0; ro < kRounds; ro++) {
+        const int c = t + ro * kNT;
+        if (c >= kCh) continue;
+#pragma unroll
+        for (int tt = 0; tt < kMaxT; tt++)
+            if (tt < n) sm.y[tt][c] = kt_rnd(kt_conv_at(e[ro], w[ro], tt, kw));
+        if (c < 2 * KT_DK) {
+#pragma unroll
+            for (int u = 0; u < kE; u++) sm.eqk[c][u] = e[ro][u];
+        } else {                /* the block's own v channels: their new conv state */
+            const int gc = 2 * H * KT_DK + h * dv + vb * KT_BV + (c - 2 * KT_DK);
+            kt_conv_store(cs + gc * ccs, e[ro], n, kw, spec, cls);
+        }
+    }
+    /* the replayed tokens' k (speculative, after an acceptance): their inputs are history columns
+     * 0 .. na + kw - 2, a round trip of their own so that a step that replays nothing holds none */
+    if (na > 0) {
+#pragma unroll
+        for (int ro = 0; ro < kRounds; ro++) {
+            const int c = t + ro * kNT;
+            if (c < KT_DK || c >= 2 * KT_DK) continue;
+            const unsigned short *col = cs + (long long)((H + hk) * KT_DK + (c - KT_DK)) * ccs;
+            unsigned short r[kR];
+#pragma unroll
+            for (int u = 0; u < kR; u++) r[u] = u < na + kw - 1 ? col[u * cls] : (unsigned short)0;
+#pragma unroll
+            for (int tt = 0; tt < kMaxNA; tt++)
+                if (tt < na) sm.yr[tt][c - KT_DK] = kt_rnd(kt_conv_at(r, w[ro], tt, kw));
+        }
+    }
     kt_barrier();
 
-    /* ---- who rewrites the q/k conv state; the norms a token ---- */
-    if (t == 0) {
-        const int readers = (HV / H) * (dv / KT_BV);
-        int last = 1;
-        if (readers > 1) {
-            /* no fence first: this block's reads of those columns were used (their values are in
-             * LDS) before the barrier above, so they are done, and the count publishes no write */
-            unsigned *cnt = args.counters + (long long)seq * H + hk;
-            last = kt_atomic_add_device(cnt, 1u) == (unsigned)(readers - 1);
-            if (last) *cnt = 0u;   /* every other reader has counted: the word is ours */
-        }
-        sm.writer = last;
-    }
+    /* ---- the count of the q/k conv-state readers (its answer is read at the end); the norms a token ---- */
+    const int readers = (HV / H) * (dv / KT_BV);
+    unsigned *cnt = args.counters + (long long)seq * H + hk;
+    unsigned arrived = 0u;
+    /* no fence first: this block's reads of those columns were used (their values are in LDS)
+     * before the barrier above, so they are done, and the count publishes no write */
+    if (t == 0 && readers > 1) arrived = kt_atomic_add_device(cnt, 1u);
     for (int tt = kt_wave_id(); tt < n + na; tt += KT_NW) {
         const bool rep = tt >= n;
         const int u = rep ? tt - n : tt;
@@ -286,23 +338,14 @@ KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
     }
     kt_barrier();
 
-    if (sm.writer) {   /* the last reader: the q/k channels' new conv state */
-        for (int c = t; c < 2 * KT_DK; c += kNT) {
-            const int gc = c < KT_DK ? hk * KT_DK + c : (H + hk) * KT_DK + (c - KT_DK);
-            kt_conv_shift(cs + (long long)gc * args.conv_chan_stride, xq + gc, na, n, kw, spec, args.conv_col_stride,
-                          args.qkv_stride);
-        }
-    }
-
     /* ---- speculative: replay the accepted logged tokens, then store the entering state ---- */
-    float *log = spec ? args.spec_log + (long long)slot * args.log_slot_stride + (long long)h * kMaxT * dv * 2 : nullptr;
     if (spec) {
+        const float *sl = (const float *)&sm.log[0][0];
         for (int u = 0; u < na; u++) {
             float d[kVPT], dec[kVPT];   /* each column's own log entry: {d, g} */
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
-                float pr[2];
-                kt_ld_f32<2>(log + ((long long)u * dv + j0 + c) * 2, pr);
+                const float *pr = sl + ((long long)u * KT_BV + tj * kVPT + c) * 2;
                 d[c] = pr[0];
                 dec[c] = __builtin_expf(pr[1]);
             }
@@ -419,4 +462,19 @@ KT_KERNEL(KT_KERNEL_NAME, kNT)(kt_gdn_decode_args args)
         }
     }
     if (!spec) kt_state_io<true>(head, ti, j0, s);
+
+    /* ---- the last reader of the q/k channels writes their new conv state ---- */
+    if (readers > 1) {
+        if (t == 0) {
+            sm.writer = arrived == (unsigned)(readers - 1);
+            if (sm.writer) *cnt = 0u;   /* every other reader has counted: the word is ours */
+        }
+        kt_barrier();
+    }
+    if (readers == 1 || sm.writer) {
+        for (int c = t; c < 2 * KT_DK; c += kNT) {
+            const int gc = c < KT_DK ? hk * KT_DK + c : (H + hk) * KT_DK + (c - KT_DK);
+            kt_conv_store(cs + gc * ccs, sm.eqk[c], n, kw, spec, cls);
+        }
+    }
 }

@@ -3,7 +3,8 @@
 -- reads them: VK the state layout (0 [.., K, V], 1 K-last), DK and DV the head sizes, BV the value
 -- columns a block owns (BV = dv serves the fused gated norm), NW warps, KPT state rows a thread
 -- holds; a thread holds KPT x VPT of the block's DK x BV fp32 state, VPT = BV * KPT / (DK's
--- share of the threads).
+-- share of the threads); MT the tokens a sequence it steps at most (1: plain decode); OB the
+-- blocks ptxas must keep resident on an SM (0: its choice).
 
 local function div(a, b) return math.floor(a / b) end
 local MAX_T, MAX_KW = 8, 4
@@ -17,15 +18,19 @@ local function layout(p, t)
   return ti, tj, div(p.BV, tj)
 end
 
--- kt_gdn_smem: the step's conv outputs (q, k, v columns), the replayed k, six per-token scalars,
--- the row sums' partials (two parities, two sums), the norm's wave sums, the writer flag
+-- kt_gdn_smem: the step's conv outputs (q, k, v columns, MT tokens), the replayed k (MAX_T), the
+-- q/k channels' inputs (2-byte, MAX_KW - 1 + MT a channel, rounded to 4 bytes), the replayed log
+-- entries (two floats a column a token), five per-token scalars and the replayed k's norms, the row sums' partials (two parities, two
+-- sums), the norm's wave sums, the writer flag
 local function smem_bytes(p, t)
   local ti, tj = layout(p, t)
   local threads = p.NW * t.wave_size
   local parts
   if p.VK == 1 then parts = ti > t.wave_size and div(ti, t.wave_size) or 1
   else parts = tj < t.wave_size and p.NW or ti end
-  return 4 * (MAX_T * (2 * p.DK + p.BV) + MAX_T * p.DK + 6 * MAX_T + 2 * 2 * parts * p.BV + 2 * p.NW + 1)
+  local eqk = 4 * math.ceil(2 * p.DK * (MAX_KW - 1 + p.MT) * 2 / 4)
+  return eqk + 4 * (p.MT * (2 * p.DK + p.BV) + MAX_T * p.DK + MAX_T * 2 * p.BV + 5 * p.MT + MAX_T
+                    + 2 * 2 * parts * p.BV + 2 * p.NW + 1)
 end
 
 return {
@@ -41,6 +46,8 @@ return {
     { "BV", { 32, 64, 128 } },
     { "NW", { 2, 4, 8 } },
     { "KPT", { 4, 8, 16, 32 } },
+    { "MT", { 1, 8 } },
+    { "OB", { 0, 2 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
@@ -63,6 +70,11 @@ return {
     if p.KPT * vpt < 8 then return false, "fewer than 8 state floats a thread: the block's state is too thin" end
     if p.NW * t.wave_size < MAX_T then return false, "fewer threads than tokens" end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
-    return true
+    -- registers: the state piece about twice over (its decayed copy and the products' operands,
+    -- as ptxas allocated the first builds: 64 floats ~210 at MT 8), and each channel round's conv
+    -- inputs and taps; OB is offered where it binds and is not a sure spill (gen/recipe.c)
+    local rounds = math.ceil((2 * p.DK + p.BV) / (p.NW * t.wave_size))
+    local regs = 2 * p.KPT * vpt + rounds * (MAX_KW - 1 + p.MT + MAX_KW)
+    return t.occupancy_fits(p.NW * t.wave_size, p.OB, smem_bytes(p, t), regs)
   end,
 }

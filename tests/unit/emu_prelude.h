@@ -19,6 +19,7 @@
 #define KT_DEV static inline
 #define KT_SHARED static
 #define KT_KERNEL(name, threads) void name
+#define KT_KERNEL_MIN_BLOCKS(name, threads, blocks) void name
 
 struct alignas(16) kt_emu_v16 { unsigned w[4]; };
 struct kt_emu_block {

@@ -30,7 +30,7 @@ extern "C" {
 struct variant {
     const char *name;
     void (*kernel)(kt_gdn_decode_args);
-    int vk, bv, nw, kpt;      /* the kernel's axes; its block is nw * KT_WAVE threads */
+    int vk, bv, nw, kpt, mt;  /* the kernel's axes; its block is nw * KT_WAVE threads */
 };
 
 #if KT_WAVE == 32
@@ -39,6 +39,8 @@ namespace va {
 #define KT_BV 128
 #define KT_NW 8
 #define KT_KPT 8
+#define KT_MT 8
+#define KT_OB 0
 #include "gdn_emu_variant.inc"
 }
 namespace vb {
@@ -46,6 +48,8 @@ namespace vb {
 #define KT_BV 128
 #define KT_NW 8
 #define KT_KPT 4
+#define KT_MT 8
+#define KT_OB 0
 #include "gdn_emu_variant.inc"
 }
 namespace vc {
@@ -53,6 +57,8 @@ namespace vc {
 #define KT_BV 32
 #define KT_NW 2
 #define KT_KPT 8
+#define KT_MT 8
+#define KT_OB 0
 #include "gdn_emu_variant.inc"
 }
 namespace vd {
@@ -60,14 +66,27 @@ namespace vd {
 #define KT_BV 64
 #define KT_NW 4
 #define KT_KPT 16
+#define KT_MT 8
+#define KT_OB 0
+#include "gdn_emu_variant.inc"
+}
+
+namespace ve {
+#define KT_VK 1
+#define KT_BV 128
+#define KT_NW 8
+#define KT_KPT 8
+#define KT_MT 1
+#define KT_OB 0
 #include "gdn_emu_variant.inc"
 }
 
 static const variant variants[] = {
-    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 8, 8},
-    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4},
-    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8},
-    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16},
+    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 8, 8, 8},
+    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8},
+    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8, 8},
+    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8},
+    {"vk1 bv128 nw8 kpt8 mt1 (one token a step, replays)", ve::kernel, 1, 128, 8, 8, 1},
 };
 
 #else
@@ -78,6 +97,8 @@ namespace va {
 #define KT_BV 128
 #define KT_NW 8
 #define KT_KPT 8
+#define KT_MT 8
+#define KT_OB 0
 #include "gdn_emu_variant.inc"
 }
 namespace vb {
@@ -85,11 +106,13 @@ namespace vb {
 #define KT_BV 32
 #define KT_NW 8
 #define KT_KPT 4
+#define KT_MT 8
+#define KT_OB 0
 #include "gdn_emu_variant.inc"
 }
 static const variant variants[] = {
-    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 8, 8},
-    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 8, 4},
+    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 8, 8, 8},
+    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 8, 4, 8},
 };
 #endif
 
@@ -150,7 +173,7 @@ static void chain(const variant &v, int spec, int ds_layout, int norm, int steps
     for (int st = 0; st < steps; st++) {
         int n[BATCH], qsl[BATCH + 1] = {0};
         for (int i = 0; i < BATCH; i++) {
-            n[i] = spec ? 1 + (int)(kt_rand_splitmix64(&rng) % 4) : 1;
+            n[i] = spec ? 1 + (int)(kt_rand_splitmix64(&rng) % (v.mt < 4 ? v.mt : 4)) : 1;
             qsl[i + 1] = qsl[i] + n[i];
         }
         const int T = qsl[BATCH], qkv_stride = CDIM + 16, zs = HV * DV + 8;

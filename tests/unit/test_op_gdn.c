@@ -129,6 +129,7 @@ static kt_variant var(int vk, int bv, int nw, int kpt)
     v.p[KT_GDN_P_BV] = bv;
     v.p[KT_GDN_P_NW] = nw;
     v.p[KT_GDN_P_KPT] = kpt;
+    v.p[KT_GDN_P_MT] = 8;
     return v;
 }
 
@@ -148,6 +149,14 @@ static void test_misfit(void)
     p.dim[KT_GDN_D_DK] = 64;
     v = var(0, 64, 4, 16);
     KT_CHECK_CONTAINS(op->misfit(&v, &p, 132, buf, sizeof buf), "dk=64");
+    /* a variant built for one token a step serves q 1 only */
+    p = prob(2, 4, 1, 0, 4, 8);
+    v = var(0, 128, 8, 8);
+    KT_CHECK(op->misfit(&v, &p, 132, buf, sizeof buf) == NULL);
+    v.p[KT_GDN_P_MT] = 1;
+    KT_CHECK_CONTAINS(op->misfit(&v, &p, 132, buf, sizeof buf), "MT=1");
+    p = prob(2, 4, 1, 0, 1, 8);
+    KT_CHECK(op->misfit(&v, &p, 132, buf, sizeof buf) == NULL);
 }
 
 typedef struct { kt_variant v; int threads; char name[KT_KERNEL_NAME_MAX]; } recipe_variant;
@@ -183,7 +192,8 @@ static void test_launches(void)
         const int n = load_recipe(targets[ti], &rv), wave = kt_target_find(targets[ti])->wave_size;
         KT_CHECK(n >= 10);
         for (int i = 0; i < n; i++) {
-            kt_problem p = prob(2, 6, rv[i].v.p[KT_GDN_P_BV] == 128, rv[i].v.p[KT_GDN_P_VK], 4, 37);
+            kt_problem p = prob(2, 6, rv[i].v.p[KT_GDN_P_BV] == 128, rv[i].v.p[KT_GDN_P_VK],
+                                rv[i].v.p[KT_GDN_P_MT] < 4 ? rv[i].v.p[KT_GDN_P_MT] : 4, 37);
             kt_op_launch l[KT_OP_MAX_LAUNCHES];
             KT_CHECK_INT(op->launches(&rv[i].v, &p, wave, 64, l), 1);
             KT_CHECK_INT(l[0].dims.block[0], rv[i].threads);
@@ -233,6 +243,8 @@ static void test_law(void)
                             KT_CHECK(op->misfit(&c[k].v, &p, devs[di].units, buf, sizeof buf) == NULL);
                             const int bv = c[k].v.p[KT_GDN_P_BV];
                             if (norm) KT_CHECK_INT(bv, 128);
+                            /* the step's tokens size the conv's registers: the least MT that serves q */
+                            KT_CHECK_INT(c[k].v.p[KT_GDN_P_MT], qs[qi] == 1 ? 1 : 8);
                             const long long blocks128 = (long long)hvs[h] * batches[b];
                             if (!norm && blocks128 >= devs[di].units) KT_CHECK_INT(bv, 128);
                             if (!norm && 4 * blocks128 <= devs[di].units) KT_CHECK_INT(bv, 32);
