@@ -1,0 +1,45 @@
+#!/bin/sh
+# Twenty-third session, device call 1 (bench/NOTES.md, "the decode step's round trips"): the decode
+# template with every conv input loaded before any is used (MT and OB axes), the prefill's first
+# timing (the twenty-second session's call 2 stopped at its workspace slot), both on the law's picks
+# over out/c23/gdn_all.ktdb.xz (every sm_90a gdn_decode kernel, bf16 gdn_prefill kernels).
+#  1. gdn_check.py / gdn_prefill_check.py: the chains through libktrt against the float64 truth;
+#  2. bench_gdn.py: the issue's decode grid, hot and cold;
+#  3. the decode A/B on the rows of the bars: the law without OB 2 kernels, and without MT 1 ones;
+#  4. bench_gdn_prefill.py: the issue's prefill rows; the PF A/B (PF 0 only).
+# Carry out/lib out/c23.
+set -u
+. tests/device/env.sh
+R=$OUT/g1; mkdir -p $R
+L=out/lib/libktrt.so
+DB=$R/gdn_all.ktdb
+xz -dc out/c23/gdn_all.ktdb.xz > $DB
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader
+timeout 100 python3 tests/device/gdn_check.py --lib $L --db $DB > $R/check.log 2>&1; echo "decode check rc=$? $(el)"
+grep -E "gdn_check:|WRONG|fail" $R/check.log | head -8 | cut -c1-200
+timeout 100 python3 tests/device/gdn_prefill_check.py --lib $L --db $DB > $R/prefill-check.log 2>&1; echo "prefill check rc=$? $(el)"
+grep -E "gdn_prefill_check:|WRONG|fail" $R/prefill-check.log | head -8 | cut -c1-200
+OUT=$R timeout 120 python3 tests/device/bench_gdn.py --lib $L --db $DB --rounds 11 > $R/bench.log 2>&1; echo "decode bench rc=$? $(el)"
+cut -c1-170 $R/bench.log
+trim() {   # trim NAME SQL-CONDITION: a copy of the database without the kernels the condition names
+    python3 -c "
+import sqlite3, shutil
+shutil.copy('$DB', '$R/$1.ktdb'); c = sqlite3.connect('$R/$1.ktdb')
+c.execute(\"DELETE FROM kernel WHERE $2\"); c.commit()"
+}
+trim noob "name LIKE 'kt_gdn_decode%_ob2'"
+trim nomt1 "name LIKE 'kt_gdn_decode%_mt1_%'"
+for v in noob nomt1; do
+    timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $R/$v.ktdb --rounds 11 --hv 8,32 --batch 1,32,128 --tokens 1 \
+        --regime hot > $R/bench-$v.log 2>&1; echo "decode bench $v rc=$? $(el)"
+    cut -c1-170 $R/bench-$v.log
+    rm -f $R/$v.ktdb
+done
+OUT=$R timeout 200 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB > $R/prefill-bench.log 2>&1; echo "prefill bench rc=$? $(el)"
+cut -c1-220 $R/prefill-bench.log
+trim pf0 "name LIKE 'kt_gdn_prefill%_pf1'"
+timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/pf0.ktdb --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-bench-pf0.log 2>&1; echo "prefill bench pf0 rc=$? $(el)"
+cut -c1-220 $R/prefill-bench-pf0.log
+rm -f $R/pf0.ktdb $DB
+tar czf $OUT/g1.tgz -C $OUT g1 && rm -rf $R
+echo "done $(el)"
