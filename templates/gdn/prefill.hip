@@ -382,9 +382,11 @@ KT_DEV long long kt_s_at(int row, int col) { return KT_VK ? (long long)col * kDK
 constexpr int kWPieces = kBT * kDK / 8;      /* 16-byte pieces of a chunk's w (and of its k) */
 constexpr int kWPer = (kWPieces + kNS - 1) / kNS;
 
-/* A chunk's inputs to the state pass, in registers: w and k in 16-byte pieces (piece e, at 8e of
- * the dense [BT][dk] tile, is thread e % threads'), G (a row a thread), and u at the vn tiles'
- * accumulator elements. Loaded at the top of the chunk (PF 0), or a chunk ahead (PF 1). */
+/* A chunk's inputs to the state pass, in registers: w and k in 16-byte pieces (w's piece e, at 8e
+ * of the dense [BT][dk] tile, is thread e % threads'; k's piece e is row e % BT's, keys 8 (e / BT)
+ * on, so that a wave's transposed stores into kd fall on consecutive rows of one key: one bank
+ * a lane pair, where w's order put 16 lanes on one bank), G (a row a thread), and u at the vn
+ * tiles' accumulator elements. Loaded at the top of the chunk (PF 0), or a chunk ahead (PF 1). */
 struct kt_state_in {
     kt_v16 w[kWPer], k[kWPer];
     float g;
@@ -401,7 +403,7 @@ KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long lo
         const int e = tid + m * kNS;
         if (kWPieces % kNS == 0 || e < kWPieces) {
             in.w[m] = kt_ldg16(w + 8 * e);
-            in.k[m] = kt_ldg16(k + 8 * e);
+            in.k[m] = kt_ldg16(k + (e % kBT) * kDK + 8 * (e / kBT));
         }
     }
     in.g = tid < kBT ? A.ws_g[ch_h * kBT + tid] : 0.0f;
@@ -465,7 +467,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         for (int m = 0; m < kWPer; m++) {
             const int e = tid + m * kNS;
             if (!(kWPieces % kNS == 0 || e < kWPieces)) continue;
-            const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
+            const int r = e % kBT, i0 = 8 * (e / kBT);
             const float dec = __builtin_expf(gl - sm.g[r]);
 #pragma unroll
             for (int q = 0; q < 4; q++) {

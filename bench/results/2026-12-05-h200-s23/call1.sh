@@ -6,7 +6,8 @@
 #  1. gdn_check.py / gdn_prefill_check.py: the chains through libktrt against the float64 truth;
 #  2. bench_gdn.py: the decode grid, hot and cold;
 #  3. the decode A/B on the rows of the bars: the law without OB 2 kernels, and without MT 1 ones;
-#  4. bench_gdn_prefill.py: the prefill rows; the PF A/B (PF 0 only).
+#  4. bench_gdn_prefill.py: the prefill rows; the PF A/B (PF 0 only); the kd A/B (the
+#     twenty-second session's prefill kernels, out/c23/c22.ktdb.xz: k's pieces in w's order).
 # Carry out/lib out/c23.
 set -u
 . tests/device/env.sh
@@ -40,6 +41,10 @@ cut -c1-220 $R/prefill-bench.log
 trim pf0 "name LIKE 'kt_gdn_prefill%_pf1'"
 timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/pf0.ktdb --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-bench-pf0.log 2>&1; echo "prefill bench pf0 rc=$? $(el)"
 cut -c1-220 $R/prefill-bench-pf0.log
-rm -f $R/pf0.ktdb $DB
+rm -f $R/pf0.ktdb
+xz -dc out/c23/c22.ktdb.xz > $R/c22.ktdb
+timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/c22.ktdb --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-bench-c22.log 2>&1; echo "prefill bench c22 rc=$? $(el)"
+cut -c1-220 $R/prefill-bench-c22.log
+rm -f $R/c22.ktdb $DB
 tar czf $OUT/g1.tgz -C $OUT g1 && rm -rf $R
 echo "done $(el)"
