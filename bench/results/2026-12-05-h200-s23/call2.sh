@@ -1,26 +1,6 @@
 #!/bin/sh
-# Twenty-third session, device call 2 (issue 13's sweep; the twenty-second session's call 3 on
-# out/c23): ./tune on Qwen3-Next-80B-A3B at --tp 4, the GDN families only (gdn_decode, then gdn_prefill), every candidate verified against the float64
-# reference, then timed, into a copy of out/c23's database; kt dump of it; gdn_prefill_check.py
-# and bench_gdn_prefill.py's issue rows on the tuned database (the tuned paths, where call 1 ran
-# the law's). Carry out/bin out/lib out/device out/c23 (tests/device/pack.sh with KT_PACK_DB=0).
-set -u
-. tests/device/env.sh
-R=$OUT/g2; mkdir -p $R
-DB=$R/work.ktdb
-xz -dc out/c23/gdn_all.ktdb.xz > $DB
-L=out/lib/libktrt.so
-for op in gdn_decode gdn_prefill; do
-    m=2; [ $op = gdn_prefill ] && m=3
-    timeout 330 ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB --no-build --resume \
-        --only $op --budget-min $m > $R/sweep-$op.log 2>&1; echo "sweep $op rc=$? $(el)"
-    grep -v '^ *$' $R/sweep-$op.log | grep -E "coverage|refused|wrong|fail|budget|problems" | head -8 | cut -c1-200
-done
-out/bin/kt dump --db $DB > $R/dump.txt 2>&1; echo "dump rc=$? $(el)"
-timeout 60 python3 tests/device/gdn_prefill_check.py --lib $L --db $DB > $R/prefill-check.log 2>&1; echo "prefill check rc=$? $(el)"
-tail -n 3 $R/prefill-check.log | cut -c1-200
-OUT=$R timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB --rows 1x4096/8,1x16384/8,8x2048/8 > $R/prefill-bench.log 2>&1; echo "prefill bench rc=$? $(el)"
-cut -c1-220 $R/prefill-bench.log
-sh tests/device/return_db.sh $DB $R > /dev/null 2>&1; rm -f $DB
-tar czf $OUT/g2.tgz -C $OUT g2 && rm -rf $R
-echo "done $(el)"
+# Twenty-third session, device call 2 (issue 13's sweep): the twenty-second session's call 3 (./tune on
+# Qwen3-Next-80B-A3B at --tp 4, gdn_decode then gdn_prefill, verified and timed; kt dump; the prefill
+# checks and bench rows on the tuned paths) over out/c23's database. Results: $OUT/g3.tgz.
+# Carry out/bin out/lib out/device out/c23 (tests/device/pack.sh with KT_PACK_DB=0).
+KT_CARRY=out/c23 KT_SWEEP_MIN=2 exec sh bench/results/2026-12-05-h200-s22/call3.sh
