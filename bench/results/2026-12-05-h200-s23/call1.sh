@@ -20,7 +20,7 @@ timeout 100 python3 tests/device/gdn_check.py --lib $L --db $DB > $R/check.log 2
 grep -E "gdn_check:|WRONG|fail" $R/check.log | head -8 | cut -c1-200
 timeout 100 python3 tests/device/gdn_prefill_check.py --lib $L --db $DB > $R/prefill-check.log 2>&1; echo "prefill check rc=$? $(el)"
 grep -E "gdn_prefill_check:|WRONG|fail" $R/prefill-check.log | head -8 | cut -c1-200
-OUT=$R timeout 120 python3 tests/device/bench_gdn.py --lib $L --db $DB --rounds 11 > $R/bench.log 2>&1; echo "decode bench rc=$? $(el)"
+OUT=$R timeout 120 python3 tests/device/bench_gdn.py --lib $L --db $DB --rounds 7 > $R/bench.log 2>&1; echo "decode bench rc=$? $(el)"
 cut -c1-170 $R/bench.log
 trim() {   # trim NAME SQL-CONDITION: a copy of the database without the kernels the condition names
     python3 -c "
@@ -31,19 +31,20 @@ c.execute(\"DELETE FROM kernel WHERE $2\"); c.commit()"
 trim noob "name LIKE 'kt_gdn_decode%_ob2'"
 trim nomt1 "name LIKE 'kt_gdn_decode%_mt1_%'"
 for v in noob nomt1; do
-    timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $R/$v.ktdb --rounds 11 --hv 8,32 --batch 1,32,128 --tokens 1 \
+    timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $R/$v.ktdb --rounds 7 --hv 8,32 --batch 1,128 --tokens 1 \
         --regime hot > $R/bench-$v.log 2>&1; echo "decode bench $v rc=$? $(el)"
     cut -c1-170 $R/bench-$v.log
     rm -f $R/$v.ktdb
 done
-OUT=$R timeout 200 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB > $R/prefill-bench.log 2>&1; echo "prefill bench rc=$? $(el)"
+OUT=$R timeout 200 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB \
+    --rows 1x4096/8,1x16384/8,1x65536/8,1x16384/16,8x2048/8 > $R/prefill-bench.log 2>&1; echo "prefill bench rc=$? $(el)"
 cut -c1-220 $R/prefill-bench.log
 trim pf0 "name LIKE 'kt_gdn_prefill%_pf1'"
-timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/pf0.ktdb --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-bench-pf0.log 2>&1; echo "prefill bench pf0 rc=$? $(el)"
+timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/pf0.ktdb --rows 1x16384/8 > $R/prefill-bench-pf0.log 2>&1; echo "prefill bench pf0 rc=$? $(el)"
 cut -c1-220 $R/prefill-bench-pf0.log
 rm -f $R/pf0.ktdb
 xz -dc out/c23/c22.ktdb.xz > $R/c22.ktdb
-timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/c22.ktdb --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-bench-c22.log 2>&1; echo "prefill bench c22 rc=$? $(el)"
+timeout 90 python3 tests/device/bench_gdn_prefill.py --lib $L --db $R/c22.ktdb --rows 1x16384/8,1x65536/8 > $R/prefill-bench-c22.log 2>&1; echo "prefill bench c22 rc=$? $(el)"
 cut -c1-220 $R/prefill-bench-c22.log
 rm -f $R/c22.ktdb $DB
 tar czf $OUT/g1.tgz -C $OUT g1 && rm -rf $R
