@@ -358,7 +358,7 @@ done
 # forms the gated norm needs (BV = DV) are ok on gfx1201 in both state layouts; on gfx1201 the
 # state moves in 16-byte pieces (global_load_b128 / global_store_b128)
 GDN=templates/gdn/decode.lua
-GDNK=kt_gdn_decode_bf16_vk0_dk128_dv128_bv128_nw8_kpt8
+GDNK=kt_gdn_decode_bf16_vk0_dk128_dv128_bv128_nw8_kpt8_mt1_ob0
 for t in $TARGETS; do
     case $t in gfx1201|sm_90a) pick=""; want=60 ;; *) pick=$(sample 16); want=1 ;; esac
     check "gdn_decode on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
