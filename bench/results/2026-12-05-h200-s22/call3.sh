@@ -8,11 +8,11 @@ set -u
 . tests/device/env.sh
 R=$OUT/g3; mkdir -p $R
 DB=$R/work.ktdb
-C=${KT_CARRY:-out/c22}   # the carried database's folder (the twenty-third session's call 2: out/c23)
+C=${CARRY_DIR:-out/c22}   # the carried database's folder (the twenty-third session's call 2: out/c23)
 xz -dc $C/gdn_all.ktdb.xz > $DB
 L=out/lib/libktrt.so
 for op in gdn_decode gdn_prefill; do
-    m=${KT_SWEEP_MIN:-2}; [ $op = gdn_prefill ] && m=${KT_SWEEP_MIN:-3}
+    m=${SWEEP_MIN:-2}; [ $op = gdn_prefill ] && m=${SWEEP_MIN:-3}
     timeout 330 ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB --no-build --resume \
         --only $op --budget-min $m > $R/sweep-$op.log 2>&1; echo "sweep $op rc=$? $(el)"
     grep -v '^ *$' $R/sweep-$op.log | grep -E "coverage|refused|wrong|fail|budget|problems" | head -8 | cut -c1-200

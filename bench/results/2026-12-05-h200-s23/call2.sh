@@ -3,4 +3,4 @@
 # Qwen3-Next-80B-A3B at --tp 4, gdn_decode then gdn_prefill, verified and timed; kt dump; the prefill
 # checks and bench rows on the tuned paths) over out/c23's database. Results: $OUT/g3.tgz.
 # Carry out/bin out/lib out/device out/c23 (tests/device/pack.sh with KT_PACK_DB=0).
-KT_CARRY=out/c23 KT_SWEEP_MIN=2 exec sh bench/results/2026-12-05-h200-s22/call3.sh
+CARRY_DIR=out/c23 SWEEP_MIN=2 exec sh bench/results/2026-12-05-h200-s22/call3.sh
