@@ -158,6 +158,15 @@ template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float
     }
 }
 
+/* Block channel c's place in the qkv row and the conv state (abi): its key head's q (c < dk),
+ * then its k, then the block's own v columns */
+KT_DEV int kt_conv_channel(int c, int hk, int H, int h, int vb)
+{
+    return c < KT_DK ? hk * KT_DK + c
+           : c < 2 * KT_DK ? (H + hk) * KT_DK + (c - KT_DK)
+                           : 2 * H * KT_DK + h * KT_DV + vb * KT_BV + (c - 2 * KT_DK);
+}
+
 /* A channel's inputs E (abi: history column na + u for u < kw - 1, then the tokens; zero past
  * them), every load issued before any is used */
 KT_DEV void kt_conv_load(const unsigned short *col, const unsigned short *x, int na, int n, int kw,
@@ -244,9 +253,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     for (int ro = 0; ro < kRounds; ro++) {
         const int c = t + ro * kNT;
         if (c >= kCh) continue;
-        const int gc = c < KT_DK ? hk * KT_DK + c
-                       : c < 2 * KT_DK ? (H + hk) * KT_DK + (c - KT_DK)
-                                       : 2 * H * KT_DK + h * dv + vb * KT_BV + (c - 2 * KT_DK);
+        const int gc = kt_conv_channel(c, hk, H, h, vb);
         kt_conv_load(cs + gc * ccs, xq + gc, na, n, kw, cls, xs, e[ro]);
 #pragma unroll
         for (int j = 0; j < kMaxKW; j++) w[ro][j] = j < kw ? kt_to_float(kt_elem{cw[(long long)gc * kw + j]}) : 0.0f;
@@ -278,8 +285,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
 #pragma unroll
             for (int u = 0; u < kE; u++) sm.eqk[c][u] = e[ro][u];
         } else {                /* the block's own v channels: their new conv state */
-            const int gc = 2 * H * KT_DK + h * dv + vb * KT_BV + (c - 2 * KT_DK);
-            kt_conv_store(cs + gc * ccs, e[ro], n, kw, spec, cls);
+            kt_conv_store(cs + kt_conv_channel(c, hk, H, h, vb) * ccs, e[ro], n, kw, spec, cls);
         }
     }
     /* the replayed tokens' k (speculative, after an acceptance): their inputs are history columns
@@ -289,7 +295,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         for (int ro = 0; ro < kRounds; ro++) {
             const int c = t + ro * kNT;
             if (c < KT_DK || c >= 2 * KT_DK) continue;
-            const unsigned short *col = cs + (long long)((H + hk) * KT_DK + (c - KT_DK)) * ccs;
+            const unsigned short *col = cs + kt_conv_channel(c, hk, H, h, vb) * ccs;
             unsigned short r[kR];
 #pragma unroll
             for (int u = 0; u < kR; u++) r[u] = u < na + kw - 1 ? col[u * cls] : (unsigned short)0;
@@ -473,8 +479,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     }
     if (readers == 1 || sm.writer) {
         for (int c = t; c < 2 * KT_DK; c += kNT) {
-            const int gc = c < KT_DK ? hk * KT_DK + c : (H + hk) * KT_DK + (c - KT_DK);
-            kt_conv_store(cs + gc * ccs, sm.eqk[c], n, kw, spec, cls);
+            kt_conv_store(cs + kt_conv_channel(c, hk, H, h, vb) * ccs, sm.eqk[c], n, kw, spec, cls);
         }
     }
 }

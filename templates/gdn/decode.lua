@@ -20,8 +20,8 @@ end
 
 -- kt_gdn_smem: the step's conv outputs (q, k, v columns, MT tokens), the replayed k (MAX_T), the
 -- q/k channels' inputs (2-byte, MAX_KW - 1 + MT a channel, rounded to 4 bytes), the replayed log
--- entries (two floats a column a token), five per-token scalars and the replayed k's norms, the row sums' partials (two parities, two
--- sums), the norm's wave sums, the writer flag
+-- entries (two floats a column a token), five per-token scalars and the replayed k's norms, the
+-- row sums' partials (two parities, two sums), the norm's wave sums, the writer flag
 local function smem_bytes(p, t)
   local ti, tj = layout(p, t)
   local threads = p.NW * t.wave_size
