@@ -186,13 +186,18 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     batch 1 the state of a few heads is spread over more compute units by a narrower BV;
  *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
- *  3. resident threads a compute unit (occupancy x block threads): the bytes in flight;
- *  4. the row sums reduced in the wave alone (no LDS round and barrier a token);
- *  5. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
+ *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
+ *     gets, x block threads): the bytes in flight;
+ *  4. no residency asked of the register allocator (OB 0) where the grid does not need it: the
+ *     bound costs the registers that keep a block's loads in flight (the H100: 9.70 us at batch
+ *     1 x hv 8 with OB 2, 6.98 without; 66.5% of the copy ceiling at batch 128 x hv 32 with it,
+ *     58.6% without);
+ *  5. the row sums reduced in the wave alone (no LDS round and barrier a token);
+ *  6. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
  *     per-token LDS are sized by MT;
- *  6. fewer registers, then the first candidate.
+ *  7. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
-#define GDN_LAW_KEYS 6
+#define GDN_LAW_KEYS 7
 
 static int gdn_parts(const kt_variant *v, int wave)
 {
@@ -207,11 +212,12 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     const int wave = d && d->wave_size > 0 ? d->wave_size : 32;
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long blocks = DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, BATCH);
-    const long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    const long long occ = v->occupancy > 0 ? v->occupancy : 1, per_unit = (blocks + units - 1) / units;
     int i = 0;
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, BV);
-    key[i++] = occ * PAR(v, NW) * wave;
+    key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
+    key[i++] = -PAR(v, OB);
     key[i++] = -gdn_parts(v, wave);
     key[i++] = -PAR(v, MT);
     key[i++] = -(long long)c->regs;

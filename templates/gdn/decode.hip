@@ -54,6 +54,7 @@ constexpr int kE = kMaxKW - 1 + kMaxT;       /* a channel's inputs E (history, t
 constexpr int kR = kMaxKW - 1 + kMaxNA;      /* a k channel's replayed inputs, at most */
 constexpr int kLogV4 = KT_BV / 2;            /* a token's log entries of the block's columns, in 16-byte pieces */
 constexpr int kLogRounds = (kMaxNA * kLogV4 + kNT - 1) / kNT;
+constexpr bool kZAhead = KT_OB == 0;         /* the gated norm's inputs loaded with the conv's */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
 static_assert(KT_DK % KT_KPT == 0 && kNT % kTI == 0, "KPT divides DK, and DK / KPT divides the threads");
@@ -274,6 +275,22 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         }
     }
     if (t < n) kt_gdn_gates(args.a, args.b, args.A_log, args.dt_bias, (long long)(t0 + t) * args.ab_stride, h, sm.g[t], sm.beta[t]);
+    /* the gated norm's inputs of the thread's columns (the writer threads'): the weights, and z a
+     * token ahead of its use, in flight with the conv's, so that the norm waits on no round trip.
+     * Not where OB holds the registers to two blocks an SM: there the other block hides the wait,
+     * and these registers would spill. */
+    const bool rep_thread = ti == 0;   /* one thread a column set writes out and the log */
+    const bool gated = args.norm_weight != nullptr;   /* grid-uniform */
+    const unsigned short *zp = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv + j0;
+    float nwt[kVPT];
+    unsigned short zn[kVPT];
+    if (kZAhead && gated && rep_thread) {
+#pragma unroll
+        for (int c = 0; c < kVPT; c++) {
+            nwt[c] = kt_elem_f(args.norm_weight, j0 + c);
+            zn[c] = zp[c];
+        }
+    }
 #pragma unroll
     for (int ro = 0; ro < kRounds; ro++) {
         const int c = t + ro * kNT;
@@ -366,9 +383,20 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     }
 
     /* ---- the step's tokens ---- */
-    const bool rep_thread = ti == 0;   /* one thread a column set writes out and the log */
     unsigned short *out = (unsigned short *)args.out;
     for (int tt = 0; tt < n; tt++) {
+        unsigned short zc[kVPT];
+        if (gated && rep_thread) {
+#pragma unroll
+            for (int c = 0; c < kVPT; c++) {
+                if constexpr (!kZAhead) {
+                    zc[c] = zp[(long long)tt * args.z_stride + c];
+                    continue;
+                }
+                zc[c] = zn[c];
+                if (tt + 1 < n) zn[c] = zp[(long long)(tt + 1) * args.z_stride + c];
+            }
+        }
         const float dec = __builtin_expf(sm.g[tt]);
         float pk[kVPT], pq[kVPT];
 #pragma unroll
@@ -431,7 +459,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * d[c];
         }
         const long long orow = (long long)(t0 + tt) * args.out_stride + (long long)h * dv;
-        if (args.norm_weight) {   /* grid-uniform; the recipe and the runtime keep it to BV = dv */
+        if (gated) {   /* the recipe and the runtime keep it to BV = dv */
             float ss = 0.0f;
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
@@ -447,12 +475,11 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             for (int w = 0; w < KT_NW; w++) ss += sm.nrm[tt & 1][w];
             const float rstd = 1.0f / __builtin_sqrtf(ss / (float)dv + args.norm_eps);
             if (rep_thread) {
-                const long long zr = (long long)(t0 + tt) * args.z_stride + (long long)h * dv;
 #pragma unroll
                 for (int c = 0; c < kVPT; c++) {
-                    const int j = j0 + c;
-                    const float y = o[c] * rstd * kt_elem_f(args.norm_weight, j) * kt_silu(kt_elem_f(args.z, zr + j));
-                    out[orow + j] = kt_from_float<kt_elem>(y).bits;
+                    const float wt = kZAhead ? nwt[c] : kt_elem_f(args.norm_weight, j0 + c);
+                    const float y = o[c] * rstd * wt * kt_silu(kt_to_float(kt_elem{zc[c]}));
+                    out[orow + j0 + c] = kt_from_float<kt_elem>(y).bits;
                 }
             }
         } else if (rep_thread) {

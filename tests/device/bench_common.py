@@ -94,3 +94,63 @@ def copy_ceiling_gbs(reps=10):
     del a, b
     torch.cuda.empty_cache()
     return 2.0 * (1 << 30) / best / 1e9
+
+
+def launch_floor_us(launches=20, reps=9):
+    """The time a launch of a graph of `launches` dependent one-element kernels: what any launch of
+    a chain in a graph costs before its kernel does anything (the floor under a decode step's time).
+    Median of reps replays, microseconds."""
+    import statistics
+    import torch
+    x = torch.zeros(1, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x.add_(1)
+    s.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        for _ in range(launches):
+            x.add_(1)
+    times = []
+    for _ in range(reps):
+        with torch.cuda.stream(s):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            g.replay()
+            e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1) * 1e3 / launches)
+    return statistics.median(times)
+
+
+def kernel_times(fn, reps=5):
+    """Each kernel fn launches (libktrt's included: CUPTI sees every launch on the context), as
+    (name, launches a call, mean device microseconds a launch), in first-launch order, from
+    torch.profiler over reps eager calls after one warm-up call."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    seen = {}
+    for ev in prof.events():
+        if ev.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = ev.name
+        n, total = seen.get(name, (0, 0.0))
+        seen[name] = (n + 1, total + ev.time_range.elapsed_us())
+    return [(name, n / reps, total / n) for name, (n, total) in seen.items() if "Memcpy" not in name]
+
+
+def print_kernel_times(label, fn, reps=5):
+    """One line a kernel of kernel_times(fn): the row's label, the kernel's name, us a launch."""
+    try:
+        rows = kernel_times(fn, reps)
+    except Exception as e:                      # a profiler that cannot start must not cost the bench's rows
+        print("  %s kernels: profiler unavailable (%s)" % (label, e), flush=True)
+        return
+    for name, per_call, us in rows:
+        print("  %s kernel %-60s x%-4g %9.2f us" % (label, name[:60], per_call, us), flush=True)

@@ -16,6 +16,8 @@ Each method is a CUDA graph of --launches launches, replayed between events; rou
 ours again (the control: its ratio to ours is the noise floor) and torch's, in rotated order;
 median, min and max of the time a launch. Correctness first: ours against the float64 truth of
 gdn_common.py on the first set (bound 1e-2), and torch's against the same.
+The ceilings line adds the launch floor: a graph of one-element kernels, a launch each (what a step
+costs before its kernel does anything). --profile: each hot row's kernel device time (torch.profiler).
 Columns: us a launch, the state's bytes in and out (2 x batch x hv x 64 KiB, the log's and the
 conv state's besides) as GB/s and as % of the copy ceiling (read + write bytes, measured here)
 and of the read ceiling; torch's time and ours/torch. With $OUT set, writes $OUT/bench_gdn.tsv."""
@@ -29,7 +31,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_attn import KT_OK, L2_BYTES, Ktrt, capture, header_fields, rel_error, time_graph  # noqa: E402
-from bench_common import copy_ceiling_gbs, read_ceiling_gbs  # noqa: E402
+from bench_common import launch_floor_us, print_kernel_times, copy_ceiling_gbs, read_ceiling_gbs  # noqa: E402
 from gdn_common import Layer, Step, Truth, check_header, over, worst_of  # noqa: E402
 
 
@@ -129,6 +131,11 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
                     graphs[k].replay()          # warm: the set's state resident before the timed replay
             times[k].append(time_graph(graphs[k], n, flush if regime == "cold" else torch.empty(0, device="cuda"), stream))
     med = {k: statistics.median(v) for k, v in times.items()}
+    if a.profile and regime == "hot":
+        def on_stream():
+            with torch.cuda.stream(stream):
+                ours(0)
+        print_kernel_times("%d/%d/%d" % (hv, batch, tokens), on_stream)
     state_bytes = 2 * per_set + (batch * hv * (2 + tokens) * 128 * 2 * 4 if spec else 0)
     gbs = state_bytes / (med["ours"] * 1e-6) / 1e9
     return {"hv": hv, "batch": batch, "tokens": tokens, "regime": regime, "kernel": ch.kernel.decode(),
@@ -147,6 +154,7 @@ def main():
     ap.add_argument("--regime", default="hot,cold")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--launches", type=int, default=20)
+    ap.add_argument("--profile", action="store_true", help="hot rows: our kernel's device time (torch.profiler)")
     a = ap.parse_args()
     check_header(header_fields)
     kt = Ktrt(a.lib, a.db)
@@ -155,7 +163,8 @@ def main():
     stream = torch.cuda.Stream()
     flush = torch.empty(2 * L2_BYTES, dtype=torch.uint8, device="cuda")
     ceil_copy, ceil_read = copy_ceiling_gbs(), read_ceiling_gbs()
-    print("ceilings: copy %.0f GB/s, read %.0f GB/s" % (ceil_copy, ceil_read))
+    print("ceilings: copy %.0f GB/s, read %.0f GB/s; launch floor %.2f us (a graph of %d one-element kernels)" % (
+        ceil_copy, ceil_read, launch_floor_us(a.launches), a.launches))
     cols = ["hv", "batch", "tokens", "regime", "us", "us_min", "us_max", "control", "gbs", "pct_copy", "pct_read",
             "torch_us", "x_torch", "err", "path", "kernel"]
     lines, failed = ["\t".join(cols)], 0

@@ -13,7 +13,8 @@ and 8 x 2K. Correctness first, on the row's own call: ours against torch's (the 
 bound 2e-2) and, up to 4K tokens, both against the float64 per-token truth (gdn_common.Truth).
 Each method is a CUDA graph of --launches calls replayed between events; rounds interleave ours,
 ours again (the control: its ratio to ours is the noise floor), torch's and the copy in rotated
-order; median, min and max. Columns: ms a call, tokens/s, ours / the bar where the issue sets one,
+order; median, min and max. --profile adds each of our kernels' device time (torch.profiler).
+Columns: ms a call, tokens/s, ours / the bar where the issue sets one,
 torch's ms and torch / ours. With $OUT set, writes $OUT/bench_gdn_prefill.tsv."""
 import argparse
 import os
@@ -25,6 +26,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_attn import KT_OK, Ktrt, capture, header_fields, rel_error, time_graph  # noqa: E402
+from bench_common import print_kernel_times  # noqa: E402
 from gdn_common import Layer, Prefill, Truth, check_header, over  # noqa: E402
 
 # the issue's bars (ms), one sequence at the value heads and tokens named
@@ -160,6 +162,11 @@ def row(kt, a, S, n, hv, gen, stream):
             else:
                 times[k].append(time_graph(graphs[k], counts[k], none, stream) / 1e3)   # ms a call
     med = {k: statistics.median(v) for k, v in times.items()}
+    if a.profile:
+        def on_stream():
+            with torch.cuda.stream(stream):
+                ours(0)
+        print_kernel_times("%dx%d/%d" % (S, n, hv), on_stream)
     bar = BARS.get((S, n, hv))
     return {"seqs": S, "tokens": n, "hv": hv, "kernel": ch.kernel.decode(), "path": ch.path.decode(),
             "ms": med["ours"], "ms_min": min(times["ours"]), "ms_max": max(times["ours"]),
@@ -177,6 +184,7 @@ def main():
     ap.add_argument("--rows", default=DEFAULT_ROWS)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--launches", type=int, default=3)
+    ap.add_argument("--profile", action="store_true", help="each row's kernels' device times (torch.profiler)")
     ap.add_argument("--workspace-mb", type=int, default=1536, help="ktrt_options.workspace_bytes (one stream slot)")
     a = ap.parse_args()
     check_header(header_fields)
