@@ -111,6 +111,9 @@ KT_DEV bool kt_find_chunk(const int *qsl, int batch, int c, kt_chunk &ch)
     return true;
 }
 
+/* rows of a channel's tokens loaded at once by the conv (a round trip each group) */
+constexpr int kConvRows = 16;
+
 /* Channel gc's conv outputs of rows 0 .. n-1 of the chunk at pos0 of the sequence starting at
  * token t0, rounded (as vLLM stores them): put(r, y). Input p of the channel is its token's qkv
  * for p >= 0, history column kw - 1 + p before it (zero without an initial state). The taps are
@@ -133,15 +136,23 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
         if (j < kMaxKW - 1 && tap >= 0) v = p >= 0 ? x0[p * xs] : init ? hist[(kw - 1 + p) * hs] : (unsigned short)0;
         x[j] = kt_to_float(kt_elem{v});
     }
+    /* a group's rows loaded before any is used: a round trip a group, not a row */
 #pragma unroll 1
-    for (int r = 0; r < n; r++) {
-        x[kMaxKW - 1] = kt_to_float(kt_elem{x0[(pos0 + r) * xs]});
-        float y = 0.0f;
+    for (int r0 = 0; r0 < n; r0 += kConvRows) {
+        unsigned short in[kConvRows];
 #pragma unroll
-        for (int j = 0; j < kMaxKW; j++) y += w[j] * x[j];
-        put(r, kt_rnd(kt_silu(y)));
+        for (int r = 0; r < kConvRows; r++) in[r] = r0 + r < n ? x0[(pos0 + r0 + r) * xs] : (unsigned short)0;
 #pragma unroll
-        for (int j = 0; j < kMaxKW - 1; j++) x[j] = x[j + 1];
+        for (int r = 0; r < kConvRows; r++) {
+            if (r0 + r >= n) break;
+            x[kMaxKW - 1] = kt_to_float(kt_elem{in[r]});
+            float y = 0.0f;
+#pragma unroll
+            for (int j = 0; j < kMaxKW; j++) y += w[j] * x[j];
+            put(r0 + r, kt_rnd(kt_silu(y)));
+#pragma unroll
+            for (int j = 0; j < kMaxKW - 1; j++) x[j] = x[j + 1];
+        }
     }
 }
 
@@ -345,7 +356,15 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
         /* u = X (beta v): v (parked in u's place by _prep) into the transposed operand */
         unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
         for (int j = tid; j < kDV; j += kNP)
-            for (int r = 0; r < kBT; r++) sm.u.t[j][r] = kt_elem_bits(kt_to_float(kt_elem{uh[r * kDV + j]}) * sm.beta[r]);
+#pragma unroll 1
+            for (int r0 = 0; r0 < kBT; r0 += kConvRows) {
+                unsigned short in[kConvRows];   /* a group's loads before its stores: a round trip a group */
+#pragma unroll
+                for (int r = 0; r < kConvRows; r++) in[r] = uh[(r0 + r) * kDV + j];
+#pragma unroll
+                for (int r = 0; r < kConvRows; r++)
+                    sm.u.t[j][r0 + r] = kt_elem_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
+            }
         kt_barrier();
         kt_x_product<kDV>(sm, uh, wv, lane);
         kt_barrier();
@@ -615,6 +634,19 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
             rstd[i] = 1.0f / __builtin_sqrtf(tot / (float)kDV + A.norm_eps);
         }
     }
+    /* the gate's loads all before the first store (a store between them would hold each load
+     * behind it: out may alias z for all the compiler knows) */
+    if (A.norm_weight) {
+#pragma unroll
+        for (int t = 0; t < kDV / 16; t++)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) {
+                const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
+                const long long tok = ch.t0 + ch.pos0 + (r < ch.n ? r : 0);
+                kt_acc_set(o[t], i, kt_acc_get(o[t], i) * rstd[i] * kt_elem_f(A.norm_weight, j) *
+                                        kt_silu(kt_elem_f(A.z, tok * A.z_stride + (long long)h * kDV + j)));
+            }
+    }
     unsigned short *out = (unsigned short *)A.out;
 #pragma unroll
     for (int t = 0; t < kDV / 16; t++)
@@ -622,11 +654,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
         for (int i = 0; i < kt_acc_elems; i++) {
             const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
             if (r >= ch.n) continue;
-            const long long tok = ch.t0 + ch.pos0 + r;
-            float y = kt_acc_get(o[t], i);
-            if (A.norm_weight)
-                y = y * rstd[i] * kt_elem_f(A.norm_weight, j) * kt_silu(kt_elem_f(A.z, tok * A.z_stride + (long long)h * kDV + j));
-            out[tok * A.out_stride + (long long)h * kDV + j] = kt_elem_bits(y);
+            out[(ch.t0 + ch.pos0 + r) * (long long)A.out_stride + (long long)h * kDV + j] = kt_elem_bits(kt_acc_get(o[t], i));
         }
 
     /* the sequence's last chunk: its conv state, after prep has read the old one. The v channels
