@@ -57,10 +57,15 @@ constexpr int kRowSpan = kt_row_span();
 
 /* k steps of a product unrolled: AMD's scheduler hoists every unrolled step's LDS loads ahead of
  * its first WMMA (64 VGPRs for dk 128), so there two at a time */
+/* Rows of a channel's tokens loaded at once by the conv and _wy's v (a round trip a group): AMD
+ * holds the rows' uniform offsets in SGPRs, and 16 spilled _prep's on gfx1201; wave 64's masks
+ * leave gfx942 too few for even 4 (34 of 128 variants excluded), so there a row at a time */
 #if defined(KT_ARCH_SM90_H)
 constexpr int kKUnroll = 8;
+constexpr int kConvRows = 16;
 #else
 constexpr int kKUnroll = 2;
+constexpr int kConvRows = KT_WAVE == 64 ? 1 : 8;
 #endif
 
 /* C (16 x 16) += A W^T over K: A at a ([m][k], lda), W at w ([n][k], ldw), both in LDS */
@@ -111,8 +116,6 @@ KT_DEV bool kt_find_chunk(const int *qsl, int batch, int c, kt_chunk &ch)
     return true;
 }
 
-/* rows of a channel's tokens loaded at once by the conv (a round trip each group) */
-constexpr int kConvRows = 16;
 
 /* Channel gc's conv outputs of rows 0 .. n-1 of the chunk at pos0 of the sequence starting at
  * token t0, rounded (as vLLM stores them): put(r, y). Input p of the channel is its token's qkv
