@@ -54,7 +54,7 @@ constexpr int kE = kMaxKW - 1 + kMaxT;       /* a channel's inputs E (history, t
 constexpr int kR = kMaxKW - 1 + kMaxNA;      /* a k channel's replayed inputs, at most */
 constexpr int kLogV4 = KT_BV / 2;            /* a token's log entries of the block's columns, in 16-byte pieces */
 constexpr int kLogRounds = (kMaxNA * kLogV4 + kNT - 1) / kNT;
-constexpr bool kZAhead = KT_OB == 0;         /* the gated norm's inputs loaded with the conv's */
+constexpr bool kZAhead = KT_OB == 0 && kVPT <= 8;   /* the gated norm's inputs loaded with the conv's */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
 static_assert(KT_DK % KT_KPT == 0 && kNT % kTI == 0, "KPT divides DK, and DK / KPT divides the threads");
@@ -277,8 +277,9 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     if (t < n) kt_gdn_gates(args.a, args.b, args.A_log, args.dt_bias, (long long)(t0 + t) * args.ab_stride, h, sm.g[t], sm.beta[t]);
     /* the gated norm's inputs of the thread's columns (the writer threads'): the weights, and z a
      * token ahead of its use, in flight with the conv's, so that the norm waits on no round trip.
-     * Not where OB holds the registers to two blocks an SM: there the other block hides the wait,
-     * and these registers would spill. */
+     * Not where OB holds the registers to two blocks an SM (there the other block hides the wait,
+     * and these registers would spill), nor past 8 columns a thread (gfx1201's vk1 kpt4 mt8 forms
+     * spilled them). */
     const bool rep_thread = ti == 0;   /* one thread a column set writes out and the log */
     const bool gated = args.norm_weight != nullptr;   /* grid-uniform */
     const unsigned short *zp = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv + j0;
