@@ -390,12 +390,12 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         if (gated && rep_thread) {
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
-                if constexpr (!kZAhead) {
+                if constexpr (kZAhead) {
+                    zc[c] = zn[c];
+                    if (tt + 1 < n) zn[c] = zp[(long long)(tt + 1) * args.z_stride + c];
+                } else {
                     zc[c] = zp[(long long)tt * args.z_stride + c];
-                    continue;
                 }
-                zc[c] = zn[c];
-                if (tt + 1 < n) zn[c] = zp[(long long)(tt + 1) * args.z_stride + c];
             }
         }
         const float dec = __builtin_expf(sm.g[tt]);

@@ -55,17 +55,17 @@ constexpr bool kt_rows_by_span()
 static_assert(kt_rows_by_span(), "a row's lanes are the low bits of the lane id");
 constexpr int kRowSpan = kt_row_span();
 
-/* k steps of a product unrolled: AMD's scheduler hoists every unrolled step's LDS loads ahead of
- * its first WMMA (64 VGPRs for dk 128), so there two at a time */
-/* Rows of a channel's tokens loaded at once by the conv and _wy's v (a round trip a group): AMD
+/* kKUnroll: k steps of a product unrolled: AMD's scheduler hoists every unrolled step's LDS loads
+ * ahead of its first WMMA (64 VGPRs for dk 128), so there two at a time.
+ * kRowGroup: rows of a channel loaded at once by the conv and _wy's v (a round trip a group): AMD
  * holds the rows' uniform offsets in SGPRs, and 16 spilled _prep's on gfx1201; wave 64's masks
  * leave gfx942 too few for even 4 (34 of 128 variants excluded), so there a row at a time */
 #if defined(KT_ARCH_SM90_H)
 constexpr int kKUnroll = 8;
-constexpr int kConvRows = 16;
+constexpr int kRowGroup = 16;
 #else
 constexpr int kKUnroll = 2;
-constexpr int kConvRows = KT_WAVE == 64 ? 1 : 8;
+constexpr int kRowGroup = KT_WAVE == 64 ? 1 : 8;
 #endif
 
 /* C (16 x 16) += A W^T over K: A at a ([m][k], lda), W at w ([n][k], ldw), both in LDS */
@@ -116,7 +116,6 @@ KT_DEV bool kt_find_chunk(const int *qsl, int batch, int c, kt_chunk &ch)
     return true;
 }
 
-
 /* Channel gc's conv outputs of rows 0 .. n-1 of the chunk at pos0 of the sequence starting at
  * token t0, rounded (as vLLM stores them): put(r, y). Input p of the channel is its token's qkv
  * for p >= 0, history column kw - 1 + p before it (zero without an initial state). The taps are
@@ -141,12 +140,12 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
     }
     /* a group's rows loaded before any is used: a round trip a group, not a row */
 #pragma unroll 1
-    for (int r0 = 0; r0 < n; r0 += kConvRows) {
-        unsigned short in[kConvRows];
+    for (int r0 = 0; r0 < n; r0 += kRowGroup) {
+        unsigned short in[kRowGroup];
 #pragma unroll
-        for (int r = 0; r < kConvRows; r++) in[r] = r0 + r < n ? x0[(pos0 + r0 + r) * xs] : (unsigned short)0;
+        for (int r = 0; r < kRowGroup; r++) in[r] = r0 + r < n ? x0[(pos0 + r0 + r) * xs] : (unsigned short)0;
 #pragma unroll
-        for (int r = 0; r < kConvRows; r++) {
+        for (int r = 0; r < kRowGroup; r++) {
             if (r0 + r >= n) break;
             x[kMaxKW - 1] = kt_to_float(kt_elem{in[r]});
             float y = 0.0f;
@@ -360,12 +359,12 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
         unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
         for (int j = tid; j < kDV; j += kNP)
 #pragma unroll 1
-            for (int r0 = 0; r0 < kBT; r0 += kConvRows) {
-                unsigned short in[kConvRows];   /* a group's loads before its stores: a round trip a group */
+            for (int r0 = 0; r0 < kBT; r0 += kRowGroup) {
+                unsigned short in[kRowGroup];   /* a group's loads before its stores: a round trip a group */
 #pragma unroll
-                for (int r = 0; r < kConvRows; r++) in[r] = uh[(r0 + r) * kDV + j];
+                for (int r = 0; r < kRowGroup; r++) in[r] = uh[(r0 + r) * kDV + j];
 #pragma unroll
-                for (int r = 0; r < kConvRows; r++)
+                for (int r = 0; r < kRowGroup; r++)
                     sm.u.t[j][r0 + r] = kt_elem_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
             }
         kt_barrier();

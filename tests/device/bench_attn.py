@@ -503,6 +503,15 @@ def time_graph(g, launches, flush, stream):
     return e0.elapsed_time(e1) * 1e3 / launches     # microseconds a launch
 
 
+def launch_floor_us(stream, launches=20, reps=9):
+    """The time a launch in a graph of `launches` dependent one-element kernels (median of reps
+    replays, microseconds): what a launch of a chain costs before its kernel does anything."""
+    x = torch.zeros(1, device="cuda")
+    g = capture(lambda i: x.add_(1), 1, launches, stream)
+    none = torch.empty(0, device="cuda")
+    return statistics.median(time_graph(g, launches, none, stream) for _ in range(reps))
+
+
 # ---------------------------------------------------------------------------------------------
 
 

@@ -96,33 +96,6 @@ def copy_ceiling_gbs(reps=10):
     return 2.0 * (1 << 30) / best / 1e9
 
 
-def launch_floor_us(launches=20, reps=9):
-    """The time a launch of a graph of `launches` dependent one-element kernels: what any launch of
-    a chain in a graph costs before its kernel does anything (the floor under a decode step's time).
-    Median of reps replays, microseconds."""
-    import statistics
-    import torch
-    x = torch.zeros(1, device="cuda")
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        x.add_(1)
-    s.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=s):
-        for _ in range(launches):
-            x.add_(1)
-    times = []
-    for _ in range(reps):
-        with torch.cuda.stream(s):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            g.replay()
-            e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1) * 1e3 / launches)
-    return statistics.median(times)
-
-
 def kernel_times(fn, reps=5):
     """Each kernel fn launches (libktrt's included: CUPTI sees every launch on the context), as
     (name, launches a call, mean device microseconds a launch), in first-launch order, from
@@ -145,10 +118,16 @@ def kernel_times(fn, reps=5):
     return [(name, n / reps, total / n) for name, (n, total) in seen.items() if "Memcpy" not in name]
 
 
-def print_kernel_times(label, fn, reps=5):
-    """One line a kernel of kernel_times(fn): the row's label, the kernel's name, us a launch."""
+def print_kernel_times(label, fn, stream, reps=5):
+    """One line a kernel of kernel_times(fn on stream): the row's label, the kernel's name, us a
+    launch."""
+    import torch
+
+    def on_stream():
+        with torch.cuda.stream(stream):
+            fn()
     try:
-        rows = kernel_times(fn, reps)
+        rows = kernel_times(on_stream, reps)
     except Exception as e:                      # a profiler that cannot start must not cost the bench's rows
         print("  %s kernels: profiler unavailable (%s)" % (label, e), flush=True)
         return

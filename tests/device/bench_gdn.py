@@ -30,8 +30,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_attn import KT_OK, L2_BYTES, Ktrt, capture, header_fields, rel_error, time_graph  # noqa: E402
-from bench_common import launch_floor_us, print_kernel_times, copy_ceiling_gbs, read_ceiling_gbs  # noqa: E402
+from bench_attn import KT_OK, L2_BYTES, Ktrt, capture, header_fields, launch_floor_us, rel_error, time_graph  # noqa: E402
+from bench_common import copy_ceiling_gbs, print_kernel_times, read_ceiling_gbs  # noqa: E402
 from gdn_common import Layer, Step, Truth, check_header, over, worst_of  # noqa: E402
 
 
@@ -132,10 +132,7 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
             times[k].append(time_graph(graphs[k], n, flush if regime == "cold" else torch.empty(0, device="cuda"), stream))
     med = {k: statistics.median(v) for k, v in times.items()}
     if a.profile and regime == "hot":
-        def on_stream():
-            with torch.cuda.stream(stream):
-                ours(0)
-        print_kernel_times("%d/%d/%d" % (hv, batch, tokens), on_stream)
+        print_kernel_times("%d/%d/%d" % (hv, batch, tokens), lambda: ours(0), stream)
     state_bytes = 2 * per_set + (batch * hv * (2 + tokens) * 128 * 2 * 4 if spec else 0)
     gbs = state_bytes / (med["ours"] * 1e-6) / 1e9
     return {"hv": hv, "batch": batch, "tokens": tokens, "regime": regime, "kernel": ch.kernel.decode(),
@@ -164,7 +161,7 @@ def main():
     flush = torch.empty(2 * L2_BYTES, dtype=torch.uint8, device="cuda")
     ceil_copy, ceil_read = copy_ceiling_gbs(), read_ceiling_gbs()
     print("ceilings: copy %.0f GB/s, read %.0f GB/s; launch floor %.2f us (a graph of %d one-element kernels)" % (
-        ceil_copy, ceil_read, launch_floor_us(a.launches), a.launches))
+        ceil_copy, ceil_read, launch_floor_us(stream, a.launches), a.launches))
     cols = ["hv", "batch", "tokens", "regime", "us", "us_min", "us_max", "control", "gbs", "pct_copy", "pct_read",
             "torch_us", "x_torch", "err", "path", "kernel"]
     lines, failed = ["\t".join(cols)], 0
