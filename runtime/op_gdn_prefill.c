@@ -45,19 +45,21 @@ static const kt_op_param gdnp_params[KT_GDNP_NPARAMS] = {
     {"PF", 0, 0},
 };
 
-static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u, vn, h, G)"};
+static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u, vn, h, kd, G)"};
 
 #define DIM(p, d) ((p)->dim[KT_GDNP_D_##d])
 #define PAR(v, n) ((v)->p[KT_GDNP_P_##n])
 static long long gdnp_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
 
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int lds[4])
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4])
 {
     const int lk = dk + 8, lt = bt + 8, maxd = dk > dv ? dk : dv;
     const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
+    const int ks = bv >= 16 ? nw / (bv / 16) : 1;   /* warps splitting a value tile's keys */
     lds[0] = bt * lk * 2;
     lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + bt * lt * 2 + 2 * bt * 4;
-    lds[2] = bv * lk * 2 + bt * lk * 2 + dk * lt * 2 + bv * lt * 2 + bt * 4;
+    /* w^T, kd, and the key splits' partial vn^T (a 16 x 16 fp32 tile is 1 KiB on every target) */
+    lds[2] = dk * lt * 2 + bt * lk * 2 + (ks > 1 ? nw * (bt / 16) * 1024 : 0);
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
     for (int i = 0; i < 4; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
@@ -105,7 +107,7 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     char buf[200];
     if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
     int lds[4];
-    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), lds);
+    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
     memset(out, 0, 4 * sizeof *out);
     out[0].suffix = "_prep";
@@ -121,16 +123,17 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     return 4;
 }
 
-/* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, g; offsets
- * into one buffer for `chunks` chunks. Returns the total. */
-static long long gdnp_regions(const kt_problem *p, int bt, long long chunks, long long off[7])
+/* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, kd, g;
+ * offsets into one buffer for `chunks` chunks. Returns the total. */
+#define GDNP_REGIONS 8
+static long long gdnp_regions(const kt_problem *p, int bt, long long chunks, long long off[GDNP_REGIONS])
 {
     const long long H = DIM(p, HK), HV = DIM(p, HV), dk = DIM(p, DK), dv = DIM(p, DV);
-    const long long bytes[7] = {chunks * H * bt * dk * 2, chunks * H * bt * dk * 2, chunks * HV * bt * dk * 2,
-                                chunks * HV * bt * dv * 2, chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
-                                chunks * HV * bt * 4};
+    const long long bytes[GDNP_REGIONS] = {chunks * H * bt * dk * 2,  chunks * H * bt * dk * 2, chunks * HV * bt * dk * 2,
+                                           chunks * HV * bt * dv * 2, chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
+                                           chunks * HV * bt * dk * 2, chunks * HV * bt * 4};
     long long at = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < GDNP_REGIONS; i++) {
         off[i] = at;
         at += (bytes[i] + 255) / 256 * 256;
     }
@@ -142,14 +145,14 @@ static long long gdnp_workspace_bytes(const kt_variant *v, const kt_problem *p, 
 {
     if (i != 0) return 0;
     kt_problem e = kt_problem_snapped(p);
-    long long off[7];
+    long long off[GDNP_REGIONS];
     return gdnp_regions(&e, PAR(v, BT), kt_gdn_prefill_chunks(DIM(&e, TOKENS), DIM(&e, SEQS), PAR(v, BT)), off);
 }
 /* exactly the call's own chunks: a call below its bucket's edge needs no more */
 static long long gdnp_workspace_min_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
 {
     if (i != 0) return 0;
-    long long off[7];
+    long long off[GDNP_REGIONS];
     return gdnp_regions(p, PAR(v, BT), kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT)), off);
 }
 /* every region is written by the launch before the one that reads it */
@@ -190,7 +193,7 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
 {
     kt_gdn_prefill_args *a = args;
     const long long chunks = kt_gdn_prefill_chunks(a->tokens, a->batch, PAR(v, BT));
-    long long off[7];
+    long long off[GDNP_REGIONS];
     gdnp_regions(p, PAR(v, BT), chunks, off);
     char *base = workspace ? workspace[0] : NULL;
     a->chunks = (int)chunks;
@@ -200,7 +203,8 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
     a->ws_u = base ? base + off[3] : NULL;
     a->ws_vn = base ? base + off[4] : NULL;
     a->ws_h = base ? base + off[5] : NULL;
-    a->ws_g = base ? (float *)(base + off[6]) : NULL;
+    a->ws_kd = base ? base + off[6] : NULL;
+    a->ws_g = base ? (float *)(base + off[7]) : NULL;
 }
 
 /* ---- the law ----

@@ -21,7 +21,7 @@ enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_
 
 /* The four kernels' LDS (bytes, each given at launch) of a variant, in launch order: prep, wy,
  * the state pass, out. prefill.lua's lds() is the same arithmetic. */
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int lds[4]);
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4]);
 
 /* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt);

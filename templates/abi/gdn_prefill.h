@@ -28,10 +28,12 @@
  *
  * Workspace (bound by the runtime, op_gdn_prefill.c's layout, `chunks` = the bound above):
  *   q, k    [chunks][H][BT][dk] dtype   normalized (q scaled)
- *   w       [chunks][HV][BT][dk] dtype,  u [chunks][HV][BT][dv] dtype
- *   g       [chunks][HV][BT] fp32        the chunk's running sum of g
- *   vn      [chunks][HV][dv][BT] dtype   (transposed: the output's operand)
- *   h       [chunks][HV][dv][dk] dtype   the state entering the chunk, transposed */
+ *   w       [chunks][HV][dk][BT] dtype   transposed (the state pass's operand)
+ *   u       [chunks][HV][dv][BT] dtype   transposed (prep parks v there as [BT][dv])
+ *   vn      [chunks][HV][dv][BT] dtype   transposed (the output's operand)
+ *   h       [chunks][HV][dv][dk] dtype   the state entering the chunk, transposed
+ *   kd      [chunks][HV][BT][dk] dtype   k e^{G_last - G} (the state update's operand)
+ *   g       [chunks][HV][BT] fp32        the chunk's running sum of g */
 #ifndef KT_ABI_GDN_PREFILL_H
 #define KT_ABI_GDN_PREFILL_H
 
@@ -59,7 +61,7 @@ typedef struct kt_gdn_prefill_args {
 
     /* ---- set by the runtime's bind (runtime/op_gdn_prefill.c), not by the caller ---- */
     int chunks;                     /* the grid's chunk bound */
-    void *ws_q, *ws_k, *ws_w, *ws_u, *ws_vn, *ws_h;
+    void *ws_q, *ws_k, *ws_w, *ws_u, *ws_vn, *ws_h, *ws_kd;
     float *ws_g;
 } kt_gdn_prefill_args;
 

@@ -46,7 +46,9 @@ KT_LAYOUT_FN int kt_p_src_elem(int, int e) { return kt_ab_replicated ? e / 2 : e
 #endif
 KT_LAYOUT_FN int kt_pv_key(int lane, int e) { return kt_s_n(kt_p_src_lane(lane, e), kt_p_src_elem(lane, e)); }
 
-#ifndef KT_LAYOUT_ONLY
+/* the operations (tests/unit/emu_prelude.h has its own: the host emulation runs them per the
+ * maps above, in the emulated target's orientation) */
+#if !defined(KT_LAYOUT_ONLY) && !defined(KT_EMU_PRELUDE_H)
 #include "arch/copy_ops.h"
 #if defined(KT_ARCH_SM90_H)
 KT_DEV float kt_fmax(float a, float b)

@@ -7,7 +7,8 @@
  *   DK   key head size, DV value head size (compiled in),
  *   BV   value columns a state-pass block owns (grid.x = dv / BV),
  *   NW   warps of the state pass,
- *   PF   1: the state pass loads a chunk's inputs (w, k, G, u) while the chunk before it computes.
+ *   PF   1: the state pass loads a chunk's inputs (w^T, kd, u^T, G_last) while the chunk before it
+ *        computes.
  * _prep and _wy run 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which
  * the norm needs). _prep (the conv, the norms) and _wy (the gates, A, its inverse, w and u) are
  * two launches so that neither holds the other's live values (as one kernel, gfx942 spilled
@@ -16,12 +17,14 @@
  * chunked kernels round the same operands); the triangular inverse and the state stay fp32.
  *
  * Only the state pass is serial (a sequence's chunks in order), and it carries the least work a
- * chunk: vn = u - w S and S = e^{G_last} S + (k e^{G_last - G})^T vn, with S in the accumulators
- * for the whole sequence. Everything else (the conv, the norms, the gates, (I + A)^-1, w, u, the
- * output) is chunk-parallel in the launches around it. */
+ * chunk: vn = u - w S and S = e^{G_last} S + kd^T vn (kd = k e^{G_last - G}), with S in the
+ * accumulators for the whole sequence. Everything else (the conv, the norms, the gates,
+ * (I + A)^-1, w, u, kd, the output) is chunk-parallel in the launches around it, and _wy writes
+ * w and u transposed, as the state pass's products read them. */
 #include "abi/gdn_prefill.h"
 #include "gdn/gdn_ops.h"
-#include "arch/copy_ops.h"
+#include "arch/attn_ops.h"
+#include "arch/prefill_ops.h"             /* the state held as a score tile; copy_ops.h */
 
 namespace {
 
@@ -36,7 +39,6 @@ constexpr int kMaxKW = 4;
 
 static_assert(kBT % 16 == 0 && kBT <= 64, "BT: 16, 32 or 64");
 static_assert(kDK % 16 == 0 && kDV % kNC == 0 && kDV % kBV == 0 && kBV % 16 == 0, "16-wide tiles");
-static_assert(kDK / 16 * (kBV / 16) % KT_NW == 0, "the state's tiles split evenly over the warps");
 
 /* lanes that hold the same accumulator rows: the xor masks below it reduce a row */
 constexpr int kt_row_span()
@@ -219,8 +221,9 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
     kt_barrier();
 }
 
-/* dst [BT][N] = X T^T, T = sm.u.t's first N rows ([n][BT]), rounded */
-template <int N> KT_DEV void kt_x_product(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
+/* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
+ * pass's operands are w^T and u^T */
+template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
     constexpr int kR = kBT / 16, kTiles = kR * (N / 16);
 #pragma unroll 1
@@ -228,10 +231,10 @@ template <int N> KT_DEV void kt_x_product(const kt_wy_smem &sm, unsigned short *
         const int ti = tile % kR, tj = tile / kR;
         kt_acc c;
         kt_acc_zero(c);
-        kt_tile_mma<kBT>(c, &sm.xb[16 * ti][0], kLT, &sm.u.t[16 * tj][0], kLT, lane);
+        kt_tile_mma<kBT>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[16 * ti][0], kLT, lane);
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
-            dst[(16 * ti + kt_acc_row(lane, i)) * N + 16 * tj + kt_acc_col(lane, i)] = kt_elem_bits(kt_acc_get(c, i));
+            dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_elem_bits(kt_acc_get(c, i));
     }
 }
 
@@ -368,7 +371,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
                     sm.u.t[j][r0 + r] = kt_elem_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
             }
         kt_barrier();
-        kt_x_product<kDV>(sm, uh, wv, lane);
+        kt_x_product_t<kDV>(sm, uh, wv, lane);   /* u^T over v's place: every v read before the barrier */
         kt_barrier();
 
         /* w = X (beta e^G k) */
@@ -376,68 +379,129 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
             const int r = e % kBT, i = e / kBT;
             sm.u.t[i][r] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.beta[r] * __builtin_expf(sm.g[r]));
         }
+        /* kd = k e^{G_last - G}: the state pass's update operand */
+        unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
+        for (int e = tid; e < kBT * kDK / 8; e += kNP) {
+            const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
+            const float dec = __builtin_expf(sm.g[kBT - 1] - sm.g[r]);
+            const kt_v16 x = *(const kt_v16 *)&sm.x[r][i0];
+            unsigned wd[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const unsigned v = kt_v16_word(x, q);
+                wd[q] = kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(v & 0xffffu)}) * dec) |
+                        (unsigned)kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(v >> 16)}) * dec) << 16;
+            }
+            kt_sts16(kd + 8 * e, kt_v16_make(wd[0], wd[1], wd[2], wd[3]));
+        }
         kt_barrier();
-        kt_x_product<kDK>(sm, (unsigned short *)A.ws_w + ch_h * kBT * kDK, wv, lane);
+        kt_x_product_t<kDK>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT, wv, lane);
         kt_barrier();
     }
 }
 
 /* ---------------- the state pass ---------------- */
 
+/* A warp owns S^T's rows of 16 value columns (vt) over its share of the keys (ks): the state is
+ * held as FlashAttention holds its scores (arch/prefill_ops.h), so both of the chunk's products
+ * take it, or vn, as the P operand straight from the accumulators:
+ *   vn^T = u^T - S^T w^T      (P = S^T over the keys, V = w^T [key][token] in LDS),
+ *   S^T = e^{G_last} S^T + vn^T kd   (P = vn^T over the tokens, V = kd [token][key] in LDS).
+ * The state never goes through LDS; a chunk's LDS is its two operands (shared by the block's
+ * warps) and, where several warps split a tile's keys (KS = NW / (BV / 16) > 1), their partial
+ * vn^T, summed by each in the same order so that every copy of vn is the same. h (the state
+ * entering the chunk) and vn go to the workspace from the accumulators. */
 namespace {
+constexpr int kVW = kBV / 16;                /* value tiles a block */
+constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
+constexpr int kKT = kDK / 16 / (kKS > 0 ? kKS : 1);   /* key tiles a warp */
+constexpr int kTT = kBT / 16;                /* token tiles a chunk */
+static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
+              "NW: a multiple of BV / 16 whose key split divides dk / 16");
+
 struct alignas(16) kt_state_smem {
-    unsigned short st[kBV][kLK];             /* S^T rounded: vn's W operand, and h */
-    unsigned short w[kBT][kLK];              /* the chunk's w */
-    unsigned short kd[kDK][kLT];             /* (k e^{G_last - G})^T */
-    unsigned short vn[kBV][kLT];             /* vn^T */
-    float g[kBT];
-};
-constexpr int kSC = kBV / 16, kSper = kDK / 16 * kSC / KT_NW;
-constexpr int kVT = kBT / 16 * kSC, kVper = (kVT + KT_NW - 1) / KT_NW;
-
-/* S element i of a warp's tile m: row (key) and column (value, within the block) */
-KT_DEV int kt_s_row(int wv, int m, int lane, int i) { return 16 * ((wv + KT_NW * m) / kSC) + kt_acc_row(lane, i); }
-KT_DEV int kt_s_col(int wv, int m, int lane, int i) { return 16 * ((wv + KT_NW * m) % kSC) + kt_acc_col(lane, i); }
-KT_DEV long long kt_s_at(int row, int col) { return KT_VK ? (long long)col * kDK + row : (long long)row * kDV + col; }
-
-constexpr int kWPieces = kBT * kDK / 8;      /* 16-byte pieces of a chunk's w (and of its k) */
-constexpr int kWPer = (kWPieces + kNS - 1) / kNS;
-
-/* A chunk's inputs to the state pass, in registers: w and k in 16-byte pieces (w's piece e, at 8e
- * of the dense [BT][dk] tile, is thread e % threads'; k's piece e is row e % BT's, keys 8 (e / BT)
- * on, so that a wave's transposed stores into kd fall on consecutive rows of one key: one bank
- * a lane pair, where w's order put 16 lanes on one bank), G (a row a thread), and u at the vn
- * tiles' accumulator elements. Loaded at the top of the chunk (PF 0), or a chunk ahead (PF 1). */
-struct kt_state_in {
-    kt_v16 w[kWPer], k[kWPer];
-    float g;
-    unsigned short u[kVper][kt_acc_elems];
+    unsigned short wt[kDK][kLT];             /* w^T */
+    unsigned short kd[kBT][kLK];             /* k e^{G_last - G} */
+    float red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE][4];   /* partial vn^T, a lane's 4 at a time */
 };
 
-KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, long long ch_k, int vb, int tid,
-                          int wv, int lane)
+/* the ssm state's element (key, value column) in the head (VK) */
+KT_DEV long long kt_s_at(int key, int v) { return KT_VK ? (long long)v * kDK + key : (long long)key * kDV + v; }
+
+/* whether accumulator elements 2j and 2j + 1 hold columns n and n + 1 (n even) of one row, on
+ * every lane: then they move as one 32-bit word */
+constexpr bool kt_acc_pairs()
 {
-    const unsigned short *w = (const unsigned short *)A.ws_w + ch_h * kBT * kDK;
-    const unsigned short *k = (const unsigned short *)A.ws_k + ch_k * kBT * kDK;
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int j = 0; j + 1 < kt_acc_elems; j += 2)
+            if (kt_s_q(l, j) != kt_s_q(l, j + 1) || kt_s_n(l, j) % 2 != 0 || kt_s_n(l, j + 1) != kt_s_n(l, j) + 1)
+                return false;
+    return true;
+}
+constexpr bool kAccPairs = kt_acc_pairs();
+
+/* a tile in the accumulators' orientation, rounded, to p[q * ld + n] */
+KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
+{
+    if constexpr (kAccPairs) {
 #pragma unroll
-    for (int m = 0; m < kWPer; m++) {
+        for (int j = 0; j < kt_acc_elems; j += 2)
+            *(unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j)) = kt_round2<kt_elem>(kt_acc_get(c, j), kt_acc_get(c, j + 1));
+    } else {
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_elem_bits(kt_acc_get(c, i));
+    }
+}
+
+/* the 16-bit elements p[q * ld + n] at a tile's accumulator places */
+KT_DEV void kt_acc_load(unsigned short (&d)[kt_acc_elems], const unsigned short *p, int ld, int lane)
+{
+    if constexpr (kAccPairs) {
+#pragma unroll
+        for (int j = 0; j < kt_acc_elems; j += 2) {
+            const unsigned x = *(const unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j));
+            d[j] = (unsigned short)(x & 0xffffu);
+            d[j + 1] = (unsigned short)(x >> 16);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) d[i] = p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)];
+    }
+}
+
+constexpr int kPieces = kDK * kBT / 8;       /* 16-byte pieces of a chunk's w^T (and of its kd) */
+constexpr int kPer = (kPieces + kNS - 1) / kNS;
+
+/* A chunk's inputs, in registers (PF 1: loaded a chunk ahead): w^T and kd in 16-byte pieces
+ * (piece e of each dense tile is thread e % threads'), u^T at the warp's vn elements, G_last. */
+struct kt_state_in {
+    kt_v16 wt[kPer], kd[kPer];
+    unsigned short u[kTT][kt_acc_elems];
+    float gl;
+};
+
+KT_DEV void kt_state_u(unsigned short (&u)[kTT][kt_acc_elems], float &gl, const kt_gdn_prefill_args &A, long long ch_h,
+                       int v0, int lane)
+{
+    const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
+#pragma unroll
+    for (int tt = 0; tt < kTT; tt++) kt_acc_load(u[tt], uc + 16 * tt, kBT, lane);
+    gl = A.ws_g[ch_h * kBT + kBT - 1];
+}
+
+KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int tid, int lane)
+{
+    const unsigned short *wt = (const unsigned short *)A.ws_w + ch_h * kDK * kBT;
+    const unsigned short *kd = (const unsigned short *)A.ws_kd + ch_h * kBT * kDK;
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
         const int e = tid + m * kNS;
-        if (kWPieces % kNS == 0 || e < kWPieces) {
-            in.w[m] = kt_ldg16(w + 8 * e);
-            in.k[m] = kt_ldg16(k + (e % kBT) * kDK + 8 * (e / kBT));
+        if (kPieces % kNS == 0 || e < kPieces) {
+            in.wt[m] = kt_ldg16(wt + 8 * e);
+            in.kd[m] = kt_ldg16(kd + 8 * e);
         }
     }
-    in.g = tid < kBT ? A.ws_g[ch_h * kBT + tid] : 0.0f;
-    const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kBT * kDV + vb * kBV;
-#pragma unroll
-    for (int m = 0; m < kVper; m++) {
-        const int tile = wv + KT_NW * m;
-#pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++)
-            in.u[m][i] = tile < kVT ? uc[(long long)(16 * (tile / kSC) + kt_acc_row(lane, i)) * kDV + 16 * (tile % kSC) +
-                                         kt_acc_col(lane, i)]
-                                    : (unsigned short)0;
-    }
+    kt_state_u(in.u, in.gl, A, ch_h, v0, lane);
 }
 } /* namespace */
 
@@ -452,95 +516,116 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     const int slot = A.state_indices[seq];
     if (len <= 0 || slot < 0) return;
     const bool init = !A.has_initial_state || A.has_initial_state[seq] != 0;
-    const int H = A.num_k_heads, HV = A.num_v_heads, hk = h / (HV / H);
+    const int HV = A.num_v_heads;
     const int nc = (len + kBT - 1) / kBT, c0 = t0 / kBT + seq;
+    const int vt = wv % kVW, ks = wv / kVW;
+    const int v0 = vb * kBV + 16 * vt, key0 = 16 * kKT * ks;   /* the warp's first value column and key */
 
-    float *head = A.ssm_state + (long long)slot * A.ssm_slot_stride + (long long)h * kDK * kDV + vb * kBV * (KT_VK ? kDK : 1);
-    kt_acc s[kSper];
+    float *head = A.ssm_state + (long long)slot * A.ssm_slot_stride + (long long)h * kDK * kDV;
+    kt_acc s[kKT];   /* S^T: rows v0 + q, keys key0 + 16 m + n */
 #pragma unroll
-    for (int m = 0; m < kSper; m++)
+    for (int m = 0; m < kKT; m++)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
-            kt_acc_set(s[m], i, init ? head[kt_s_at(kt_s_row(wv, m, lane, i), kt_s_col(wv, m, lane, i))] : 0.0f);
+            kt_acc_set(s[m], i, init ? head[kt_s_at(key0 + 16 * m + kt_s_n(lane, i), v0 + kt_s_q(lane, i))] : 0.0f);
 
     kt_state_in in;
-    if (KT_PF) kt_state_load(in, A, (long long)c0 * HV + h, (long long)c0 * H + hk, vb, tid, wv, lane);
+    if (KT_PF) kt_state_load(in, A, (long long)c0 * HV + h, v0, tid, lane);
 #pragma unroll 1
     for (int j = 0; j < nc; j++) {
         const long long ch_h = (long long)(c0 + j) * HV + h;
-        if (!KT_PF) kt_state_load(in, A, ch_h, (long long)(c0 + j) * H + hk, vb, tid, wv, lane);
+        unsigned short u[kTT][kt_acc_elems];
+        float gl;
+        if constexpr (KT_PF) {
 #pragma unroll
-        for (int m = 0; m < kSper; m++)
+            for (int m = 0; m < kPer; m++) {
+                const int e = tid + m * kNS;
+                if (kPieces % kNS == 0 || e < kPieces) {
+                    kt_sts16(&sm.wt[e / (kBT / 8)][8 * (e % (kBT / 8))], in.wt[m]);
+                    kt_sts16(&sm.kd[e / (kDK / 8)][8 * (e % (kDK / 8))], in.kd[m]);
+                }
+            }
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++)
-                sm.st[kt_s_col(wv, m, lane, i)][kt_s_row(wv, m, lane, i)] = kt_elem_bits(kt_acc_get(s[m], i));
+            for (int tt = 0; tt < kTT; tt++)
 #pragma unroll
-        for (int m = 0; m < kWPer; m++) {
-            const int e = tid + m * kNS;
-            if (kWPieces % kNS == 0 || e < kWPieces) kt_sts16(&sm.w[e / (kDK / 8)][8 * (e % (kDK / 8))], in.w[m]);
+                for (int i = 0; i < kt_acc_elems; i++) u[tt][i] = in.u[tt][i];
+            gl = in.gl;
+            /* the next chunk's inputs in flight behind this chunk's two products */
+            if (j + 1 < nc) kt_state_load(in, A, ch_h + HV, v0, tid, lane);
+        } else {
+            kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
+            kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
+            kt_state_u(u, gl, A, ch_h, v0, lane);
         }
-        if (tid < kBT) sm.g[tid] = in.g;
+        /* h, the state entering the chunk (rounded: the product's operand too), for out */
+        unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
+#pragma unroll
+        for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
         kt_barrier();
 
-        /* (k e^{G_last - G})^T from the registers' pieces (8 keys of one row each) */
-        const float gl = sm.g[kBT - 1];
+        /* vn^T = u^T - S^T w^T, the warp's keys */
+        kt_acc vn[kTT];
 #pragma unroll
-        for (int m = 0; m < kWPer; m++) {
-            const int e = tid + m * kNS;
-            if (!(kWPieces % kNS == 0 || e < kWPieces)) continue;
-            const int r = e % kBT, i0 = 8 * (e / kBT);
-            const float dec = __builtin_expf(gl - sm.g[r]);
+        for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const unsigned wd = kt_v16_word(in.k[m], q);
-                sm.kd[i0 + 2 * q][r] = kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(wd & 0xffffu)}) * dec);
-                sm.kd[i0 + 2 * q + 1][r] = kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(wd >> 16)}) * dec);
+        for (int m = 0; m < kKT; m++) {
+            kt_frag_a p;
+            kt_p_frag<kt_elem>(p, s[m]);
+#pragma unroll
+            for (int tt = 0; tt < kTT; tt++) {
+                kt_frag_b f;
+                kt_load_v(f, &sm.wt[key0 + 16 * m][16 * tt], kLT, lane);
+                kt_pv_mma<kt_elem>(vn[tt], p, f);
             }
         }
-        kt_copy_tile<kBV, kDK, kNS, false>(&sm.st[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + vb * kBV) * kDK, tid);
-        unsigned short u[kVper][kt_acc_elems];
+        if constexpr (kKS > 1) {   /* the key splits' partials, summed in split order by each */
 #pragma unroll
-        for (int m = 0; m < kVper; m++)
+            for (int tt = 0; tt < kTT; tt++)
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) u[m][i] = in.u[m][i];
-        /* PF: the next chunk's inputs in flight behind this chunk's two products */
-        if (KT_PF && j + 1 < nc)
-            kt_state_load(in, A, ch_h + HV, (long long)(c0 + j + 1) * H + hk, vb, tid, wv, lane);
-
-        /* vn = u - w S */
+                for (int i = 0; i < kt_acc_elems; i++) sm.red[wv][tt][i / 4][lane][i % 4] = kt_acc_get(vn[tt], i);
+            kt_barrier();
 #pragma unroll
-        for (int m = 0; m < kVper; m++) {
-            const int tile = wv + KT_NW * m;
-            if (tile >= kVT) continue;
-            const int ti = tile / kSC, tj = tile % kSC;
-            kt_acc c;
-            kt_acc_zero(c);
-            kt_tile_mma<kDK>(c, &sm.w[16 * ti][0], kLK, &sm.st[16 * tj][0], kLK, lane);
+            for (int tt = 0; tt < kTT; tt++)
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) {
-                const int r = 16 * ti + kt_acc_row(lane, i), col = 16 * tj + kt_acc_col(lane, i);
-                sm.vn[col][r] = kt_elem_bits(kt_to_float(kt_elem{u[m][i]}) - kt_acc_get(c, i));
-            }
+                for (int i = 0; i < kt_acc_elems; i++) {
+                    float a = 0.0f;
+#pragma unroll
+                    for (int o = 0; o < kKS; o++) a += o == ks ? kt_acc_get(vn[tt], i) : sm.red[vt + kVW * o][tt][i / 4][lane][i % 4];
+                    kt_acc_set(vn[tt], i, a);
+                }
         }
-        kt_barrier();
-        kt_copy_tile<kBV, kBT, kNS, false>(&sm.vn[0][0], kLT, (unsigned short *)A.ws_vn + (ch_h * kDV + vb * kBV) * kBT, tid);
+        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
+#pragma unroll
+        for (int tt = 0; tt < kTT; tt++) {
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(vn[tt], i, kt_rnd(kt_to_float(kt_elem{u[tt][i]}) - kt_acc_get(vn[tt], i)));
+            if (tt % kKS == ks) kt_acc_store(vo + 16 * tt, kBT, vn[tt], lane);
+        }
 
-        /* S = e^{G_last} S + (k e^{G_last - G})^T vn */
+        /* S^T = e^{G_last} S^T + vn^T kd */
         const float dl = __builtin_expf(gl);
 #pragma unroll
-        for (int m = 0; m < kSper; m++) {
-            const int tile = wv + KT_NW * m;
+        for (int m = 0; m < kKT; m++)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
-            kt_tile_mma<kBT>(s[m], &sm.kd[16 * (tile / kSC)][0], kLT, &sm.vn[16 * (tile % kSC)][0], kLT, lane);
+#pragma unroll
+        for (int tt = 0; tt < kTT; tt++) {
+            kt_frag_a p;
+            kt_p_frag<kt_elem>(p, vn[tt]);
+#pragma unroll
+            for (int m = 0; m < kKT; m++) {
+                kt_frag_b f;
+                kt_load_v(f, &sm.kd[16 * tt][key0 + 16 * m], kLK, lane);
+                kt_pv_mma<kt_elem>(s[m], p, f);
+            }
         }
         kt_barrier();
     }
 #pragma unroll
-    for (int m = 0; m < kSper; m++)
+    for (int m = 0; m < kKT; m++)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
-            head[kt_s_at(kt_s_row(wv, m, lane, i), kt_s_col(wv, m, lane, i))] = kt_acc_get(s[m], i);
+            head[kt_s_at(key0 + 16 * m + kt_s_n(lane, i), v0 + kt_s_q(lane, i))] = kt_acc_get(s[m], i);
 }
 
 /* ---------------- out ---------------- */

@@ -15,7 +15,9 @@ local function lds(p)
   local prep = p.BT * lk * 2
   local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
              + p.BT * lt * 2 + 2 * p.BT * 4
-  local state = p.BV * lk * 2 + p.BT * lk * 2 + p.DK * lt * 2 + p.BV * lt * 2 + p.BT * 4
+  -- w^T, kd, and the key splits' partial vn^T (a 16 x 16 fp32 tile: 1 KiB on every target)
+  local ks = p.NW / (p.BV / 16)
+  local state = p.DK * lt * 2 + p.BT * lk * 2 + (ks > 1 and p.NW * (p.BT / 16) * 1024 or 0)
   local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
   return pad16(prep), pad16(wy), pad16(state), pad16(out)
 end
@@ -50,12 +52,14 @@ return {
   constraint = function(p, t)
     if p.DV % p.BV ~= 0 then return false, "BV does not divide DV" end
     if p.DV % 64 ~= 0 then return false, "out takes DV in rounds of 64 columns" end
-    if (math.floor(p.DK / 16) * math.floor(p.BV / 16)) % p.NW ~= 0 then return false, "the state's 16 x 16 tiles do not split over NW warps" end
+    -- a warp owns a 16-column value tile over a share of the keys: NW / (BV / 16) warps a tile
+    if p.NW % (p.BV / 16) ~= 0 then return false, "NW is not a multiple of BV / 16 (a warp a value tile at least)" end
+    if (p.DK / 16) % (p.NW / (p.BV / 16)) ~= 0 then return false, "the key split NW / (BV / 16) does not divide DK / 16" end
     -- the state lives in the accumulators: at most 64 floats a lane (wave32; half on wave64)
     local per_lane = p.DK * p.BV / (p.NW * t.wave_size)
     if per_lane > 64 then return false, "more than 64 state floats a lane" end
-    -- a chunk's w and k in flight in registers: at most 8 + 8 16-byte pieces a thread
-    if p.PF == 1 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w a thread" end
+    -- a chunk's w^T and kd in flight in registers: at most 8 + 8 16-byte pieces a thread
+    if p.PF == 1 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread" end
     local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max
     if prep > limit then return false, "prep's LDS over the target's limit" end

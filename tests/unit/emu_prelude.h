@@ -124,6 +124,41 @@ template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_fr
     pthread_barrier_wait(&kt_emu_cur->waves[(size_t)w]);
 }
 
+/* arch/prefill_ops.h's operations, which it leaves to the emulation (and arch/attn_ops.h, which
+ * the templates include for NVIDIA's [k][n] fragment load, skipped): NVIDIA's P is the A operand
+ * element for element and V the B operand of a [key][d] tile; AMD's (gfx12, CDNA: one
+ * accumulator column a lane) P is the B operand, V^T the A one, its k slot e holding the key of
+ * P's accumulator row e. */
+#define KT_ARCH_ATTN_OPS_NV_H
+#define KT_ARCH_ATTN_OPS_AMD_H
+static_assert(kt_frag_ab_elems == kt_acc_elems, "P from the accumulators element for element");
+template <class T> KT_DEV unsigned kt_round2(float lo, float hi)
+{
+    return kt_from_float<T>(lo).bits | (unsigned)kt_from_float<T>(hi).bits << 16;
+}
+template <class T> KT_DEV void kt_p_frag(kt_frag_a &p, const kt_acc &s)
+{
+    for (int e = 0; e < kt_frag_ab_elems; e++) p.v[e] = kt_from_float<T>(s.v[e]).bits;
+}
+KT_DEV void kt_load_v(kt_frag_b &f, const unsigned short *t, int ld, int lane)
+{
+    for (int e = 0; e < kt_frag_ab_elems; e++)
+        f.v[e] = KT_EMU_LAYOUT == 1 ? t[kt_frag_b_k(lane, e) * ld + kt_frag_b_n(lane, e)]
+                                    : t[kt_acc_row(lane, e) * ld + kt_frag_a_row(lane, e)];
+}
+template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v)
+{
+    if (KT_EMU_LAYOUT == 1) {
+        kt_mma<T>(o, p, v);
+    } else {
+        kt_frag_a a;
+        kt_frag_b b;
+        memcpy(a.v, v.v, sizeof a.v);
+        memcpy(b.v, p.v, sizeof b.v);
+        kt_mma<T>(o, a, b);
+    }
+}
+
 /* Runs kernel(args) over a grid, block after block, a thread each of `threads`. */
 template <class Args> struct kt_emu_launch {
     void (*kernel)(Args);

@@ -41,14 +41,14 @@ namespace pa {
 #define KT_BT 32
 #define KT_VK 0
 #define KT_BV 32
-#define KT_NW 2
+#define KT_NW 4
 #define KT_PF 1
 #include "gdn_prefill_emu_variant.inc"
 }
 namespace pb {
 #define KT_BT 64
 #define KT_VK 1
-#define KT_BV 64
+#define KT_BV 16
 #define KT_NW 4
 #define KT_PF 1
 #include "gdn_prefill_emu_variant.inc"
@@ -63,8 +63,8 @@ namespace pc {
 }
 
 static const variant variants[] = {
-    VARIANT_ROW(pa, 32, 0, 32, 2, 1, "bt32 vk0 bv32 nw2 pf1"),
-    VARIANT_ROW(pb, 64, 1, 64, 4, 1, "bt64 vk1 bv64 nw4 pf1"),
+    VARIANT_ROW(pa, 32, 0, 32, 4, 1, "bt32 vk0 bv32 nw4 pf1 (2 key splits)"),
+    VARIANT_ROW(pb, 64, 1, 16, 4, 1, "bt64 vk1 bv16 nw4 pf1 (4 key splits)"),
     VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
 };
 
@@ -149,7 +149,7 @@ static void run(const variant &v, int norm, int ds_layout)
     /* the kernels */
     const int chunks = T / v.bt + BATCH;
     std::vector<unsigned short> wq((size_t)chunks * H * v.bt * DK), wk(wq.size()), ww((size_t)chunks * HV * v.bt * DK),
-        wu((size_t)chunks * HV * v.bt * DV), wvn(wu.size()), wh((size_t)chunks * HV * DV * DK);
+        wu((size_t)chunks * HV * v.bt * DV), wvn(wu.size()), wh((size_t)chunks * HV * DV * DK), wkd(ww.size());
     std::vector<float> wg((size_t)chunks * HV * v.bt);
     kt_gdn_prefill_args A = {};
     A.qkv = qkv.data(); A.z = z.data(); A.a = a.data(); A.b = b.data();
@@ -165,7 +165,7 @@ static void run(const variant &v, int norm, int ds_layout)
     A.tokens = T; A.state_vk = v.vk; A.scale = 1.0f / sqrtf((float)DK); A.norm_eps = 1e-6f;
     A.chunks = chunks;
     A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
-    A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_g = wg.data();
+    A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
     kt_emu_dyn_bytes = v.lds_prep;
     kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
     kt_emu_dyn_bytes = v.lds_wy;

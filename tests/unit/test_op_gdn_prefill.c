@@ -163,7 +163,7 @@ static void test_launches(void)
             kt_problem p = prob(2, 6, 1000, 3);
             p.dim[KT_GDNP_D_VK] = P(v, VK);
             int lds[4];
-            kt_gdn_prefill_lds(P(v, BT), 128, 128, P(v, BV), lds);
+            kt_gdn_prefill_lds(P(v, BT), 128, 128, P(v, BV), P(v, NW), lds);
             KT_CHECK_INT(rv[i].lds, lds[2]);   /* the recipe declares the state pass's */
             for (int k = 0; k < 4; k++) KT_CHECK(lds[k] <= kt_target_lds_at_launch_max(t));
             kt_op_launch l[KT_OP_MAX_LAUNCHES];
@@ -218,14 +218,15 @@ static void test_workspace(void)
             if (last > most) most = last;
         }
         KT_CHECK(most < a.chunks);
-        const char *r[7] = {a.ws_q, a.ws_k, a.ws_w, a.ws_u, a.ws_vn, a.ws_h, (const char *)a.ws_g};
-        const long long per[7] = {4LL * bts[bi] * 128 * 2, 4LL * bts[bi] * 128 * 2, 8LL * bts[bi] * 128 * 2,
-                                  8LL * bts[bi] * 128 * 2, 8LL * 128 * bts[bi] * 2, 8LL * 128 * 128 * 2, 8LL * bts[bi] * 4};
-        for (int k = 0; k < 7; k++) {
+        const char *r[8] = {a.ws_q, a.ws_k, a.ws_w, a.ws_u, a.ws_vn, a.ws_h, a.ws_kd, (const char *)a.ws_g};
+        const long long per[8] = {4LL * bts[bi] * 128 * 2, 4LL * bts[bi] * 128 * 2, 8LL * bts[bi] * 128 * 2,
+                                  8LL * bts[bi] * 128 * 2, 8LL * 128 * bts[bi] * 2, 8LL * 128 * 128 * 2,
+                                  8LL * bts[bi] * 128 * 2, 8LL * bts[bi] * 4};
+        for (int k = 0; k < 8; k++) {
             KT_CHECK(((uintptr_t)r[k] & 255) == 0);
             const char *end = r[k] + per[k] * a.chunks;
             KT_CHECK(end <= base + need);
-            if (k < 6) KT_CHECK(end <= r[k + 1]);
+            if (k < 7) KT_CHECK(end <= r[k + 1]);
         }
         /* the bucket's size covers this call */
         KT_CHECK(op->workspace_bytes(&v, &p, 132, 0) >= need);
