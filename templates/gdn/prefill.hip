@@ -70,6 +70,22 @@ constexpr int kKUnroll = 2;
 constexpr int kRowGroup = KT_WAVE == 64 ? 1 : 8;
 #endif
 
+/* SiLU where its result is rounded to the dtype next (the conv's outputs, out's gate): the
+ * target's 2^x and reciprocal approximations (relative error near 2^-22, far below the rounding),
+ * where x / (1 + e^-x) costs an IEEE division and expf's range reduction, most of the conv's
+ * instructions (_prep issues near its peak) */
+KT_DEV float kt_silu_fast(float x)
+{
+    const float d = 1.0f + kt_exp2(-1.44269504088896341f * x);
+#if defined(KT_EMU_PRELUDE_H)
+    return x / d;
+#elif defined(KT_ARCH_SM90_H)
+    return __fdividef(x, d);
+#else
+    return x * __builtin_amdgcn_rcpf(d);
+#endif
+}
+
 /* C (16 x 16) += A W^T over K: A at a ([m][k], lda), W at w ([n][k], ldw), both in LDS */
 template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
                                          int lane)
@@ -153,7 +169,7 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
             float y = 0.0f;
 #pragma unroll
             for (int j = 0; j < kMaxKW; j++) y += w[j] * x[j];
-            put(r0 + r, kt_rnd(kt_silu(y)));
+            put(r0 + r, kt_rnd(kt_silu_fast(y)));
 #pragma unroll
             for (int j = 0; j < kMaxKW - 1; j++) x[j] = x[j + 1];
         }
@@ -173,15 +189,17 @@ struct alignas(16) kt_wy_smem {
     } u;
     float a[kBT][kBT + 1];                   /* A, then X = (I + A)^-1 in place */
     unsigned short xb[kBT][kLT];             /* X rounded: the w/u products' A operand */
-    float g[kBT], beta[kBT];
+    float g[kBT], beta[kBT], fw[kBT];        /* fw: beta e^G, w's row factor */
 };
 
 /* X = (I + A)^-1 of the strictly lower-triangular A in sm.a, in place (fp32), then rounded into
  * sm.xb: the 16 x 16 diagonal blocks by forward substitution, a thread a (block, column) writing
  * its own column into sm.u.inv.diag (it reads back only what it wrote, and A, which stays: no
- * barrier between the rows; nothing held in registers across them, where the unrolled form kept
- * 120 LDS values live on AMD), then each block row from the ones above it:
- * X_ij = -X_ii sum_{j <= m < i} A_im X_mj. */
+ * barrier between the rows; its column is zero above the diagonal, so each row's sum, unrolled
+ * over the rows before it, adds the same terms in the same order as a substitution from the
+ * diagonal), then each block row from the ones above it, X_ij = -X_ii sum_{j <= m < i} A_im X_mj.
+ * Every sum is unrolled by 16, so that its loads issue together (one LDS round trip a term
+ * bound the loops); a register column spilled _wy's hoisted loads on sm_90. */
 KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
 {
     constexpr int nb = kBT / 16;
@@ -190,9 +208,11 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
         float (*d)[16] = sm.u.inv.diag[b];
 #pragma unroll 1
         for (int r = 0; r < 16; r++) {
-            float x = r == s ? 1.0f : 0.0f;
-            for (int m = s; m < r; m++) x -= sm.a[o + r][o + m] * d[m][s];
-            d[r][s] = x;
+            float acc = r == s ? 1.0f : 0.0f;
+#pragma unroll
+            for (int m = 0; m < 15; m++)
+                if (m < r) acc -= sm.a[o + r][o + m] * d[m][s];
+            d[r][s] = acc;
         }
     }
     kt_barrier();
@@ -205,14 +225,17 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
         for (int e = tid; e < 16 * w; e += kNP) {
             const int r = e / w, c = e % w;
             float acc = 0.0f;
-            for (int m = c / 16 * 16; m < w; m++) acc += sm.a[w + r][m] * sm.a[m][c];
+            for (int m0 = c / 16 * 16; m0 < w; m0 += 16)
+#pragma unroll
+                for (int m = 0; m < 16; m++) acc += sm.a[w + r][m0 + m] * sm.a[m0 + m][c];
             sm.u.inv.scratch[r][c] = acc;
         }
         kt_barrier();
         for (int e = tid; e < 16 * w; e += kNP) {
             const int r = e / w, c = e % w;
             float acc = 0.0f;
-            for (int m = 0; m <= r; m++) acc += sm.a[w + r][w + m] * sm.u.inv.scratch[m][c];
+#pragma unroll
+            for (int m = 0; m < 16; m++) acc += sm.a[w + r][w + m] * sm.u.inv.scratch[m][c];   /* X_ii: zero past r */
             sm.a[w + r][c] = -acc;
         }
         kt_barrier();
@@ -335,12 +358,20 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
             sm.beta[tid] = be;
         }
         kt_barrier();
-        if (tid == 0) {
-            float run = 0.0f;
-            for (int r = 0; r < kBT; r++) sm.g[r] = run += sm.g[r];
+        /* a row's running sum, the additions in the order of one thread's loop over the rows */
+        float run = 0.0f;
+        if (tid < kBT) {
+#pragma unroll
+            for (int r = 0; r < kBT; r++)
+                if (r <= tid) run += sm.g[r];
         }
         kt_barrier();
-        if (tid < kBT) A.ws_g[ch_h * kBT + tid] = sm.g[tid];
+        if (tid < kBT) {
+            sm.g[tid] = run;
+            sm.fw[tid] = sm.beta[tid] * __builtin_expf(run);
+            A.ws_g[ch_h * kBT + tid] = run;
+        }
+        kt_barrier();
 
         /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal */
 #pragma unroll 1
@@ -377,7 +408,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
         /* w = X (beta e^G k) */
         for (int e = tid; e < kBT * kDK; e += kNP) {
             const int r = e % kBT, i = e / kBT;
-            sm.u.t[i][r] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.beta[r] * __builtin_expf(sm.g[r]));
+            sm.u.t[i][r] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.fw[r]);
         }
         /* kd = k e^{G_last - G}: the state pass's update operand */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
@@ -407,22 +438,28 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
  * take it, or vn, as the P operand straight from the accumulators:
  *   vn^T = u^T - S^T w^T      (P = S^T over the keys, V = w^T [key][token] in LDS),
  *   S^T = e^{G_last} S^T + vn^T kd   (P = vn^T over the tokens, V = kd [token][key] in LDS).
- * The state never goes through LDS; a chunk's LDS is its two operands (shared by the block's
- * warps) and, where several warps split a tile's keys (KS = NW / (BV / 16) > 1), their partial
- * vn^T, summed by each in the same order so that every copy of vn is the same. h (the state
- * entering the chunk) and vn go to the workspace from the accumulators. */
+ * The state never goes through LDS; a chunk's LDS is its two operands, shared by the block's
+ * warps. Where KS = NW / (BV / 16) warps split a value tile's keys, their partial vn^T meet in
+ * LDS reduce-scattered: token tile tt is warp tt % KS's, which sums the partials in split order,
+ * subtracts from u, stores vn (for out) and publishes the tile as the update's P operand (each
+ * lane its own fragment) for the others. The loop is bound by its warps' instruction count (one
+ * warp a scheduler), so what it holds across a chunk is kept as loaded (u as its 32-bit words,
+ * unpacked where used: an unpack beside the load waits on it). */
 namespace {
 constexpr int kVW = kBV / 16;                /* value tiles a block */
 constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
 constexpr int kKT = kDK / 16 / (kKS > 0 ? kKS : 1);   /* key tiles a warp */
 constexpr int kTT = kBT / 16;                /* token tiles a chunk */
+constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
 
+struct alignas(16) kt_f4 { float x[4]; };
 struct alignas(16) kt_state_smem {
     unsigned short wt[kDK][kLT];             /* w^T */
     unsigned short kd[kBT][kLK];             /* k e^{G_last - G} */
-    float red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE][4];   /* partial vn^T, a lane's 4 at a time */
+    kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
+    kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
 };
 
 /* the ssm state's element (key, value column) in the head (VK) */
@@ -453,55 +490,57 @@ KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
     }
 }
 
-/* the 16-bit elements p[q * ld + n] at a tile's accumulator places */
-KT_DEV void kt_acc_load(unsigned short (&d)[kt_acc_elems], const unsigned short *p, int ld, int lane)
+/* the 16-bit elements p[q * ld + n] at a tile's accumulator places, two a word (element 2j low) */
+struct kt_acc_words { unsigned w[kt_acc_elems / 2]; };
+KT_DEV void kt_acc_load(kt_acc_words &d, const unsigned short *p, int ld, int lane)
 {
-    if constexpr (kAccPairs) {
 #pragma unroll
-        for (int j = 0; j < kt_acc_elems; j += 2) {
-            const unsigned x = *(const unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j));
-            d[j] = (unsigned short)(x & 0xffffu);
-            d[j + 1] = (unsigned short)(x >> 16);
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) d[i] = p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)];
+    for (int j = 0; j < kt_acc_elems; j += 2) {
+        if constexpr (kAccPairs)
+            d.w[j / 2] = *(const unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j));
+        else
+            d.w[j / 2] = p[kt_s_q(lane, j) * ld + kt_s_n(lane, j)] | (unsigned)p[kt_s_q(lane, j + 1) * ld + kt_s_n(lane, j + 1)] << 16;
     }
+}
+KT_DEV float kt_acc_word_f(const kt_acc_words &d, int i)
+{
+    return kt_to_float(kt_elem{(unsigned short)(i % 2 ? d.w[i / 2] >> 16 : d.w[i / 2] & 0xffffu)});
 }
 
 constexpr int kPieces = kDK * kBT / 8;       /* 16-byte pieces of a chunk's w^T (and of its kd) */
 constexpr int kPer = (kPieces + kNS - 1) / kNS;
 
 /* A chunk's inputs, in registers (PF 1: loaded a chunk ahead): w^T and kd in 16-byte pieces
- * (piece e of each dense tile is thread e % threads'), u^T at the warp's vn elements, G_last. */
+ * (piece e of each dense tile is thread e % threads'), u^T of the warp's own token tiles, G_last. */
 struct kt_state_in {
     kt_v16 wt[kPer], kd[kPer];
-    unsigned short u[kTT][kt_acc_elems];
+    kt_acc_words u[kOwn];
     float gl;
 };
 
-KT_DEV void kt_state_u(unsigned short (&u)[kTT][kt_acc_elems], float &gl, const kt_gdn_prefill_args &A, long long ch_h,
-                       int v0, int lane)
+KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float &gl, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks,
+                       int lane)
 {
     const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
 #pragma unroll
-    for (int tt = 0; tt < kTT; tt++) kt_acc_load(u[tt], uc + 16 * tt, kBT, lane);
+    for (int tt = 0; tt < kTT; tt++)
+        if (tt % kKS == ks) kt_acc_load(u[tt / kKS], uc + 16 * tt, kBT, lane);
     gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
 
-KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int tid, int lane)
+KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int tid,
+                          int lane)
 {
-    const unsigned short *wt = (const unsigned short *)A.ws_w + ch_h * kDK * kBT;
-    const unsigned short *kd = (const unsigned short *)A.ws_kd + ch_h * kBT * kDK;
+    const unsigned short *wt = (const unsigned short *)A.ws_w + ch_h * kDK * kBT + 8 * tid;
+    const unsigned short *kd = (const unsigned short *)A.ws_kd + ch_h * kBT * kDK + 8 * tid;
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-        const int e = tid + m * kNS;
-        if (kPieces % kNS == 0 || e < kPieces) {
-            in.wt[m] = kt_ldg16(wt + 8 * e);
-            in.kd[m] = kt_ldg16(kd + 8 * e);
+        if (kPieces % kNS == 0 || tid + m * kNS < kPieces) {
+            in.wt[m] = kt_ldg16(wt + 8 * m * kNS);
+            in.kd[m] = kt_ldg16(kd + 8 * m * kNS);
         }
     }
-    kt_state_u(in.u, in.gl, A, ch_h, v0, lane);
+    kt_state_u(in.u, in.gl, A, ch_h, v0, ks, lane);
 }
 } /* namespace */
 
@@ -530,11 +569,11 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_acc_set(s[m], i, init ? head[kt_s_at(key0 + 16 * m + kt_s_n(lane, i), v0 + kt_s_q(lane, i))] : 0.0f);
 
     kt_state_in in;
-    if (KT_PF) kt_state_load(in, A, (long long)c0 * HV + h, v0, tid, lane);
+    if (KT_PF) kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
 #pragma unroll 1
     for (int j = 0; j < nc; j++) {
         const long long ch_h = (long long)(c0 + j) * HV + h;
-        unsigned short u[kTT][kt_acc_elems];
+        kt_acc_words u[kOwn];
         float gl;
         if constexpr (KT_PF) {
 #pragma unroll
@@ -546,16 +585,14 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
                 }
             }
 #pragma unroll
-            for (int tt = 0; tt < kTT; tt++)
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) u[tt][i] = in.u[tt][i];
+            for (int o = 0; o < kOwn; o++) u[o] = in.u[o];
             gl = in.gl;
-            /* the next chunk's inputs in flight behind this chunk's two products */
-            if (j + 1 < nc) kt_state_load(in, A, ch_h + HV, v0, tid, lane);
+            /* the next chunk's inputs in flight behind this chunk's products */
+            if (j + 1 < nc) kt_state_load(in, A, ch_h + HV, v0, ks, tid, lane);
         } else {
             kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
             kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
-            kt_state_u(u, gl, A, ch_h, v0, lane);
+            kt_state_u(u, gl, A, ch_h, v0, ks, lane);
         }
         /* h, the state entering the chunk (rounded: the product's operand too), for out */
         unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
@@ -563,7 +600,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
         kt_barrier();
 
-        /* vn^T = u^T - S^T w^T, the warp's keys */
+        /* S^T w^T over the warp's keys */
         kt_acc vn[kTT];
 #pragma unroll
         for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
@@ -578,28 +615,56 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
                 kt_pv_mma<kt_elem>(vn[tt], p, f);
             }
         }
-        if constexpr (kKS > 1) {   /* the key splits' partials, summed in split order by each */
+        if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
-            for (int tt = 0; tt < kTT; tt++)
+            for (int tt = 0; tt < kTT; tt++) {
+                if (tt % kKS == ks) continue;
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) sm.red[wv][tt][i / 4][lane][i % 4] = kt_acc_get(vn[tt], i);
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x;
+#pragma unroll
+                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
+                    sm.red[wv][tt][g][lane] = x;
+                }
+            }
+            kt_barrier();
+        }
+        /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
+         * and the update's operand (shared where other warps need it) */
+        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
+        kt_frag_a pv[kTT];
+#pragma unroll
+        for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
+            if (tt % kKS != ks) continue;
+            const int o = tt / kKS;
+            kt_acc a = vn[tt];
+            if constexpr (kKS > 1) {
+#pragma unroll
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x[kKS];
+#pragma unroll
+                    for (int q = 0; q < kKS; q++)
+                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
+#pragma unroll
+                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
+                        kt_acc_set(a, 4 * g + e, sum);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
+            kt_acc_store(vo + 16 * tt, kBT, a, lane);
+            kt_p_frag<kt_elem>(pv[tt], a);
+            if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
+        }
+        if constexpr (kKS > 1) {
             kt_barrier();
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++)
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) {
-                    float a = 0.0f;
-#pragma unroll
-                    for (int o = 0; o < kKS; o++) a += o == ks ? kt_acc_get(vn[tt], i) : sm.red[vt + kVW * o][tt][i / 4][lane][i % 4];
-                    kt_acc_set(vn[tt], i, a);
-                }
-        }
-        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
-#pragma unroll
-        for (int tt = 0; tt < kTT; tt++) {
-#pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(vn[tt], i, kt_rnd(kt_to_float(kt_elem{u[tt][i]}) - kt_acc_get(vn[tt], i)));
-            if (tt % kKS == ks) kt_acc_store(vo + 16 * tt, kBT, vn[tt], lane);
+                if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
         }
 
         /* S^T = e^{G_last} S^T + vn^T kd */
@@ -610,13 +675,11 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
 #pragma unroll
         for (int tt = 0; tt < kTT; tt++) {
-            kt_frag_a p;
-            kt_p_frag<kt_elem>(p, vn[tt]);
 #pragma unroll
             for (int m = 0; m < kKT; m++) {
                 kt_frag_b f;
                 kt_load_v(f, &sm.kd[16 * tt][key0 + 16 * m], kLK, lane);
-                kt_pv_mma<kt_elem>(s[m], p, f);
+                kt_pv_mma<kt_elem>(s[m], pv[tt], f);
             }
         }
         kt_barrier();
@@ -731,7 +794,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
                 const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
                 const long long tok = ch.t0 + ch.pos0 + (r < ch.n ? r : 0);
                 kt_acc_set(o[t], i, kt_acc_get(o[t], i) * rstd[i] * kt_elem_f(A.norm_weight, j) *
-                                        kt_silu(kt_elem_f(A.z, tok * A.z_stride + (long long)h * kDV + j)));
+                                        kt_silu_fast(kt_elem_f(A.z, tok * A.z_stride + (long long)h * kDV + j)));
             }
     }
     unsigned short *out = (unsigned short *)A.out;

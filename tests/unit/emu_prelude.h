@@ -124,6 +124,8 @@ template <class T> KT_DEV void kt_mma(kt_acc &c, const kt_frag_a &a, const kt_fr
     pthread_barrier_wait(&kt_emu_cur->waves[(size_t)w]);
 }
 
+KT_DEV float kt_exp2(float x) { return exp2f(x); }
+
 /* arch/prefill_ops.h's operations, which it leaves to the emulation (and arch/attn_ops.h, which
  * the templates include for NVIDIA's [k][n] fragment load, skipped): NVIDIA's P is the A operand
  * element for element and V the B operand of a [key][d] tile; AMD's (gfx12, CDNA: one

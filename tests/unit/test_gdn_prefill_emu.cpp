@@ -38,7 +38,7 @@ struct variant {
      sizeof(ns::kt_wy_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
 
 namespace pa {
-#define KT_BT 32
+#define KT_BT 64
 #define KT_VK 0
 #define KT_BV 32
 #define KT_NW 4
@@ -61,11 +61,20 @@ namespace pc {
 #define KT_PF 0
 #include "gdn_prefill_emu_variant.inc"
 }
+namespace pd {
+#define KT_BT 32
+#define KT_VK 1
+#define KT_BV 16
+#define KT_NW 8
+#define KT_PF 0
+#include "gdn_prefill_emu_variant.inc"
+}
 
 static const variant variants[] = {
-    VARIANT_ROW(pa, 32, 0, 32, 4, 1, "bt32 vk0 bv32 nw4 pf1 (2 key splits)"),
-    VARIANT_ROW(pb, 64, 1, 16, 4, 1, "bt64 vk1 bv16 nw4 pf1 (4 key splits)"),
+    VARIANT_ROW(pa, 64, 0, 32, 4, 1, "bt64 vk0 bv32 nw4 pf1 (2 key splits, 2 token tiles each)"),
+    VARIANT_ROW(pb, 64, 1, 16, 4, 1, "bt64 vk1 bv16 nw4 pf1 (4 key splits, a token tile each)"),
     VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
+    VARIANT_ROW(pd, 32, 1, 16, 8, 0, "bt32 vk1 bv16 nw8 pf0 (8 key splits, 6 owning none)"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };
@@ -220,9 +229,17 @@ static void run(const variant &v, int norm, int ds_layout)
     KT_CHECK(others);
 }
 
+/* runtime/op_gdn_prefill.h's (a C header): the LDS each launch is given */
+extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4]);
+
 int main(void)
 {
     for (const variant &v : variants) {
+        /* the descriptor gives each kernel at least its struct (else the kernel returns at once) */
+        int lds[4];
+        kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, lds);
+        KT_CHECK(v.lds_prep <= (size_t)lds[0] && v.lds_wy <= (size_t)lds[1] && v.lds_state <= (size_t)lds[2] &&
+                 v.lds_out <= (size_t)lds[3]);
         run(v, 1, 0);
         run(v, 0, 1);
     }
