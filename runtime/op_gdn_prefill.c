@@ -58,8 +58,9 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4])
     const int ks = bv >= 16 ? nw / (bv / 16) : 1;   /* warps splitting a value tile's keys */
     lds[0] = bt * lk * 2;
     lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + bt * lt * 2 + 3 * bt * 4;
-    /* w^T, kd, the key splits' partial vn^T and the summed vn^T (a 16 x 16 fp32 tile is 1 KiB on
-     * every target), each at least one a token tile (the struct's arrays are never empty) */
+    /* w^T, kd, the key splits' partial vn^T (a 16 x 16 fp32 tile is 1 KiB on every target) and
+     * vn^T's P fragments (a tile's: 512 bytes, 1 KiB on gfx11 where the operands are replicated),
+     * each at least one a token tile (the struct's arrays are never empty) */
     lds[2] = dk * lt * 2 + bt * lk * 2 + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
     for (int i = 0; i < 4; i++) lds[i] = (lds[i] + 15) / 16 * 16;

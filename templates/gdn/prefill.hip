@@ -440,10 +440,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
  *   S^T = e^{G_last} S^T + vn^T kd   (P = vn^T over the tokens, V = kd [token][key] in LDS).
  * The state never goes through LDS; a chunk's LDS is its two operands, shared by the block's
  * warps. Where KS = NW / (BV / 16) warps split a value tile's keys, their partial vn^T meet in
- * LDS reduce-scattered: a lane's accumulator elements of a token tile, in fours (a unit), are each
- * one warp's, which sums the partials in split order, subtracts from u, stores those vn (for out)
- * and publishes them; every warp then reads the whole vn^T back as its update's P operand. Units,
- * not tiles, so that every warp has the same share of the sums whatever KS and the tiles. The loop is bound by its warps' instruction count (one
+ * LDS reduce-scattered: token tile tt is warp tt % KS's, which sums the partials in split order,
+ * subtracts from u, stores vn (for out) and publishes the tile as the update's P operand (each
+ * lane its own fragment) for the others. The loop is bound by its warps' instruction count (one
  * warp a scheduler), so what it holds across a chunk is kept as loaded (u as its 32-bit words,
  * unpacked where used: an unpack beside the load waits on it). */
 namespace {
@@ -451,9 +450,7 @@ constexpr int kVW = kBV / 16;                /* value tiles a block */
 constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
 constexpr int kKT = kDK / 16 / (kKS > 0 ? kKS : 1);   /* key tiles a warp */
 constexpr int kTT = kBT / 16;                /* token tiles a chunk */
-constexpr int kG = kt_acc_elems / 4;         /* 4-element groups of a lane's accumulator */
-constexpr int kUnits = kTT * kG;             /* vn's pieces (token tile, group): unit un is warp un % KS's */
-constexpr int kOwn = (kUnits + kKS - 1) / kKS;   /* units a warp owns, at most */
+constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
 
@@ -462,7 +459,7 @@ struct alignas(16) kt_state_smem {
     unsigned short wt[kDK][kLT];             /* w^T */
     unsigned short kd[kBT][kLK];             /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
-    kt_f4 vs[kKS > 1 ? kVW : 1][kTT][kt_acc_elems / 4][KT_WAVE];     /* vn^T, summed by its owners */
+    kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
 };
 
 /* the ssm state's element (key, value column) in the head (VK) */
@@ -493,38 +490,21 @@ KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
     }
 }
 
-/* a unit's 16-bit elements p[q * ld + n] (a tile's accumulator elements 4g .. 4g + 3), two a
- * word (element 2j low) */
-struct kt_unit_words { unsigned w[2]; };
-KT_DEV void kt_unit_load(kt_unit_words &d, const unsigned short *p, int ld, int g, int lane)
+/* the 16-bit elements p[q * ld + n] at a tile's accumulator places, two a word (element 2j low) */
+struct kt_acc_words { unsigned w[kt_acc_elems / 2]; };
+KT_DEV void kt_acc_load(kt_acc_words &d, const unsigned short *p, int ld, int lane)
 {
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-        const int i = 4 * g + 2 * j;
+    for (int j = 0; j < kt_acc_elems; j += 2) {
         if constexpr (kAccPairs)
-            d.w[j] = *(const unsigned *)(p + kt_s_q(lane, i) * ld + kt_s_n(lane, i));
+            d.w[j / 2] = *(const unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j));
         else
-            d.w[j] = p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] | (unsigned)p[kt_s_q(lane, i + 1) * ld + kt_s_n(lane, i + 1)] << 16;
+            d.w[j / 2] = p[kt_s_q(lane, j) * ld + kt_s_n(lane, j)] | (unsigned)p[kt_s_q(lane, j + 1) * ld + kt_s_n(lane, j + 1)] << 16;
     }
 }
-KT_DEV float kt_unit_word_f(const kt_unit_words &d, int e)
+KT_DEV float kt_acc_word_f(const kt_acc_words &d, int i)
 {
-    return kt_to_float(kt_elem{(unsigned short)(e % 2 ? d.w[e / 2] >> 16 : d.w[e / 2] & 0xffffu)});
-}
-
-/* a unit's four values, rounded, to p[q * ld + n] */
-KT_DEV void kt_unit_store(unsigned short *p, int ld, const kt_f4 &x, int g, int lane)
-{
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
-        const int i = 4 * g + 2 * j;
-        if constexpr (kAccPairs) {
-            *(unsigned *)(p + kt_s_q(lane, i) * ld + kt_s_n(lane, i)) = kt_round2<kt_elem>(x.x[2 * j], x.x[2 * j + 1]);
-        } else {
-            p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_elem_bits(x.x[2 * j]);
-            p[kt_s_q(lane, i + 1) * ld + kt_s_n(lane, i + 1)] = kt_elem_bits(x.x[2 * j + 1]);
-        }
-    }
+    return kt_to_float(kt_elem{(unsigned short)(i % 2 ? d.w[i / 2] >> 16 : d.w[i / 2] & 0xffffu)});
 }
 
 constexpr int kPieces = kDK * kBT / 8;       /* 16-byte pieces of a chunk's w^T (and of its kd) */
@@ -534,17 +514,21 @@ constexpr int kPer = (kPieces + kNS - 1) / kNS;
  * (piece e of each dense tile is thread e % threads'), u^T of the warp's own token tiles, G_last. */
 struct kt_state_in {
     kt_v16 wt[kPer], kd[kPer];
-    kt_unit_words u[kOwn];
+    kt_acc_words u[kOwn];
     float gl;
 };
 
-KT_DEV void kt_state_u(kt_unit_words (&u)[kOwn], float &gl, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks,
+KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float &gl, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks,
                        int lane)
 {
     const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
+    /* tile ks + KS o into u[o]: one load a word, never predicated off beside the others (loads
+     * predicated by owner into one register waited on each other: a memory latency a chunk) */
 #pragma unroll
-    for (int un = 0; un < kUnits; un++)   /* static indices: a register array indexed by the warp spills */
-        if (un % kKS == ks) kt_unit_load(u[un / kKS], uc + 16 * (un / kG), kBT, un % kG, lane);
+    for (int o = 0; o < kOwn; o++) {
+        const int tt = ks + kKS * o;
+        if (kTT % kKS == 0 || tt < kTT) kt_acc_load(u[o], uc + 16 * tt, kBT, lane);
+    }
     gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
 
@@ -593,7 +577,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll 1
     for (int j = 0; j < nc; j++) {
         const long long ch_h = (long long)(c0 + j) * HV + h;
-        kt_unit_words u[kOwn];
+        kt_acc_words u[kOwn];
         float gl;
         if constexpr (KT_PF) {
 #pragma unroll
@@ -635,59 +619,57 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
                 kt_pv_mma<kt_elem>(vn[tt], p, f);
             }
         }
-        if constexpr (kKS > 1) {   /* the partials of the units other warps own */
+        if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
-            for (int un = 0; un < kUnits; un++) {
-                if (un % kKS == ks) continue;
-                kt_f4 x;
+            for (int tt = 0; tt < kTT; tt++) {
+                if (tt % kKS == ks) continue;
 #pragma unroll
-                for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[un / kG], 4 * (un % kG) + e);
-                sm.red[wv][un / kG][un % kG][lane] = x;
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x;
+#pragma unroll
+                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
+                    sm.red[wv][tt][g][lane] = x;
+                }
             }
             kt_barrier();
         }
-        /* the warp's own units: the partials summed in split order, vn = u - them, out's copy */
+        /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
+         * and the update's operand (shared where other warps need it) */
         unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
+        kt_frag_a pv[kTT];
 #pragma unroll
-        for (int un = 0; un < kUnits; un++) {
-            if (un % kKS != ks) continue;
-            const int tt = un / kG, g = un % kG;
-            kt_f4 x[kKS];
-#pragma unroll
-            for (int q = 0; q < kKS; q++)
-                if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
-            kt_f4 v;
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const float own = kt_acc_get(vn[tt], 4 * g + e);
-                float sum = ks == 0 ? own : x[0].x[e];
-#pragma unroll
-                for (int q = 1; q < kKS; q++) sum += q == ks ? own : x[q].x[e];
-                v.x[e] = kt_unit_word_f(u[un / kKS], e) - sum;
-            }
-            kt_unit_store(vo + 16 * tt, kBT, v, g, lane);
+        for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
+            if (tt % kKS != ks) continue;
+            const int o = tt / kKS;
+            kt_acc a = vn[tt];
             if constexpr (kKS > 1) {
-                sm.vs[vt][tt][g][lane] = v;
-            } else {
 #pragma unroll
-                for (int e = 0; e < 4; e++) kt_acc_set(vn[tt], 4 * g + e, v.x[e]);
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x[kKS];
+#pragma unroll
+                    for (int q = 0; q < kKS; q++)
+                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
+#pragma unroll
+                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
+                        kt_acc_set(a, 4 * g + e, sum);
+                    }
+                }
             }
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
+            kt_acc_store(vo + 16 * tt, kBT, a, lane);
+            kt_p_frag<kt_elem>(pv[tt], a);
+            if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
         }
-        /* vn^T, whole, as the update's P operand */
         if constexpr (kKS > 1) {
             kt_barrier();
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++)
-#pragma unroll
-                for (int g = 0; g < kG; g++) {
-                    const kt_f4 v = sm.vs[vt][tt][g][lane];
-#pragma unroll
-                    for (int e = 0; e < 4; e++) kt_acc_set(vn[tt], 4 * g + e, v.x[e]);
-                }
+                if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
         }
-        kt_frag_a pv[kTT];
-#pragma unroll
-        for (int tt = 0; tt < kTT; tt++) kt_p_frag<kt_elem>(pv[tt], vn[tt]);
 
         /* S^T = e^{G_last} S^T + vn^T kd */
         const float dl = __builtin_expf(gl);

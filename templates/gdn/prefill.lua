@@ -15,8 +15,8 @@ local function lds(p)
   local prep = p.BT * lk * 2
   local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
              + p.BT * lt * 2 + 3 * p.BT * 4
-  -- w^T, kd, the key splits' partial vn^T and the summed vn^T (a 16 x 16 fp32 tile: 1 KiB on every
-  -- target), each at least one a token tile
+  -- w^T, kd, the key splits' partial vn^T (a 16 x 16 fp32 tile: 1 KiB on every target) and vn^T's
+  -- P fragments (512 bytes a tile, 1 KiB on gfx11), each at least one a token tile
   local ks = p.NW / (p.BV / 16)
   local tt = p.BT / 16
   local state = p.DK * lt * 2 + p.BT * lk * 2 + (ks > 1 and p.NW or 1) * tt * 1024 + (ks > 1 and p.BV / 16 or 1) * tt * 1024
