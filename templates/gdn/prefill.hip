@@ -70,6 +70,20 @@ constexpr int kKUnroll = 2;
 constexpr int kRowGroup = KT_WAVE == 64 ? 1 : 8;
 #endif
 
+/* a value rounded to the dtype (round to nearest even): one conversion on NVIDIA, where the
+ * prelude's kt_elem_bits rounds in software as AMD must (six instructions, on every element the
+ * chunk-parallel launches write) */
+#if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
+KT_DEV unsigned short kt_bits(float x) { return (unsigned short)(kt_round2<kt_elem>(x, 0.0f) & 0xffffu); }
+#else
+KT_DEV unsigned short kt_bits(float x) { return kt_elem_bits(x); }
+#endif
+KT_DEV float kt_rnd_bits(float x) { return kt_to_float(kt_elem{kt_bits(x)}); }
+
+/* e^x, x <= 0, for the decays inside a chunk, applied an element at a time and rounded to the
+ * dtype next: the target's 2^x approximation (relative error near 2^-22) */
+KT_DEV float kt_exp_fast(float x) { return kt_exp2(1.44269504088896341f * x); }
+
 /* SiLU where its result is rounded to the dtype next (the conv's outputs, out's gate): the
  * target's 2^x and reciprocal approximations (relative error near 2^-22, far below the rounding),
  * where x / (1 + e^-x) costs an IEEE division and expf's range reduction, most of the conv's
@@ -135,9 +149,9 @@ KT_DEV bool kt_find_chunk(const int *qsl, int batch, int c, kt_chunk &ch)
 }
 
 /* Channel gc's conv outputs of rows 0 .. n-1 of the chunk at pos0 of the sequence starting at
- * token t0, rounded (as vLLM stores them): put(r, y). Input p of the channel is its token's qkv
- * for p >= 0, history column kw - 1 + p before it (zero without an initial state). The taps are
- * right-aligned in a window of four, so every index is a constant. */
+ * token t0, rounded (as vLLM stores them): put(r, the dtype's bits). Input p of the channel is
+ * its token's qkv for p >= 0, history column kw - 1 + p before it (zero without an initial state).
+ * The taps are right-aligned in a window of four, so every index is a constant. */
 template <class Put>
 KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs, int gc, int t0, int pos0, int n,
                          bool init, Put put)
@@ -169,7 +183,7 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
             float y = 0.0f;
 #pragma unroll
             for (int j = 0; j < kMaxKW; j++) y += w[j] * x[j];
-            put(r0 + r, kt_rnd(kt_silu_fast(y)));
+            put(r0 + r, kt_bits(kt_silu_fast(y)));
 #pragma unroll
             for (int j = 0; j < kMaxKW - 1; j++) x[j] = x[j + 1];
         }
@@ -240,7 +254,7 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
         }
         kt_barrier();
     }
-    for (int e = tid; e < kBT * kBT; e += kNP) sm.xb[e / kBT][e % kBT] = kt_elem_bits(sm.a[e / kBT][e % kBT]);
+    for (int e = tid; e < kBT * kBT; e += kNP) sm.xb[e / kBT][e % kBT] = kt_bits(sm.a[e / kBT][e % kBT]);
     kt_barrier();
 }
 
@@ -257,7 +271,7 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
         kt_tile_mma<kBT>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[16 * ti][0], kLT, lane);
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
-            dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_elem_bits(kt_acc_get(c, i));
+            dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(c, i));
     }
 }
 
@@ -292,7 +306,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
     for (int part = 0; part < 2; part++) {
         for (int i = tid; i < kDK; i += kNP) {
             kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
-                         [&](int r, float y) { sm.x[r][i] = kt_elem_bits(y); });
+                         [&](int r, unsigned short y) { sm.x[r][i] = y; });
             for (int r = ch.n; r < kBT; r++) sm.x[r][i] = 0;
         }
         kt_barrier();
@@ -305,7 +319,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
             const float rn = (part == 0 ? A.scale : 1.0f) / __builtin_sqrtf(ss + 1e-6f);
-            for (int i = lane; i < kDK; i += KT_WAVE) sm.x[r][i] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * rn);
+            for (int i = lane; i < kDK; i += KT_WAVE) sm.x[r][i] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * rn);
         }
         kt_barrier();
         unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
@@ -321,7 +335,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
         unsigned short *uh = (unsigned short *)A.ws_u + ((long long)c * HV + h) * kBT * kDV;
         for (int j = tid; j < kDV; j += kNP) {
             kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
-                         [&](int r, float y) { uh[r * kDV + j] = kt_elem_bits(y); });
+                         [&](int r, unsigned short y) { uh[r * kDV + j] = y; });
             for (int r = ch.n; r < kBT; r++) uh[r * kDV + j] = 0;
         }
     }
@@ -383,7 +397,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) {
                 const int r = 16 * ti + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
-                sm.a[r][s] = s < r ? sm.beta[r] * __builtin_expf(sm.g[r] - sm.g[s]) * kt_acc_get(kk, i) : 0.0f;
+                sm.a[r][s] = s < r ? sm.beta[r] * kt_exp_fast(sm.g[r] - sm.g[s]) * kt_acc_get(kk, i) : 0.0f;
             }
         }
         kt_barrier();
@@ -399,7 +413,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
                 for (int r = 0; r < kRowGroup; r++) in[r] = uh[(r0 + r) * kDV + j];
 #pragma unroll
                 for (int r = 0; r < kRowGroup; r++)
-                    sm.u.t[j][r0 + r] = kt_elem_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
+                    sm.u.t[j][r0 + r] = kt_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
             }
         kt_barrier();
         kt_x_product_t<kDV>(sm, uh, wv, lane);   /* u^T over v's place: every v read before the barrier */
@@ -408,7 +422,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
         /* w = X (beta e^G k) */
         for (int e = tid; e < kBT * kDK; e += kNP) {
             const int r = e % kBT, i = e / kBT;
-            sm.u.t[i][r] = kt_elem_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.fw[r]);
+            sm.u.t[i][r] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.fw[r]);
         }
         /* kd = k e^{G_last - G}: the state pass's update operand */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
@@ -420,8 +434,8 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int q = 0; q < 4; q++) {
                 const unsigned v = kt_v16_word(x, q);
-                wd[q] = kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(v & 0xffffu)}) * dec) |
-                        (unsigned)kt_elem_bits(kt_to_float(kt_elem{(unsigned short)(v >> 16)}) * dec) << 16;
+                wd[q] = kt_bits(kt_to_float(kt_elem{(unsigned short)(v & 0xffffu)}) * dec) |
+                        (unsigned)kt_bits(kt_to_float(kt_elem{(unsigned short)(v >> 16)}) * dec) << 16;
             }
             kt_sts16(kd + 8 * e, kt_v16_make(wd[0], wd[1], wd[2], wd[3]));
         }
@@ -486,7 +500,7 @@ KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
             *(unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j)) = kt_round2<kt_elem>(kt_acc_get(c, j), kt_acc_get(c, j + 1));
     } else {
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_elem_bits(kt_acc_get(c, i));
+        for (int i = 0; i < kt_acc_elems; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c, i));
     }
 }
 
@@ -736,7 +750,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) {
             const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
-            sm.p[r][s] = kt_elem_bits(s <= r ? kt_acc_get(a, i) * __builtin_expf(sm.g[r] - sm.g[s]) : 0.0f);
+            sm.p[r][s] = kt_bits(s <= r ? kt_acc_get(a, i) * kt_exp_fast(sm.g[r] - sm.g[s]) : 0.0f);
         }
     }
     kt_barrier();
@@ -754,7 +768,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
             kt_acc_zero(a);
             kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * __builtin_expf(sm.g[r0 + kt_acc_row(lane, i)]));
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * kt_exp_fast(sm.g[r0 + kt_acc_row(lane, i)]));
             kt_tile_mma<kBT>(a, &sm.p[r0][0], kLT, &sm.vn[16 * tj][0], kLT, lane);
         }
         kt_barrier();
@@ -768,7 +782,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
 #pragma unroll
     for (int t = 0; t < kDV / 16; t++)
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(o[t], i, kt_rnd(kt_acc_get(o[t], i)));
+        for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(o[t], i, kt_rnd_bits(kt_acc_get(o[t], i)));
     if (A.norm_weight) {
         float ss[kt_acc_elems];
 #pragma unroll
@@ -808,7 +822,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
         for (int i = 0; i < kt_acc_elems; i++) {
             const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
             if (r >= ch.n) continue;
-            out[(ch.t0 + ch.pos0 + r) * (long long)A.out_stride + (long long)h * kDV + j] = kt_elem_bits(kt_acc_get(o[t], i));
+            out[(ch.t0 + ch.pos0 + r) * (long long)A.out_stride + (long long)h * kDV + j] = kt_bits(kt_acc_get(o[t], i));
         }
 
     /* the sequence's last chunk: its conv state, after prep has read the old one. The v channels
