@@ -224,8 +224,10 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
         for (int r = 0; r < 16; r++) {
             float acc = r == s ? 1.0f : 0.0f;
 #pragma unroll
-            for (int m = 0; m < 15; m++)
-                if (m < r) acc -= sm.a[o + r][o + m] * d[m][s];
+            for (int m = 0; m < 15; m++) {   /* selects, not branches: wave 64's masks spilled SGPRs */
+                const float t = sm.a[o + r][o + m] * d[m][s];
+                acc -= m < r ? t : 0.0f;
+            }
             d[r][s] = acc;
         }
     }
@@ -375,9 +377,14 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
         /* a row's running sum, the additions in the order of one thread's loop over the rows */
         float run = 0.0f;
         if (tid < kBT) {
+            /* whole on NVIDIA, its loads in flight together; by 8 on AMD (the whole unroll's
+             * offsets spilled gfx942's and gfx1201's SGPRs; by 8, nvcc spilled sm_90's registers) */
+#if defined(KT_ARCH_SM90_H)
 #pragma unroll
-            for (int r = 0; r < kBT; r++)
-                if (r <= tid) run += sm.g[r];
+#else
+#pragma unroll 8
+#endif
+            for (int r = 0; r < kBT; r++) run += r <= tid ? sm.g[r] : 0.0f;
         }
         kt_barrier();
         if (tid < kBT) {
@@ -469,7 +476,7 @@ static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
 
 struct alignas(16) kt_f4 { float x[4]; };
-struct alignas(16) kt_state_smem {
+struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
     unsigned short wt[kDK][kLT];             /* w^T */
     unsigned short kd[kBT][kLK];             /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
