@@ -216,7 +216,7 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
  *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency;
- *  4. the widest BV among those (each block re-reads the chunk's w and k: fewer blocks, less of it);
+ *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
 #define GDNP_LAW_KEYS 6
 
