@@ -44,7 +44,7 @@ static const kt_op_param gdn_params[KT_GDN_NPARAMS] = {
     {"OB", 0, 0},                   /* resident blocks asked of ptxas: the occupancy it read back says what came */
 };
 
-static const char *const gdn_workspaces[] = {"conv-state counters"};
+static const char *const gdn_workspaces[] = {"hand-off counters"};
 
 #define DIM(p, d) ((p)->dim[KT_GDN_D_##d])
 #define PAR(v, n) ((v)->p[KT_GDN_P_##n])
@@ -65,10 +65,6 @@ static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int unit
     }
     if (PAR(v, BV) < 1 || DIM(p, DV) % PAR(v, BV)) {
         snprintf(buf, len, "BV=%d does not divide dv=%lld", PAR(v, BV), DIM(p, DV));
-        return buf;
-    }
-    if (DIM(p, NORM) && PAR(v, BV) != DIM(p, DV)) {
-        snprintf(buf, len, "the gated norm needs a head's dv columns in one block: BV=%d, dv=%lld", PAR(v, BV), DIM(p, DV));
         return buf;
     }
     if (DIM(p, HK) < 1 || DIM(p, HV) % DIM(p, HK)) {
@@ -115,10 +111,11 @@ static int gdn_launches(const kt_variant *v, const kt_problem *p, int wave_size,
     return 1;
 }
 
-/* one counter a (sequence, key head) */
+/* one counter a (sequence, key head): the q/k conv state's readers; then one a (sequence, value
+ * head): the blocks of a head split under the gated norm */
 static long long gdn_workspace_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
 {
-    return i == 0 ? 4 * DIM(p, BATCH) * DIM(p, HK) : 0;
+    return i == 0 ? 4 * DIM(p, BATCH) * (DIM(p, HK) + DIM(p, HV)) : 0;
 }
 static long long gdn_workspace_poison_bytes(int i, long long bytes) { return 0; }   /* counters stay zero */
 static int gdn_needs_workspace(const kt_variant *v) { return 1; }
@@ -183,7 +180,8 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  * compute a token, latency-bound when the batch is small. Among the candidates that can serve p,
  * lexicographically:
  *  1. blocks enough to fill the device (min(blocks, units) with blocks = dv/BV x hv x batch): at
- *     batch 1 the state of a few heads is spread over more compute units by a narrower BV;
+ *     batch 1 the state of a few heads is spread over more compute units by a narrower BV (under
+ *     the gated norm too: the head's last block normalizes its rows, one hand-off a step);
  *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
  *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
@@ -476,8 +474,8 @@ const kt_op kt_op_gdn_decode = {
     .nworkspaces = 1,
     .workspace_names = gdn_workspaces,
     .workspace_bytes = gdn_workspace_bytes,
-    /* 1 MiB a stream slot: counters for batch x key heads up to 262144 (4096 sequences of 64 key
-     * heads), so a shape nobody tuned is served by the law */
+    /* 1 MiB a stream slot: counters for batch x (key + value heads) up to 262144 (4096 sequences
+     * of 16 key and 48 value heads), so a shape nobody tuned is served by the law */
     .workspace_floor_bytes = 1LL << 20,
     .workspace_poison_bytes = gdn_workspace_poison_bytes,
     .needs_workspace = gdn_needs_workspace,

@@ -354,9 +354,10 @@ for t in $TARGETS; do
 done
 
 # the fused GDN decode step (op gdn_decode, templates/gdn/decode.lua): the whole recipe on gfx1201
-# and sm_90a, a sample of 16 elsewhere; nothing fails to compile, ok kernels spill nothing, and the
-# forms the gated norm needs (BV = DV) are ok on gfx1201 in both state layouts; on gfx1201 the
-# state moves in 16-byte pieces (global_load_b128 / global_store_b128)
+# and sm_90a, a sample of 16 elsewhere; nothing fails to compile, ok kernels spill nothing, the
+# forms that hold a head in one block (BV = DV, the gated norm without a hand-off) are ok on
+# gfx1201 in both state layouts; on gfx1201 the state moves in 16-byte pieces (global_load_b128 /
+# global_store_b128)
 GDN=templates/gdn/decode.lua
 GDNK=kt_gdn_decode_bf16_vk0_dk128_dv128_bv128_nw8_kpt8_mt1_ob0
 for t in $TARGETS; do
@@ -368,7 +369,7 @@ for t in $TARGETS; do
         echo \"\$n ok, \$f failed or spilling\"; [ \$n -ge $want ] && [ \$f = 0 ]"
 done
 if echo "$TARGETS" | grep -q gfx1201; then
-    check "gdn_decode gfx1201: the norm's forms (BV = DV) ok in both layouts; the state in 16-byte moves" sh -c "
+    check "gdn_decode gfx1201: the one-block norm's forms (BV = DV) ok in both layouts; the state in 16-byte moves" sh -c "
         for vk in 0 1; do
             n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode_bf16_vk\${vk}_dk128_dv128_bv128%' AND target='gfx1201' AND status='ok'\")
             echo \"vk\$vk bv128: \$n ok\"; [ \$n -ge 1 ] || exit 1

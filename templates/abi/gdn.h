@@ -40,10 +40,12 @@
  * layout (its VK axis). The ssm state and the log are 16-byte aligned, their strides multiples
  * of 4 floats.
  *
- * The counters are workspace the runtime binds (batch * H words, zero before and after every
- * launch): the blocks that share a key head's q/k channels count their conv-state reads there,
- * and the last to arrive writes those channels' new conv state, so none reads a column another
- * has already rewritten. */
+ * The counters are workspace the runtime binds (batch * (H + HV) words, zero before and after
+ * every launch). The first batch * H: the blocks that share a key head's q/k channels count their
+ * conv-state reads there, and the last to arrive writes those channels' new conv state, so none
+ * reads a column another has already rewritten. The next batch * HV: where a kernel splits a
+ * value head's dv columns over blocks under the gated norm, each stores its rnd(o) to out and
+ * counts there, and the last to arrive applies the norm to the head's rows in out. */
 #ifndef KT_ABI_GDN_H
 #define KT_ABI_GDN_H
 
@@ -75,7 +77,7 @@ typedef struct kt_gdn_decode_args {
     float norm_eps;
 
     /* ---- set by the runtime's bind (runtime/op_gdn.c), not by the caller ---- */
-    unsigned *counters;             /* batch * num_k_heads words */
+    unsigned *counters;             /* batch * (num_k_heads + num_v_heads) words */
 } kt_gdn_decode_args;
 
 #define KT_GDN_MAX_TOKENS 8

@@ -103,6 +103,10 @@ KT_DEV unsigned kt_atomic_add_device(unsigned *p, unsigned v)
     return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
 KT_DEV float kt_load_coherent(const float *p) { return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT); }
+KT_DEV unsigned short kt_load_coherent_u16(const unsigned short *p)
+{
+    return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
 
 /* ---- 16-bit storage types and their conversions ---- */
 struct kt_bf16 { unsigned short bits; };

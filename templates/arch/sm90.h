@@ -108,6 +108,12 @@ KT_DEV float kt_load_coherent(const float *p)
     asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
     return v;
 }
+KT_DEV unsigned short kt_load_coherent_u16(const unsigned short *p)
+{
+    unsigned short v;
+    asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+    return v;
+}
 
 /* ---- 16-bit storage types and their conversions ---- */
 struct kt_bf16 { unsigned short bits; };

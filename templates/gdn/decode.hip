@@ -6,7 +6,8 @@
  *   VK   the state layout the kernel reads and writes (0: [.., K, V]; 1: K-last),
  *   DK   the key head size, compiled in (the state's rows),
  *   DV   the value head size, compiled in (its columns),
- *   BV   value columns a block owns (grid.x = dv / BV; the gated norm needs BV = dv),
+ *   BV   value columns a block owns (grid.x = dv / BV; under the gated norm, BV < dv splits a
+ *        head over dv / BV blocks and the last of them to finish normalizes the head's rows),
  *   NW   warps (waves) a block,
  *   KPT  state rows a thread holds (keys per thread); it holds KPT x VPT of the block's DK x BV
  *        state in registers, VPT = BV / (threads * KPT / DK),
@@ -54,13 +55,16 @@ constexpr int kE = kMaxKW - 1 + kMaxT;       /* a channel's inputs E (history, t
 constexpr int kR = kMaxKW - 1 + kMaxNA;      /* a k channel's replayed inputs, at most */
 constexpr int kLogV4 = KT_BV / 2;            /* a token's log entries of the block's columns, in 16-byte pieces */
 constexpr int kLogRounds = (kMaxNA * kLogV4 + kNT - 1) / kNT;
-constexpr bool kZAhead = KT_OB == 0 && kVPT <= 8;   /* the gated norm's inputs loaded with the conv's */
+constexpr bool kSplitNorm = KT_BV < KT_DV;   /* the gated norm, where used, over dv / BV blocks */
+constexpr bool kZAhead = !kSplitNorm && KT_OB == 0 && kVPT <= 8;   /* the gated norm's inputs loaded with the conv's */
+constexpr int kTail = (kMaxT * KT_DV + kNT - 1) / kNT;   /* a thread's outputs in the split norm's rows */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
 static_assert(KT_DK % KT_KPT == 0 && kNT % kTI == 0, "KPT divides DK, and DK / KPT divides the threads");
 static_assert(kTJ >= 1 && KT_BV % kTJ == 0 && kVPT >= 1, "the threads' columns tile BV");
 static_assert(KT_DV % KT_BV == 0, "BV divides DV");
 static_assert((kTI & (kTI - 1)) == 0 && (kTJ & (kTJ - 1)) == 0, "powers of two along both axes");
+static_assert(!kSplitNorm || KT_DV % KT_WAVE == 0, "the split norm sums a token's dv outputs by whole waves");
 
 /* Thread t's place: VK 0 runs the columns fastest (a wave reads along a row), VK 1 the rows. */
 KT_DEV int kt_ti(int t) { return KT_VK ? t % kTI : t / kTJ; }
@@ -213,7 +217,9 @@ struct kt_gdn_smem {
     float g[kMaxT], beta[kMaxT];
     float red[2][2][kParts > 1 ? kParts : 1][KT_BV];     /* row sums: parity, {S^T k, S^T q} */
     float nrm[2][KT_NW];           /* the gated norm's sum of squares */
+    float nsq[kMaxT][kSplitNorm ? KT_DV / KT_WAVE : 1];   /* the split norm's: a token's, by waves */
     int writer;                    /* this block rewrites the q/k conv state */
+    int last;                      /* this block is its head's last: it normalizes (split norm) */
 };
 
 } /* namespace */
@@ -387,7 +393,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     unsigned short *out = (unsigned short *)args.out;
     for (int tt = 0; tt < n; tt++) {
         unsigned short zc[kVPT];
-        if (gated && rep_thread) {
+        if (gated && !kSplitNorm && rep_thread) {
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
                 if constexpr (kZAhead) {
@@ -460,7 +466,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * d[c];
         }
         const long long orow = (long long)(t0 + tt) * args.out_stride + (long long)h * dv;
-        if (gated) {   /* the recipe and the runtime keep it to BV = dv */
+        if (gated && !kSplitNorm) {   /* the block holds the head's dv columns */
             float ss = 0.0f;
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
@@ -496,6 +502,66 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         }
     }
     if (!spec) kt_state_io<true>(head, ti, j0, s);
+
+    /* ---- the gated norm of a head split over blocks: each stored its columns' rnd(o) above; the
+     * last of the head's blocks to finish reads the head's rows back and normalizes them in place
+     * (vLLM's order: o rounded to the dtype, then the norm over its dv values). No block waits on
+     * another: at batch 1 the split spreads a head's state stream and work over dv / BV compute
+     * units, for one hand-off at the end ---- */
+    if constexpr (kSplitNorm) {
+        if (gated) {
+            /* the thread's elements of the rows (token-major, a token's dv by whole waves); their z
+             * and weights in flight across the hand-off */
+            const unsigned short *zh = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv;
+            unsigned short *oh = (unsigned short *)args.out + (long long)t0 * args.out_stride + (long long)h * dv;
+            unsigned short zt[kTail];
+            float wt[kTail];
+#pragma unroll
+            for (int i = 0; i < kTail; i++) {
+                const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
+                zt[i] = 0;
+                wt[i] = 0.0f;
+                if (u < n) {
+                    zt[i] = zh[(long long)u * args.z_stride + c];
+                    wt[i] = kt_elem_f(args.norm_weight, c);
+                }
+            }
+            kt_fence_device();   /* this block's rows visible before its count */
+            kt_barrier();
+            unsigned *ncnt = args.counters + (long long)args.batch * H + (long long)seq * HV + h;
+            if (t == 0) {
+                const bool last = kt_atomic_add_device(ncnt, 1u) == (unsigned)(dv / KT_BV - 1);
+                if (last) *ncnt = 0u;   /* every block of the head has counted */
+                sm.last = last;
+            }
+            kt_barrier();
+            if (sm.last) {
+                kt_fence_device();
+                float r[kTail];
+#pragma unroll
+                for (int i = 0; i < kTail; i++) {
+                    const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
+                    r[i] = u < n ? kt_to_float(kt_elem{kt_load_coherent_u16(oh + (long long)u * args.out_stride + c)}) : 0.0f;
+                    float sq = r[i] * r[i];
+#pragma unroll
+                    for (int m = KT_WAVE / 2; m > 0; m >>= 1) sq += kt_shfl_xor(sq, m);
+                    if (u < n && kt_lane_id() == 0) sm.nsq[u][c / KT_WAVE] = sq;
+                }
+                kt_barrier();
+#pragma unroll
+                for (int i = 0; i < kTail; i++) {
+                    const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
+                    if (u >= n) continue;
+                    float ss = 0.0f;
+#pragma unroll
+                    for (int w = 0; w < KT_DV / KT_WAVE; w++) ss += sm.nsq[u][w];
+                    const float rstd = 1.0f / __builtin_sqrtf(ss / (float)dv + args.norm_eps);
+                    const float y = r[i] * rstd * wt[i] * kt_silu(kt_to_float(kt_elem{zt[i]}));
+                    oh[(long long)u * args.out_stride + c] = kt_from_float<kt_elem>(y).bits;
+                }
+            }
+        }
+    }
 
     /* ---- the last reader of the q/k channels writes their new conv state ---- */
     if (readers > 1) {

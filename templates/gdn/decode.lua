@@ -1,10 +1,10 @@
 -- decode.lua: the variant space of templates/gdn/decode.hip, one fused gated delta-net layer step
 -- (op gdn_decode, ABI templates/abi/gdn.h, descriptor runtime/op_gdn.c). Axes as the template
 -- reads them: VK the state layout (0 [.., K, V], 1 K-last), DK and DV the head sizes, BV the value
--- columns a block owns (BV = dv serves the fused gated norm), NW warps, KPT state rows a thread
--- holds; a thread holds KPT x VPT of the block's DK x BV fp32 state, VPT = BV * KPT / (DK's
--- share of the threads); MT the tokens a sequence it steps at most (1: plain decode); OB the
--- blocks ptxas must keep resident on an SM (0: its choice).
+-- columns a block owns (under the gated norm, BV < DV splits a head over blocks), NW warps, KPT
+-- state rows a thread holds; a thread holds KPT x VPT of the block's DK x BV fp32 state, VPT = BV *
+-- KPT / (DK's share of the threads); MT the tokens a sequence it steps at most (1: plain decode);
+-- OB the blocks ptxas must keep resident on an SM (0: its choice).
 
 local function div(a, b) return math.floor(a / b) end
 local MAX_T, MAX_KW = 8, 4
@@ -21,7 +21,8 @@ end
 -- kt_gdn_smem: the step's conv outputs (q, k, v columns, MT tokens), the replayed k (MAX_T), the
 -- q/k channels' inputs (2-byte, MAX_KW - 1 + MT a channel, rounded to 4 bytes), the replayed log
 -- entries (two floats a column a token), five per-token scalars and the replayed k's norms, the
--- row sums' partials (two parities, two sums), the norm's wave sums, the writer flag
+-- row sums' partials (two parities, two sums), the norm's wave sums, the split norm's wave sums
+-- a token (BV < DV), the writer and last flags
 local function smem_bytes(p, t)
   local ti, tj = layout(p, t)
   local threads = p.NW * t.wave_size
@@ -29,8 +30,9 @@ local function smem_bytes(p, t)
   if p.VK == 1 then parts = ti > t.wave_size and div(ti, t.wave_size) or 1
   else parts = tj < t.wave_size and p.NW or ti end
   local eqk = 4 * math.ceil(2 * p.DK * (MAX_KW - 1 + p.MT) * 2 / 4)
+  local nsq = p.BV < p.DV and div(p.DV, t.wave_size) or 1
   return eqk + 4 * (p.MT * (2 * p.DK + p.BV) + MAX_T * p.DK + MAX_T * 2 * p.BV + 5 * p.MT + MAX_T
-                    + 2 * 2 * parts * p.BV + 2 * p.NW + 1)
+                    + 2 * 2 * parts * p.BV + 2 * p.NW + p.MT * nsq + 2)
 end
 
 return {
@@ -61,6 +63,8 @@ return {
     local ti, tj, vpt = layout(p, t)
     if not ti then return false, "the threads do not tile DK x BV" end
     if p.DV % p.BV ~= 0 then return false, "BV does not divide DV" end
+    -- a head split over blocks: its last block sums a token's dv outputs of the norm by whole waves
+    if p.BV < p.DV and p.DV % t.wave_size ~= 0 then return false, "BV < DV: DV not a multiple of the wave" end
     -- the state moves in 16-byte pieces along its contiguous axis: 4 floats a thread there
     if p.VK == 0 and vpt % 4 ~= 0 then return false, "VK 0: fewer than 4 columns a thread" end
     if p.VK == 1 and p.KPT % 4 ~= 0 then return false, "VK 1: fewer than 4 rows a thread" end

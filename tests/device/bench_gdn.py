@@ -4,7 +4,7 @@ a plain PyTorch implementation of the same math (the floor the issue names) and 
 ceilings measured in the same run.
 
     python3 tests/device/bench_gdn.py --db FILE [--lib out/lib/libktrt.so] [--hv 8,32] [--batch 1,8,32,128]
-        [--tokens 1,4] [--regime hot,cold] [--rounds 15] [--launches 20]
+        [--tokens 1,4] [--regime hot,cold] [--rounds 15] [--launches 20] [--ab DB2]
 
 Rows: value heads hv (key heads hv/2), dk = dv = 128, the gated norm on, bf16, the state [.., K, V]
 fp32; tokens 1 is a plain step, tokens 4 a speculative one replaying 2 logged tokens (a mean
@@ -20,7 +20,10 @@ The ceilings line adds the launch floor: a graph of one-element kernels, a launc
 costs before its kernel does anything). --profile: each hot row's kernel device time (torch.profiler).
 Columns: us a launch, the state's bytes in and out (2 x batch x hv x 64 KiB, the log's and the
 conv state's besides) as GB/s and as % of the copy ceiling (read + write bytes, measured here)
-and of the read ceiling; torch's time and ours/torch. With $OUT set, writes $OUT/bench_gdn.tsv."""
+and of the read ceiling; torch's time and ours/torch. --ab DB2: a second runtime on DB2 (its law's
+pick) checked and timed in the same rounds as a fourth graph: its us and its time over ours (a change
+between two databases read against the same run's control). With $OUT set, writes
+$OUT/bench_gdn.tsv."""
 import argparse
 import os
 import statistics
@@ -75,7 +78,7 @@ def torch_step(L, st, idx, n):
     st.out.copy_(out.view(B * n, -1))
 
 
-def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flush):
+def row(kt, kt_ab, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flush):
     dt, hk = "bf16", hv // 2
     head_bytes = 128 * 128 * 4
     per_set = batch * hv * head_bytes
@@ -97,6 +100,12 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
     rc, ch, err = kt.choose(dt, st0.args, op="gdn_decode")
     if rc != KT_OK:
         return None, "refused: " + err
+    ab_kernel = ""
+    if kt_ab:
+        rc, ch_ab, err = kt_ab.choose(dt, st0.args, op="gdn_decode")
+        if rc != KT_OK:
+            return None, "--ab refused: " + err
+        ab_kernel = ch_ab.kernel.decode()
     if spec:
         err_ours = float("nan")   # a replayed log is not the truth's state: checked by gdn_check.py
     else:
@@ -106,6 +115,13 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
                                        st0.z[st0.rows(i)], commit=False) for i in range(batch)])
         err_ours = rel_error(st0.out, ref)
         L.conv.copy_(start[0]); L.ssm.copy_(start[1]); L.log.copy_(start[2])
+        if kt_ab:
+            kt_ab.run(dt, st0.args, op="gdn_decode")
+            torch.cuda.synchronize()
+            err_ab = rel_error(st0.out, ref)
+            L.conv.copy_(start[0]); L.ssm.copy_(start[1]); L.log.copy_(start[2])
+            if over(err_ab, 1e-2):
+                return None, "wrong: --ab %.2e" % err_ab
         torch_step(L, st0, idxs[0], tokens)
         err_torch = rel_error(st0.out, ref)
         L.conv.copy_(start[0]); L.ssm.copy_(start[1]); L.log.copy_(start[2])
@@ -118,9 +134,14 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
     def peer(i):
         torch_step(L, steps[i], idxs[i], tokens)
 
+    def other(i):
+        kt_ab.run(dt, steps[i].args, op="gdn_decode")
+
     n = a.launches
     graphs = {"ours": capture(ours, nsets, n, stream), "ours again": capture(ours, nsets, n, stream),
               "torch": capture(peer, nsets, n, stream)}
+    if kt_ab:
+        graphs["ab"] = capture(other, nsets, n, stream)
     names = list(graphs)
     times = {k: [] for k in names}
     for r in range(a.rounds):
@@ -138,7 +159,9 @@ def row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flu
     return {"hv": hv, "batch": batch, "tokens": tokens, "regime": regime, "kernel": ch.kernel.decode(),
             "path": ch.path.decode(), "us": med["ours"], "us_min": min(times["ours"]), "us_max": max(times["ours"]),
             "control": med["ours again"] / med["ours"], "torch_us": med["torch"], "x_torch": med["torch"] / med["ours"],
-            "gbs": gbs, "pct_copy": 100 * gbs / ceil_copy, "pct_read": 100 * gbs / ceil_read, "err": err_ours}, None
+            "gbs": gbs, "pct_copy": 100 * gbs / ceil_copy, "pct_read": 100 * gbs / ceil_read, "err": err_ours,
+            "ab_us": med.get("ab", float("nan")), "ab_x": med.get("ab", float("nan")) / med["ours"],
+            "ab_kernel": ab_kernel}, None
 
 
 def main():
@@ -152,9 +175,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--profile", action="store_true", help="hot rows: our kernel's device time (torch.profiler)")
+    ap.add_argument("--ab", default="", help="a second database, timed beside --db's in the same rounds")
     a = ap.parse_args()
     check_header(header_fields)
     kt = Ktrt(a.lib, a.db)
+    kt_ab = Ktrt(a.lib, a.ab) if a.ab else None
     gen = torch.Generator(device="cuda")
     gen.manual_seed(7)
     stream = torch.cuda.Stream()
@@ -163,7 +188,7 @@ def main():
     print("ceilings: copy %.0f GB/s, read %.0f GB/s; launch floor %.2f us (a graph of %d one-element kernels)" % (
         ceil_copy, ceil_read, launch_floor_us(stream, a.launches), a.launches))
     cols = ["hv", "batch", "tokens", "regime", "us", "us_min", "us_max", "control", "gbs", "pct_copy", "pct_read",
-            "torch_us", "x_torch", "err", "path", "kernel"]
+            "torch_us", "x_torch", "err", "path", "kernel", "ab_us", "ab_x", "ab_kernel"]
     lines, failed = ["\t".join(cols)], 0
     print("%3s %5s %3s %5s %9s %17s %7s %8s %6s %6s %9s %7s" % ("hv", "batch", "tok", "reg", "us", "min-max", "ctrl",
                                                              "GB/s", "%copy", "%read", "torch us", "x"))
@@ -171,7 +196,7 @@ def main():
         for batch in [int(x) for x in a.batch.split(",")]:
             for tokens in [int(x) for x in a.tokens.split(",")]:
                 for regime in a.regime.split(","):
-                    r, why = row(kt, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flush)
+                    r, why = row(kt, kt_ab, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stream, flush)
                     if r is None:
                         failed += 1
                         print("%3d %5d %3d %5s  %s" % (hv, batch, tokens, regime, why))
@@ -179,6 +204,9 @@ def main():
                     print("%3d %5d %3d %5s %9.2f %8.2f-%8.2f %7.3f %8.0f %6.1f %6.1f %9.2f %7.2f" % (
                         hv, batch, tokens, regime, r["us"], r["us_min"], r["us_max"], r["control"], r["gbs"],
                         r["pct_copy"], r["pct_read"], r["torch_us"], r["x_torch"]), flush=True)
+                    if kt_ab:
+                        print("    --ab %9.2f us, %.3fx ours (%s against %s)" % (r["ab_us"], r["ab_x"], r["ab_kernel"],
+                                                                            r["kernel"]), flush=True)
                     lines.append("\t".join(str(r[c]) for c in cols))
     if os.environ.get("OUT"):
         with open(os.path.join(os.environ["OUT"], "bench_gdn.tsv"), "w") as f:

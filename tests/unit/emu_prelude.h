@@ -53,6 +53,7 @@ KT_DEV float kt_shfl_xor(float v, int mask)
 }
 KT_DEV void kt_fence_device(void) { std::atomic_thread_fence(std::memory_order_seq_cst); }
 KT_DEV unsigned kt_atomic_add_device(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+KT_DEV unsigned short kt_load_coherent_u16(const unsigned short *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 
 struct kt_bf16 { unsigned short bits; };
 struct kt_f16 { unsigned short bits; };
