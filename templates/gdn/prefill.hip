@@ -719,6 +719,21 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 /* ---------------- out ---------------- */
 
 namespace {
+/* whether accumulator elements 2j and 2j + 1 hold columns n and n + 1 (n even) of one row of o on
+ * every lane (NVIDIA's mma.sync; AMD's hold a column's rows): then z's loads and out's stores move
+ * two columns a 32-bit word where the call's pointers and strides allow */
+constexpr bool kt_out_pairs()
+{
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int j = 0; j + 1 < kt_acc_elems; j += 2)
+            if (kt_acc_row(l, j) != kt_acc_row(l, j + 1) || kt_acc_col(l, j) % 2 != 0 ||
+                kt_acc_col(l, j + 1) != kt_acc_col(l, j) + 1)
+                return false;
+    return true;
+}
+constexpr bool kOutPairs = kt_out_pairs();
+static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
+
 struct alignas(16) kt_out_smem {
     unsigned short q[kBT][kLK];
     unsigned short kh[kBT > kNC ? kBT : kNC][kLK];   /* k, then a round's h^T rows */
@@ -810,26 +825,56 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
         }
     }
     /* the gate's loads all before the first store (a store between them would hold each load
-     * behind it: out may alias z for all the compiler knows) */
+     * behind it: out may alias z for all the compiler knows); two columns a word where the
+     * layout pairs them and the call's z and out are 4-byte aligned with even strides */
+    const bool words = kOutPairs && (reinterpret_cast<unsigned long long>(A.out) & 3) == 0 && A.out_stride % 2 == 0 &&
+                       (!A.norm_weight || ((reinterpret_cast<unsigned long long>(A.z) & 3) == 0 && A.z_stride % 2 == 0));
     if (A.norm_weight) {
+        const unsigned short *z = (const unsigned short *)A.z + (long long)h * kDV;
 #pragma unroll
         for (int t = 0; t < kDV / 16; t++)
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) {
-                const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
-                const long long tok = ch.t0 + ch.pos0 + (r < ch.n ? r : 0);
-                kt_acc_set(o[t], i, kt_acc_get(o[t], i) * rstd[i] * kt_elem_f(A.norm_weight, j) *
-                                        kt_silu_fast(kt_elem_f(A.z, tok * A.z_stride + (long long)h * kDV + j)));
+            for (int i = 0; i < kt_acc_elems; i += 2) {
+                float zv[2];
+                long long at[2];
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int r = r0 + kt_acc_row(lane, i + e);
+                    at[e] = (ch.t0 + ch.pos0 + (r < ch.n ? r : 0)) * (long long)A.z_stride + 16 * t + kt_acc_col(lane, i + e);
+                }
+                if (kOutPairs && words) {
+                    const unsigned w = *(const unsigned *)(z + at[0]);
+                    zv[0] = kt_to_float(kt_elem{(unsigned short)(w & 0xffffu)});
+                    zv[1] = kt_to_float(kt_elem{(unsigned short)(w >> 16)});
+                } else {
+                    zv[0] = kt_to_float(kt_elem{z[at[0]]});
+                    zv[1] = kt_to_float(kt_elem{z[at[1]]});
+                }
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    kt_acc_set(o[t], i + e, kt_acc_get(o[t], i + e) * rstd[i + e] *
+                                                kt_elem_f(A.norm_weight, 16 * t + kt_acc_col(lane, i + e)) * kt_silu_fast(zv[e]));
             }
     }
-    unsigned short *out = (unsigned short *)A.out;
+    unsigned short *out = (unsigned short *)A.out + (long long)h * kDV;
 #pragma unroll
     for (int t = 0; t < kDV / 16; t++)
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) {
-            const int r = r0 + kt_acc_row(lane, i), j = 16 * t + kt_acc_col(lane, i);
-            if (r >= ch.n) continue;
-            out[(ch.t0 + ch.pos0 + r) * (long long)A.out_stride + (long long)h * kDV + j] = kt_bits(kt_acc_get(o[t], i));
+        for (int i = 0; i < kt_acc_elems; i += 2) {
+            if (kOutPairs && words) {
+                const int r = r0 + kt_acc_row(lane, i);
+                if (r < ch.n)
+                    *(unsigned *)(out + (ch.t0 + ch.pos0 + r) * (long long)A.out_stride + 16 * t + kt_acc_col(lane, i)) =
+                        kt_round2<kt_elem>(kt_acc_get(o[t], i), kt_acc_get(o[t], i + 1));
+            } else {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int r = r0 + kt_acc_row(lane, i + e);
+                    if (r < ch.n)
+                        out[(ch.t0 + ch.pos0 + r) * (long long)A.out_stride + 16 * t + kt_acc_col(lane, i + e)] =
+                            kt_bits(kt_acc_get(o[t], i + e));
+                }
+            }
         }
 
     /* the sequence's last chunk: its conv state, after prep has read the old one. The v channels

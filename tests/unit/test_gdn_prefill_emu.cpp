@@ -100,16 +100,19 @@ static double rel_inf(const std::vector<double> &ref, const std::vector<double> 
     return den > 0 ? num / den : num;
 }
 
-static void run(const variant &v, int norm, int ds_layout)
+/* odd: z and out rows an element longer than hv x dv (odd strides: out's stores and z's loads an
+ * element at a time where the layout would pair them) */
+static void run(const variant &v, int norm, int ds_layout, int odd)
 {
     int qsl[BATCH + 1] = {0};
     for (int i = 0; i < BATCH; i++) qsl[i + 1] = qsl[i] + lens[i];
     const int T = qsl[BATCH];
     const int conv_chan = ds_layout ? 1 : LCOL, conv_col = ds_layout ? CDIM : 1;
     const long long conv_slot = (long long)CDIM * LCOL, ssm_slot = (long long)HV * DK * DV;
+    const int os = HV * DV + odd;   /* z's and out's row strides */
 
-    std::vector<unsigned short> qkv((size_t)T * CDIM), z((size_t)T * HV * DV), a((size_t)T * HV), b((size_t)T * HV);
-    std::vector<unsigned short> cw((size_t)CDIM * KW), nw(DV), out((size_t)T * HV * DV, 0x7fc1);
+    std::vector<unsigned short> qkv((size_t)T * CDIM), z((size_t)T * os), a((size_t)T * HV), b((size_t)T * HV);
+    std::vector<unsigned short> cw((size_t)CDIM * KW), nw(DV), out((size_t)T * os, 0x7fc1);
     std::vector<float> A_log(HV), dt_bias(HV);
     for (auto &x : qkv) x = bf(urand(-1, 1));
     for (auto &x : z) x = bf(urand(-2, 2));
@@ -147,7 +150,7 @@ static void run(const variant &v, int norm, int ds_layout)
             d.query_start_loc = q2; d.state_indices = &slot_of[i];
             d.conv_slot_stride = conv_slot; d.ssm_slot_stride = ssm_slot;
             d.conv_chan_stride = conv_chan; d.conv_col_stride = conv_col;
-            d.qkv_stride = CDIM; d.z_stride = HV * DV; d.ab_stride = HV; d.out_stride = HV * DV;
+            d.qkv_stride = CDIM; d.z_stride = os; d.ab_stride = HV; d.out_stride = os;
             d.batch = 1; d.num_k_heads = H; d.num_v_heads = HV; d.dk = DK; d.dv = DV;
             d.conv_kw = KW; d.conv_len = LCOL; d.max_tokens = 1; d.state_vk = v.vk;
             d.scale = 1.0f / sqrtf((float)DK); d.norm_eps = 1e-6f;
@@ -169,7 +172,7 @@ static void run(const variant &v, int norm, int ds_layout)
     A.out = out.data();
     A.conv_slot_stride = conv_slot; A.ssm_slot_stride = ssm_slot;
     A.conv_chan_stride = conv_chan; A.conv_col_stride = conv_col;
-    A.qkv_stride = CDIM; A.z_stride = HV * DV; A.ab_stride = HV; A.out_stride = HV * DV;
+    A.qkv_stride = CDIM; A.z_stride = os; A.ab_stride = HV; A.out_stride = os;
     A.batch = BATCH; A.num_k_heads = H; A.num_v_heads = HV; A.dk = DK; A.dv = DV; A.conv_kw = KW;
     A.tokens = T; A.state_vk = v.vk; A.scale = 1.0f / sqrtf((float)DK); A.norm_eps = 1e-6f;
     A.chunks = chunks;
@@ -192,7 +195,7 @@ static void run(const variant &v, int norm, int ds_layout)
     for (int i = 0; i < BATCH; i++)
         for (int t = qsl[i]; t < qsl[i + 1]; t++)
             for (int j = 0; j < HV * DV; j++) {
-                const size_t k = (size_t)t * HV * DV + (size_t)j;
+                const size_t k = (size_t)t * os + (size_t)j;
                 if (slot_of[i] >= 0) live.push_back(k);
                 else untouched &= out[k] == 0x7fc1;
             }
@@ -217,8 +220,8 @@ static void run(const variant &v, int norm, int ds_layout)
         }
     }
     const double e_ssm = rel_inf(rssm, gssm, owned_ssm);
-    printf("  %-20s norm %d conv layout %d: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s\n", v.name, norm,
-           ds_layout, e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
+    printf("  %-20s norm %d conv layout %d%s: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s\n", v.name, norm,
+           ds_layout, odd ? " odd strides" : "", e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
            others ? "identical" : "CHANGED");
     /* the bounds: bf16 operands of every product (q, k, w, u, vn, h, P rounded) against a float64
      * recurrence over up to 70 tokens */
@@ -234,14 +237,17 @@ extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int l
 
 int main(void)
 {
+    int odd = 0;
     for (const variant &v : variants) {
         /* the descriptor gives each kernel at least its struct (else the kernel returns at once) */
         int lds[4];
         kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, lds);
         KT_CHECK(v.lds_prep <= (size_t)lds[0] && v.lds_wy <= (size_t)lds[1] && v.lds_state <= (size_t)lds[2] &&
                  v.lds_out <= (size_t)lds[3]);
-        run(v, 1, 0);
-        run(v, 0, 1);
+        /* both z / out paths (paired words, elements) under the norm and without it, over the variants */
+        run(v, 1, 0, odd);
+        run(v, 0, 1, !odd);
+        odd = !odd;
     }
     KT_TEST_END();
 }

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Twenty-sixth session, device call 1 (bench/NOTES.md, "a head over several blocks"): the decode
+# chains on the law's picks (the split norm's BV 32 forms at batch 1 and 8), then the decode rows
+# against the same database without the narrower forms (the law then takes BV 128 as before), in the
+# same rounds (bench_gdn --ab); batch 128 x hv 32 on the law's BV 128 against BV 32 forms (many
+# small blocks an SM, the state's stream overlapping other blocks' compute); then the twenty-fifth
+# session's call 7 (the prefill's last template, checked and timed at 16K). Carry out/lib out/c32.
+# Results: $OUT/s1.tgz.
+set -u
+. tests/device/env.sh
+R=$OUT/s1; mkdir -p $R
+W=$(mktemp -d)
+L=out/lib/libktrt.so
+DB=$W/c32.ktdb
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
+xz -dc out/c32/gdn_all.ktdb.xz > $DB
+python3 - "$DB" "$W/bv128.ktdb" <<'PY'
+import shutil, sqlite3, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+c = sqlite3.connect(sys.argv[2])
+c.execute("DELETE FROM kernel WHERE name LIKE 'kt_gdn_decode%' AND name NOT LIKE '%\\_bv128\\_%' ESCAPE '\\'")
+c.commit()
+print("bv128 database:", c.execute("SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode%'").fetchone()[0], "decode kernels")
+PY
+python3 - "$DB" "$W/bv32.ktdb" <<'PY'
+import shutil, sqlite3, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+c = sqlite3.connect(sys.argv[2])
+c.execute("DELETE FROM kernel WHERE name LIKE 'kt_gdn_decode%' AND name NOT LIKE '%\\_bv32\\_%' ESCAPE '\\'")
+c.commit()
+print("bv32 database:", c.execute("SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode%'").fetchone()[0], "decode kernels")
+PY
+timeout 60 python3 tests/device/gdn_check.py --lib $L --db $DB > $R/check.log 2>&1; echo "decode check rc=$? $(el)"
+grep -E "gdn_check:|WRONG|fail" $R/check.log | head -4 | cut -c1-200
+OUT=$R timeout 150 python3 tests/device/bench_gdn.py --lib $L --db $DB --ab $W/bv128.ktdb --rounds 9 --profile \
+    --hv 8,32 --batch 1,8,32 --tokens 1,4 --regime hot > $R/bench.log 2>&1; echo "decode bench rc=$? $(el)"
+grep -v "kernel " $R/bench.log | cut -c1-200
+grep "kernel " $R/bench.log | cut -c1-150
+mkdir -p $R/b128
+OUT=$R/b128 timeout 100 python3 tests/device/bench_gdn.py --lib $L --db $DB --ab $W/bv32.ktdb --rounds 7 \
+    --hv 32 --batch 128 --tokens 1 --regime cold,hot > $R/bench128.log 2>&1; echo "decode bench 128 rc=$? $(el)"
+cut -c1-200 $R/bench128.log
+timeout 60 python3 tests/device/gdn_prefill_check.py --lib $L --db $DB > $R/prefill-check.log 2>&1; echo "prefill check rc=$? $(el)"
+grep -E "gdn_prefill_check:|FAIL|WRONG" $R/prefill-check.log | head -6 | cut -c1-200
+timeout 40 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB --profile --rounds 5 \
+    --rows 1x16384/8 > $R/prefill.log 2>&1; echo "prefill bench rc=$? $(el)"
+grep -E "x1 |law" $R/prefill.log | cut -c1-170
+rm -rf $W
+tar czf $OUT/s1.tgz -C $OUT s1 && rm -rf $R
+echo "done $(el)"
