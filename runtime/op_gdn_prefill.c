@@ -215,7 +215,9 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *  1. its blocks filling the device (min(dv / BV x hv x seqs, units)): one long sequence at 8 value
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
- *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency;
+ *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency
+ *     (PF 2, two chunks ahead, ranks as PF 1 until a device run has timed it against PF 1: the
+ *     fewer registers decide between them);
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
 #define GDNP_LAW_KEYS 6
@@ -229,7 +231,7 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     key[0] = blocks < units ? blocks : units;
     key[1] = PAR(v, BT);
-    key[2] = PAR(v, PF);
+    key[2] = PAR(v, PF) > 1 ? 1 : PAR(v, PF);
     key[3] = PAR(v, BV);
     key[4] = occ * PAR(v, NW) * wave;
     key[5] = -(long long)c->regs;

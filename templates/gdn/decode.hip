@@ -25,8 +25,9 @@
  * norms run while they are in flight. Threads are laid over the tile so that the state moves in
  * 16-byte pieces along its contiguous axis (columns for VK 0, rows for VK 1). Both sums over
  * the rows a token needs (S^T k and S^T q, both of the decayed state: o = S'^T q + d (k . q))
- * are reduced together, in-thread, by butterflies in the wave, then through LDS across waves:
- * one barrier a token (two with the norm).
+ * are reduced together, in-thread, by butterflies in the wave, then through LDS across waves,
+ * with the rows' k.k, q.q and k.q beside them (the L2 norms scale the sums after): one barrier a
+ * token (two with the norm).
  *
  * The conv: each block convolves the channels it reads (its key head's q and k, its own v
  * columns), a thread a channel, every token at once. Every input a thread's channels need (the
@@ -213,9 +214,10 @@ struct kt_gdn_smem {
     float yr[kMaxNA][KT_DK];       /* k of the logged tokens replayed (speculative) */
     unsigned short eqk[2 * KT_DK][kE];   /* the q/k channels' inputs, for the last reader's rewrite */
     kt_v16 log[kMaxNA][kLogV4];     /* the replayed tokens' log entries {d, g} of the block's columns */
-    float nq[kMaxT], nk[kMaxT], kq[kMaxT], nkr[kMaxNA];   /* q's norm * scale, k's norm, k.q */
+    float nkr[kMaxNA];             /* the replayed tokens' k norms */
     float g[kMaxT], beta[kMaxT];
     float red[2][2][kParts > 1 ? kParts : 1][KT_BV];     /* row sums: parity, {S^T k, S^T q} */
+    float red3[2][kParts > 1 ? kParts : 1][4];          /* and the token's k.k, q.q, k.q */
     float nrm[2][KT_NW];           /* the gated norm's sum of squares */
     float nsq[kMaxT][kSplitNorm ? KT_DV / KT_WAVE : 1];   /* the split norm's: a token's, by waves */
     int writer;                    /* this block rewrites the q/k conv state */
@@ -330,43 +332,24 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     }
     kt_barrier();
 
-    /* ---- the count of the q/k conv-state readers (its answer is read at the end); the norms a token ---- */
+    /* ---- the count of the q/k conv-state readers (its answer is read at the end); the replayed
+     * tokens' k norms (the step's own tokens' norms ride along their row sums below) ---- */
     const int readers = (HV / H) * (dv / KT_BV);
     unsigned *cnt = args.counters + (long long)seq * H + hk;
     unsigned arrived = 0u;
     /* no fence first: this block's reads of those columns were used (their values are in LDS)
      * before the barrier above, so they are done, and the count publishes no write */
     if (t == 0 && readers > 1) arrived = kt_atomic_add_device(cnt, 1u);
-    for (int tt = kt_wave_id(); tt < n + na; tt += KT_NW) {
-        const bool rep = tt >= n;
-        const int u = rep ? tt - n : tt;
-        float sq = 0.0f, sk = 0.0f, qk = 0.0f;
-        for (int i = kt_lane_id(); i < KT_DK; i += KT_WAVE) {
-            const float kv = rep ? sm.yr[u][i] : sm.y[u][KT_DK + i];
-            const float qv = rep ? 0.0f : sm.y[u][i];
-            sq += qv * qv;
-            sk += kv * kv;
-            qk += qv * kv;
-        }
+    if (na > 0) {   /* uniform over the block */
+        for (int u = kt_wave_id(); u < na; u += KT_NW) {
+            float sk = 0.0f;
+            for (int i = kt_lane_id(); i < KT_DK; i += KT_WAVE) sk += sm.yr[u][i] * sm.yr[u][i];
 #pragma unroll
-        for (int m = KT_WAVE / 2; m > 0; m >>= 1) {
-            sq += kt_shfl_xor(sq, m);
-            sk += kt_shfl_xor(sk, m);
-            qk += kt_shfl_xor(qk, m);
+            for (int m = KT_WAVE / 2; m > 0; m >>= 1) sk += kt_shfl_xor(sk, m);
+            if (kt_lane_id() == 0) sm.nkr[u] = 1.0f / __builtin_sqrtf(sk + 1e-6f);
         }
-        if (kt_lane_id() == 0) {
-            const float rk = 1.0f / __builtin_sqrtf(sk + 1e-6f);
-            if (rep) {
-                sm.nkr[u] = rk;
-            } else {
-                const float rq = args.scale / __builtin_sqrtf(sq + 1e-6f);
-                sm.nq[u] = rq;
-                sm.nk[u] = rk;
-                sm.kq[u] = qk * rq * rk;
-            }
-        }
+        kt_barrier();
     }
-    kt_barrier();
 
     /* ---- speculative: replay the accepted logged tokens, then store the entering state ---- */
     if (spec) {
@@ -404,15 +387,21 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 }
             }
         }
+        /* the row sums of the decayed state against the conv's raw k and q, and beside them the
+         * rows' k.k, q.q and k.q: the same reduction yields the norms, so that no pass over the
+         * rows (and no barrier) precedes the token; S^T k of the normalized k is rk S^T k_raw */
         const float dec = __builtin_expf(sm.g[tt]);
-        float pk[kVPT], pq[kVPT];
+        float pk[kVPT], pq[kVPT], kk = 0.0f, qq = 0.0f, kq = 0.0f;
 #pragma unroll
         for (int c = 0; c < kVPT; c++) { pk[c] = 0.0f; pq[c] = 0.0f; }
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
             const int i = ti * KT_KPT + r;
-            const float k = sm.y[tt][KT_DK + i] * sm.nk[tt];
-            const float q = sm.y[tt][i] * sm.nq[tt];
+            const float k = sm.y[tt][KT_DK + i];
+            const float q = sm.y[tt][i];
+            kk += k * k;
+            qq += q * q;
+            kq += k * q;
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
                 const float v = s[r * kVPT + c] * dec;
@@ -428,6 +417,9 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 pk[c] += kt_shfl_xor(pk[c], m);
                 pq[c] += kt_shfl_xor(pq[c], m);
             }
+            kk += kt_shfl_xor(kk, m);
+            qq += kt_shfl_xor(qq, m);
+            kq += kt_shfl_xor(kq, m);
         }
         if constexpr (kParts > 1) {
             const int par = tt & 1;
@@ -436,6 +428,11 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 for (int c = 0; c < kVPT; c++) {
                     sm.red[par][0][kt_part(t)][tj * kVPT + c] = pk[c];
                     sm.red[par][1][kt_part(t)][tj * kVPT + c] = pq[c];
+                }
+                if (tj == 0) {
+                    sm.red3[par][kt_part(t)][0] = kk;
+                    sm.red3[par][kt_part(t)][1] = qq;
+                    sm.red3[par][kt_part(t)][2] = kq;
                 }
             }
             kt_barrier();
@@ -450,18 +447,26 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 pk[c] = a0;
                 pq[c] = a1;
             }
+            kk = qq = kq = 0.0f;
+#pragma unroll
+            for (int q = 0; q < kParts; q++) {
+                kk += sm.red3[par][q][0];
+                qq += sm.red3[par][q][1];
+                kq += sm.red3[par][q][2];
+            }
         }
+        const float rk = 1.0f / __builtin_sqrtf(kk + 1e-6f), rq = args.scale / __builtin_sqrtf(qq + 1e-6f);
         /* d = beta (v - S^T k); S += k d^T; o = S'^T q + d (k . q) */
-        const float beta = sm.beta[tt];
+        const float beta = sm.beta[tt], kqn = kq * rq * rk;
         float d[kVPT], o[kVPT];
 #pragma unroll
         for (int c = 0; c < kVPT; c++) {
-            d[c] = beta * (sm.y[tt][2 * KT_DK + tj * kVPT + c] - pk[c]);
-            o[c] = pq[c] + d[c] * sm.kq[tt];
+            d[c] = beta * (sm.y[tt][2 * KT_DK + tj * kVPT + c] - pk[c] * rk);
+            o[c] = pq[c] * rq + d[c] * kqn;
         }
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
-            const float k = sm.y[tt][KT_DK + ti * KT_KPT + r] * sm.nk[tt];
+            const float k = sm.y[tt][KT_DK + ti * KT_KPT + r] * rk;
 #pragma unroll
             for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * d[c];
         }
@@ -501,37 +506,39 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             }
         }
     }
-    if (!spec) kt_state_io<true>(head, ti, j0, s);
 
     /* ---- the gated norm of a head split over blocks: each stored its columns' rnd(o) above; the
      * last of the head's blocks to finish reads the head's rows back and normalizes them in place
      * (vLLM's order: o rounded to the dtype, then the norm over its dv values). No block waits on
      * another: at batch 1 the split spreads a head's state stream and work over dv / BV compute
-     * units, for one hand-off at the end ---- */
+     * units, for one hand-off at the end. The count goes before the state's stores, so that the
+     * fence waits on the rows' stores alone and the stores fly behind the count's round trip ---- */
+    const unsigned short *zh = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv;
+    unsigned short *oh = (unsigned short *)args.out + (long long)t0 * args.out_stride + (long long)h * dv;
+    unsigned short zt[kTail];   /* the thread's elements of the rows (token-major, a token's dv by whole waves) */
+    float wt[kTail];
+    unsigned hand = 0u;
+    if (kSplitNorm && gated) {
+        kt_fence_device();   /* this block's rows visible before its count */
+#pragma unroll
+        for (int i = 0; i < kTail; i++) {   /* z and the weights in flight across the hand-off */
+            const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
+            zt[i] = 0;
+            wt[i] = 0.0f;
+            if (u < n) {
+                zt[i] = zh[(long long)u * args.z_stride + c];
+                wt[i] = kt_elem_f(args.norm_weight, c);
+            }
+        }
+        kt_barrier();
+        if (t == 0) hand = kt_atomic_add_device(args.counters + (long long)args.batch * H + (long long)seq * HV + h, 1u);
+    }
+    if (!spec) kt_state_io<true>(head, ti, j0, s);
     if constexpr (kSplitNorm) {
         if (gated) {
-            /* the thread's elements of the rows (token-major, a token's dv by whole waves); their z
-             * and weights in flight across the hand-off */
-            const unsigned short *zh = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv;
-            unsigned short *oh = (unsigned short *)args.out + (long long)t0 * args.out_stride + (long long)h * dv;
-            unsigned short zt[kTail];
-            float wt[kTail];
-#pragma unroll
-            for (int i = 0; i < kTail; i++) {
-                const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
-                zt[i] = 0;
-                wt[i] = 0.0f;
-                if (u < n) {
-                    zt[i] = zh[(long long)u * args.z_stride + c];
-                    wt[i] = kt_elem_f(args.norm_weight, c);
-                }
-            }
-            kt_fence_device();   /* this block's rows visible before its count */
-            kt_barrier();
-            unsigned *ncnt = args.counters + (long long)args.batch * H + (long long)seq * HV + h;
             if (t == 0) {
-                const bool last = kt_atomic_add_device(ncnt, 1u) == (unsigned)(dv / KT_BV - 1);
-                if (last) *ncnt = 0u;   /* every block of the head has counted */
+                const bool last = hand == (unsigned)(dv / KT_BV - 1);
+                if (last) args.counters[(long long)args.batch * H + (long long)seq * HV + h] = 0u;   /* every block counted */
                 sm.last = last;
             }
             kt_barrier();

@@ -260,8 +260,23 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
     kt_barrier();
 }
 
+/* whether accumulator elements 2j and 2j + 1 hold columns n and n + 1 (n even) of one row on
+ * every lane (NVIDIA's mma.sync; AMD's hold a column's rows): then a tile's row-major stores, and
+ * out's z loads, move two columns a 32-bit word */
+constexpr bool kt_acc_col_pairs()
+{
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int j = 0; j + 1 < kt_acc_elems; j += 2)
+            if (kt_acc_row(l, j) != kt_acc_row(l, j + 1) || kt_acc_col(l, j) % 2 != 0 ||
+                kt_acc_col(l, j + 1) != kt_acc_col(l, j) + 1)
+                return false;
+    return true;
+}
+constexpr bool kColPairs = kt_acc_col_pairs();
+static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
+
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
- * pass's operands are w^T and u^T */
+ * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows) */
 template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
     constexpr int kR = kBT / 16, kTiles = kR * (N / 16);
@@ -271,9 +286,16 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
         kt_acc c;
         kt_acc_zero(c);
         kt_tile_mma<kBT>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[16 * ti][0], kLT, lane);
+        if constexpr (kColPairs) {
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++)
-            dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(c, i));
+            for (int i = 0; i < kt_acc_elems; i += 2)
+                *(unsigned *)(dst + (16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)) =
+                    kt_round2<kt_elem>(kt_acc_get(c, i), kt_acc_get(c, i + 1));
+        } else {
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++)
+                dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(c, i));
+        }
     }
 }
 
@@ -593,121 +615,132 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         for (int i = 0; i < kt_acc_elems; i++)
             kt_acc_set(s[m], i, init ? head[kt_s_at(key0 + 16 * m + kt_s_n(lane, i), v0 + kt_s_q(lane, i))] : 0.0f);
 
-    kt_state_in in;
-    if (KT_PF) kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
+    /* the inputs of the next PF chunks in flight in registers, a buffer each, refilled as soon
+     * as it is staged; PF 2 alternates two buffers over an unrolled pair of chunks (each buffer
+     * keeps its registers: a copy from one to the other would wait on its loads) */
+    constexpr int kStep = KT_PF >= 2 ? 2 : 1;
+    kt_state_in in0, in1;
+    if (KT_PF >= 1) kt_state_load(in0, A, (long long)c0 * HV + h, v0, ks, tid, lane);
+    if (KT_PF >= 2 && nc > 1) kt_state_load(in1, A, (long long)(c0 + 1) * HV + h, v0, ks, tid, lane);
 #pragma unroll 1
-    for (int j = 0; j < nc; j++) {
-        const long long ch_h = (long long)(c0 + j) * HV + h;
-        kt_acc_words u[kOwn];
-        float gl;
-        if constexpr (KT_PF) {
+    for (int jp = 0; jp < nc; jp += kStep) {
 #pragma unroll
-            for (int m = 0; m < kPer; m++) {
-                const int e = tid + m * kNS;
-                if (kPieces % kNS == 0 || e < kPieces) {
-                    kt_sts16(&sm.wt[e / (kBT / 8)][8 * (e % (kBT / 8))], in.wt[m]);
-                    kt_sts16(&sm.kd[e / (kDK / 8)][8 * (e % (kDK / 8))], in.kd[m]);
-                }
-            }
+        for (int b = 0; b < kStep; b++) {
+            const int j = jp + b;
+            if (j >= nc) break;
+            kt_state_in &in = b == 0 ? in0 : in1;
+            const long long ch_h = (long long)(c0 + j) * HV + h;
+            kt_acc_words u[kOwn];
+            float gl;
+            if constexpr (KT_PF) {
 #pragma unroll
-            for (int o = 0; o < kOwn; o++) u[o] = in.u[o];
-            gl = in.gl;
-            /* the next chunk's inputs in flight behind this chunk's products */
-            if (j + 1 < nc) kt_state_load(in, A, ch_h + HV, v0, ks, tid, lane);
-        } else {
-            kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
-            kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
-            kt_state_u(u, gl, A, ch_h, v0, ks, lane);
-        }
-        /* h, the state entering the chunk (rounded: the product's operand too), for out */
-        unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
-#pragma unroll
-        for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
-        kt_barrier();
-
-        /* S^T w^T over the warp's keys */
-        kt_acc vn[kTT];
-#pragma unroll
-        for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
-#pragma unroll
-        for (int m = 0; m < kKT; m++) {
-            kt_frag_a p;
-            kt_p_frag<kt_elem>(p, s[m]);
-#pragma unroll
-            for (int tt = 0; tt < kTT; tt++) {
-                kt_frag_b f;
-                kt_load_v(f, &sm.wt[key0 + 16 * m][16 * tt], kLT, lane);
-                kt_pv_mma<kt_elem>(vn[tt], p, f);
-            }
-        }
-        if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
-#pragma unroll
-            for (int tt = 0; tt < kTT; tt++) {
-                if (tt % kKS == ks) continue;
-#pragma unroll
-                for (int g = 0; g < kt_acc_elems / 4; g++) {
-                    kt_f4 x;
-#pragma unroll
-                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
-                    sm.red[wv][tt][g][lane] = x;
-                }
-            }
-            kt_barrier();
-        }
-        /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
-         * and the update's operand (shared where other warps need it) */
-        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
-        kt_frag_a pv[kTT];
-#pragma unroll
-        for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
-            if (tt % kKS != ks) continue;
-            const int o = tt / kKS;
-            kt_acc a = vn[tt];
-            if constexpr (kKS > 1) {
-#pragma unroll
-                for (int g = 0; g < kt_acc_elems / 4; g++) {
-                    kt_f4 x[kKS];
-#pragma unroll
-                    for (int q = 0; q < kKS; q++)
-                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
-#pragma unroll
-                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
-                        kt_acc_set(a, 4 * g + e, sum);
+                for (int m = 0; m < kPer; m++) {
+                    const int e = tid + m * kNS;
+                    if (kPieces % kNS == 0 || e < kPieces) {
+                        kt_sts16(&sm.wt[e / (kBT / 8)][8 * (e % (kBT / 8))], in.wt[m]);
+                        kt_sts16(&sm.kd[e / (kDK / 8)][8 * (e % (kDK / 8))], in.kd[m]);
                     }
                 }
+#pragma unroll
+                for (int o = 0; o < kOwn; o++) u[o] = in.u[o];
+                gl = in.gl;
+                /* the inputs PF chunks on in flight behind this chunk's products */
+                if (j + KT_PF < nc) kt_state_load(in, A, ch_h + (long long)KT_PF * HV, v0, ks, tid, lane);
+            } else {
+                kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
+                kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
+                kt_state_u(u, gl, A, ch_h, v0, ks, lane);
             }
+            /* h, the state entering the chunk (rounded: the product's operand too), for out */
+            unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
-            kt_acc_store(vo + 16 * tt, kBT, a, lane);
-            kt_p_frag<kt_elem>(pv[tt], a);
-            if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
-        }
-        if constexpr (kKS > 1) {
+            for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
             kt_barrier();
-#pragma unroll
-            for (int tt = 0; tt < kTT; tt++)
-                if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
-        }
 
-        /* S^T = e^{G_last} S^T + vn^T kd */
-        const float dl = __builtin_expf(gl);
+            /* S^T w^T over the warp's keys */
+            kt_acc vn[kTT];
 #pragma unroll
-        for (int m = 0; m < kKT; m++)
-#pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
-#pragma unroll
-        for (int tt = 0; tt < kTT; tt++) {
+            for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
 #pragma unroll
             for (int m = 0; m < kKT; m++) {
-                kt_frag_b f;
-                kt_load_v(f, &sm.kd[16 * tt][key0 + 16 * m], kLK, lane);
-                kt_pv_mma<kt_elem>(s[m], pv[tt], f);
+                kt_frag_a p;
+                kt_p_frag<kt_elem>(p, s[m]);
+#pragma unroll
+                for (int tt = 0; tt < kTT; tt++) {
+                    kt_frag_b f;
+                    kt_load_v(f, &sm.wt[key0 + 16 * m][16 * tt], kLT, lane);
+                    kt_pv_mma<kt_elem>(vn[tt], p, f);
+                }
             }
+            if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
+#pragma unroll
+                for (int tt = 0; tt < kTT; tt++) {
+                    if (tt % kKS == ks) continue;
+#pragma unroll
+                    for (int g = 0; g < kt_acc_elems / 4; g++) {
+                        kt_f4 x;
+#pragma unroll
+                        for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
+                        sm.red[wv][tt][g][lane] = x;
+                    }
+                }
+                kt_barrier();
+            }
+            /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
+             * and the update's operand (shared where other warps need it) */
+            unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
+            kt_frag_a pv[kTT];
+#pragma unroll
+            for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
+                if (tt % kKS != ks) continue;
+                const int o = tt / kKS;
+                kt_acc a = vn[tt];
+                if constexpr (kKS > 1) {
+#pragma unroll
+                    for (int g = 0; g < kt_acc_elems / 4; g++) {
+                        kt_f4 x[kKS];
+#pragma unroll
+                        for (int q = 0; q < kKS; q++)
+                            if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
+#pragma unroll
+                            for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
+                            kt_acc_set(a, 4 * g + e, sum);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
+                kt_acc_store(vo + 16 * tt, kBT, a, lane);
+                kt_p_frag<kt_elem>(pv[tt], a);
+                if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
+            }
+            if constexpr (kKS > 1) {
+                kt_barrier();
+#pragma unroll
+                for (int tt = 0; tt < kTT; tt++)
+                    if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
+            }
+
+            /* S^T = e^{G_last} S^T + vn^T kd */
+            const float dl = __builtin_expf(gl);
+#pragma unroll
+            for (int m = 0; m < kKT; m++)
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
+#pragma unroll
+            for (int tt = 0; tt < kTT; tt++) {
+#pragma unroll
+                for (int m = 0; m < kKT; m++) {
+                    kt_frag_b f;
+                    kt_load_v(f, &sm.kd[16 * tt][key0 + 16 * m], kLK, lane);
+                    kt_pv_mma<kt_elem>(s[m], pv[tt], f);
+                }
+            }
+            kt_barrier();
         }
-        kt_barrier();
     }
 #pragma unroll
     for (int m = 0; m < kKT; m++)
@@ -719,21 +752,6 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 /* ---------------- out ---------------- */
 
 namespace {
-/* whether accumulator elements 2j and 2j + 1 hold columns n and n + 1 (n even) of one row of o on
- * every lane (NVIDIA's mma.sync; AMD's hold a column's rows): then z's loads and out's stores move
- * two columns a 32-bit word where the call's pointers and strides allow */
-constexpr bool kt_out_pairs()
-{
-    for (int l = 0; l < kt_frag_lanes; l++)
-        for (int j = 0; j + 1 < kt_acc_elems; j += 2)
-            if (kt_acc_row(l, j) != kt_acc_row(l, j + 1) || kt_acc_col(l, j) % 2 != 0 ||
-                kt_acc_col(l, j + 1) != kt_acc_col(l, j) + 1)
-                return false;
-    return true;
-}
-constexpr bool kOutPairs = kt_out_pairs();
-static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
-
 struct alignas(16) kt_out_smem {
     unsigned short q[kBT][kLK];
     unsigned short kh[kBT > kNC ? kBT : kNC][kLK];   /* k, then a round's h^T rows */
@@ -827,7 +845,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     /* the gate's loads all before the first store (a store between them would hold each load
      * behind it: out may alias z for all the compiler knows); two columns a word where the
      * layout pairs them and the call's z and out are 4-byte aligned with even strides */
-    const bool words = kOutPairs && (reinterpret_cast<unsigned long long>(A.out) & 3) == 0 && A.out_stride % 2 == 0 &&
+    const bool words = kColPairs && (reinterpret_cast<unsigned long long>(A.out) & 3) == 0 && A.out_stride % 2 == 0 &&
                        (!A.norm_weight || ((reinterpret_cast<unsigned long long>(A.z) & 3) == 0 && A.z_stride % 2 == 0));
     if (A.norm_weight) {
         const unsigned short *z = (const unsigned short *)A.z + (long long)h * kDV;
@@ -842,7 +860,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
                     const int r = r0 + kt_acc_row(lane, i + e);
                     at[e] = (ch.t0 + ch.pos0 + (r < ch.n ? r : 0)) * (long long)A.z_stride + 16 * t + kt_acc_col(lane, i + e);
                 }
-                if (kOutPairs && words) {
+                if (kColPairs && words) {
                     const unsigned w = *(const unsigned *)(z + at[0]);
                     zv[0] = kt_to_float(kt_elem{(unsigned short)(w & 0xffffu)});
                     zv[1] = kt_to_float(kt_elem{(unsigned short)(w >> 16)});
@@ -861,7 +879,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     for (int t = 0; t < kDV / 16; t++)
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i += 2) {
-            if (kOutPairs && words) {
+            if (kColPairs && words) {
                 const int r = r0 + kt_acc_row(lane, i);
                 if (r < ch.n)
                     *(unsigned *)(out + (ch.t0 + ch.pos0 + r) * (long long)A.out_stride + 16 * t + kt_acc_col(lane, i)) =

@@ -1,8 +1,8 @@
 -- prefill.lua: the variant space of templates/gdn/prefill.hip, the gated delta-net prefill in its
 -- chunked form (op gdn_prefill, ABI templates/abi/gdn_prefill.h, descriptor
 -- runtime/op_gdn_prefill.c). Axes as the template reads them: BT the chunk, VK the state layout,
--- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF 1 its
--- loads a chunk ahead. The four
+-- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF its
+-- loads that many chunks ahead (0, 1 or 2). The four
 -- kernels take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
@@ -39,7 +39,7 @@ return {
     { "BT", { 16, 32, 64 } },
     { "BV", { 16, 32, 64 } },
     { "NW", { 1, 2, 4, 8 } },
-    { "PF", { 0, 1 } },
+    { "PF", { 0, 1, 2 } },
   },
 
   -- the state pass (the kernel the name is of); prep and wy run 4 warps, out BT / 16
@@ -60,8 +60,8 @@ return {
     -- the state lives in the accumulators: at most 64 floats a lane (wave32; half on wave64)
     local per_lane = p.DK * p.BV / (p.NW * t.wave_size)
     if per_lane > 64 then return false, "more than 64 state floats a lane" end
-    -- a chunk's w^T and kd in flight in registers: at most 8 + 8 16-byte pieces a thread
-    if p.PF == 1 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread" end
+    -- PF chunks' w^T and kd in flight in registers: at most 8 + 8 16-byte pieces a thread in all
+    if p.PF * p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread in flight" end
     local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max
     if prep > limit then return false, "prep's LDS over the target's limit" end

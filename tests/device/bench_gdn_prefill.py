@@ -4,7 +4,7 @@ through libktrt, graph-timed, against a plain PyTorch implementation of the same
 floor the issue names), with a copy of the call's input bytes as the run's control.
 
     python3 tests/device/bench_gdn_prefill.py --db FILE [--lib out/lib/libktrt.so]
-        [--rows 1x4096/8,1x16384/8,...] [--rounds 7] [--launches 3]
+        [--rows 1x4096/8,1x16384/8,...] [--rounds 7] [--launches 3] [--ab DB2]
 
 A row SxT/HV: S sequences of T tokens each, HV value heads (key heads HV/2), dk = dv = 128, conv 4,
 the gated norm on, bf16, the state [.., K, V] fp32, every sequence continuing its slot's state.
@@ -15,7 +15,9 @@ Each method is a CUDA graph of --launches calls replayed between events; rounds 
 ours again (the control: its ratio to ours is the noise floor), torch's and the copy in rotated
 order; median, min and max. --profile adds each of our kernels' device time (torch.profiler).
 Columns: ms a call, tokens/s, ours / the bar where the issue sets one,
-torch's ms and torch / ours. With $OUT set, writes $OUT/bench_gdn_prefill.tsv."""
+torch's ms and torch / ours. --ab DB2: a second runtime on DB2 (its law's pick), checked against
+torch's like ours and timed in the same rounds: its ms and its time over ours, printed under the
+row. With $OUT set, writes $OUT/bench_gdn_prefill.tsv."""
 import argparse
 import os
 import statistics
@@ -90,7 +92,7 @@ def torch_prefill(L, pf, idx, S, n, bt=64):
     pf.out.copy_((o * r * L.norm_w.float() * F.silu(z)).to(pf.out.dtype).reshape(S * n, -1))
 
 
-def row(kt, a, S, n, hv, gen, stream):
+def row(kt, kt_ab, a, S, n, hv, gen, stream):
     dt, hk = "bf16", hv // 2
     L = Layer(dt, hk, hv, 128, 128, 4, S, 0, 0, 1, gen)
     slots = list(range(S))
@@ -118,6 +120,21 @@ def row(kt, a, S, n, hv, gen, stream):
     L.conv.copy_(start[0]); L.ssm.copy_(start[1])
     if over(err_peer, 2e-2) or over(err_state, 2e-2) or over(err_truth if truths else 0.0, 2e-2):
         return None, "wrong: ours vs torch out %.2e state %.2e, vs truth %.2e" % (err_peer, err_state, err_truth)
+    ab_kernel, err_ab = "", float("nan")
+    if kt_ab:
+        rc, ch_ab, err = kt_ab.choose(dt, pf.args, op="gdn_prefill")
+        if rc != KT_OK:
+            return None, "--ab refused: " + err
+        ab_kernel = ch_ab.kernel.decode()
+        peer_out, peer_ssm = pf.out.clone(), L.ssm.clone()   # torch's, from the same start
+        L.conv.copy_(start[0]); L.ssm.copy_(start[1])
+        with torch.cuda.stream(stream):
+            kt_ab.run(dt, pf.args, op="gdn_prefill")
+        torch.cuda.synchronize()
+        err_ab = max(rel_error(pf.out, peer_out.double()), rel_error(L.ssm, peer_ssm.double()))
+        L.conv.copy_(start[0]); L.ssm.copy_(start[1])
+        if over(err_ab, 2e-2):
+            return None, "wrong: --ab vs torch %.2e" % err_ab
 
     src = pf.qkv_full
     dst = torch.empty_like(src)
@@ -131,9 +148,14 @@ def row(kt, a, S, n, hv, gen, stream):
     def copy(i):
         dst.copy_(src)
 
+    def other(i):
+        kt_ab.run(dt, pf.args, op="gdn_prefill")
+
     m = a.launches
     graphs = {"ours": capture(ours, 1, m, stream), "ours again": capture(ours, 1, m, stream),
               "copy": capture(copy, 1, m, stream)}
+    if kt_ab:
+        graphs["ab"] = capture(other, 1, m, stream)
     try:
         graphs["torch"] = capture(peer, 1, 1, stream)
         peer_how = "graph"
@@ -141,7 +163,7 @@ def row(kt, a, S, n, hv, gen, stream):
         torch.cuda.synchronize()
         graphs["torch"] = None
         peer_how = "eager"
-    counts = {"ours": m, "ours again": m, "torch": 1, "copy": m}
+    counts = {"ours": m, "ours again": m, "torch": 1, "copy": m, "ab": m}
     names = list(graphs)
     times = {k: [] for k in names}
     none = torch.empty(0, device="cuda")
@@ -164,6 +186,8 @@ def row(kt, a, S, n, hv, gen, stream):
     med = {k: statistics.median(v) for k, v in times.items()}
     if a.profile:
         print_kernel_times("%dx%d/%d" % (S, n, hv), lambda: ours(0), stream)
+        if kt_ab:
+            print_kernel_times("%dx%d/%d ab" % (S, n, hv), lambda: other(0), stream)
     bar = BARS.get((S, n, hv))
     return {"seqs": S, "tokens": n, "hv": hv, "kernel": ch.kernel.decode(), "path": ch.path.decode(),
             "ms": med["ours"], "ms_min": min(times["ours"]), "ms_max": max(times["ours"]),
@@ -171,7 +195,10 @@ def row(kt, a, S, n, hv, gen, stream):
             "bar_ms": bar or 0.0, "x_bar": med["ours"] / bar if bar else float("nan"),
             "torch_ms": med["torch"], "torch_timed": peer_how, "x_torch": med["torch"] / med["ours"],
             "copy_ms": med["copy"],
-            "err_peer": err_peer, "err_truth": err_truth}, None
+            "err_peer": err_peer, "err_truth": err_truth,
+            "ab_ms": med.get("ab", float("nan")), "ab_x": med.get("ab", float("nan")) / med["ours"],
+            "ab_min": min(times["ab"]) if kt_ab else float("nan"), "ab_max": max(times["ab"]) if kt_ab else float("nan"),
+            "ab_kernel": ab_kernel, "err_ab": err_ab}, None
 
 
 def main():
@@ -183,9 +210,11 @@ def main():
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="each row's kernels' device times (torch.profiler)")
     ap.add_argument("--workspace-mb", type=int, default=1536, help="ktrt_options.workspace_bytes (one stream slot)")
+    ap.add_argument("--ab", default="", help="a second database, timed beside --db's in the same rounds")
     a = ap.parse_args()
     check_header(header_fields)
     kt = Ktrt(a.lib, a.db, a.workspace_mb << 20, 1)
+    kt_ab = Ktrt(a.lib, a.ab, a.workspace_mb << 20, 1) if a.ab else None
     stream = torch.cuda.Stream()
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
@@ -195,7 +224,7 @@ def main():
     for spec in a.rows.split(","):
         sn, hv = spec.split("/")
         S, n = (int(x) for x in sn.split("x"))
-        r, why = row(kt, a, S, n, int(hv), gen, stream)
+        r, why = row(kt, kt_ab, a, S, n, int(hv), gen, stream)
         if r is None:
             failed += 1
             print("%-12s %s" % (spec, why), flush=True)
@@ -205,6 +234,9 @@ def main():
             spec, r["path"], r["ms"], r["ms_min"], r["ms_max"], r["control"], r["mtok_s"],
             "%.2f" % r["x_bar"] if r["bar_ms"] else "-", r["torch_ms"], r["x_torch"], r["err_peer"], r["err_truth"],
             r["kernel"]), flush=True)
+        if kt_ab:
+            print("    --ab %9.4f ms (%.4f-%.4f), %.3fx ours, err %.1e: %s" % (r["ab_ms"], r["ab_min"], r["ab_max"], r["ab_x"],
+                                                                       r["err_ab"], r["ab_kernel"]), flush=True)
     if os.environ.get("OUT") and out:
         with open(os.path.join(os.environ["OUT"], "bench_gdn_prefill.tsv"), "w") as f:
             keys = list(out[0])

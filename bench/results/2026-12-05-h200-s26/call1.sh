@@ -4,7 +4,8 @@
 # against the same database without the narrower forms (the law then takes BV 128 as before), in the
 # same rounds (bench_gdn --ab); batch 128 x hv 32 on the law's BV 128 against BV 32 forms (many
 # small blocks an SM, the state's stream overlapping other blocks' compute); then the twenty-fifth
-# session's call 7 (the prefill's last template, checked and timed at 16K). Carry out/lib out/c32.
+# session's call 7 (the prefill's template checked), the state pass's loads two chunks ahead (PF 2)
+# against one, and _out's paired words against out/c31's elements. Carry out/lib out/c31 out/c32.
 # Results: $OUT/s1.tgz.
 set -u
 . tests/device/env.sh
@@ -42,9 +43,18 @@ OUT=$R/b128 timeout 100 python3 tests/device/bench_gdn.py --lib $L --db $DB --ab
 cut -c1-200 $R/bench128.log
 timeout 60 python3 tests/device/gdn_prefill_check.py --lib $L --db $DB > $R/prefill-check.log 2>&1; echo "prefill check rc=$? $(el)"
 grep -E "gdn_prefill_check:|FAIL|WRONG" $R/prefill-check.log | head -6 | cut -c1-200
-timeout 40 python3 tests/device/bench_gdn_prefill.py --lib $L --db $DB --profile --rounds 5 \
-    --rows 1x16384/8 > $R/prefill.log 2>&1; echo "prefill bench rc=$? $(el)"
-grep -E "x1 |law" $R/prefill.log | cut -c1-170
+# the prefill: the law's form (bt64 bv16 nw8) at PF 1 against PF 2, and against the twenty-fifth
+# session's last kernels (out/c31: _out an element at a time), each pair in the same rounds
+P=bench/results/2026-12-05-h200-s25/pick.py
+python3 $P $DB $W/pf1.ktdb 64 16 8 1 && python3 $P $DB $W/pf2.ktdb 64 16 8 2
+xz -dc out/c31/gdn_all.ktdb.xz > $W/c31.ktdb
+mkdir -p $R/pf $R/c31
+OUT=$R/pf timeout 120 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/pf1.ktdb --ab $W/pf2.ktdb --profile \
+    --rounds 5 --rows 1x16384/8,1x65536/8,1x16384/16 > $R/prefill-pf.log 2>&1; echo "prefill pf1/pf2 rc=$? $(el)"
+grep -v "^  " $R/prefill-pf.log | cut -c1-200; grep -E "_wy|_out|_prep|pf[12] " $R/prefill-pf.log | cut -c1-150
+OUT=$R/c31 timeout 60 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/c31.ktdb --ab $W/pf1.ktdb --profile \
+    --rounds 5 --rows 1x16384/8 > $R/prefill-c31.log 2>&1; echo "prefill c31/pf1 rc=$? $(el)"
+grep -v "^  " $R/prefill-c31.log | cut -c1-200; grep -E "_out" $R/prefill-c31.log | cut -c1-150
 rm -rf $W
 tar czf $OUT/s1.tgz -C $OUT s1 && rm -rf $R
 echo "done $(el)"
