@@ -9,7 +9,8 @@
  *  - the workspace: regions disjoint and in bounds for every chunk a batch of any lengths under
  *    the key can number (query_start_loc[i] / BT + i + j), sized at the buckets' edges;
  *  - the verification set's lengths sum to the tokens, none empty;
- *  - the law picks a variant that serves every problem of a grid, filling the device first.
+ *  - the law picks a variant that serves every problem of a grid, filling the device first, PF 2
+ *    only where no PF 1 twin exists (it ranks as PF 1 until timed).
  * Run from the repository root (the recipe is read from templates/gdn/prefill.lua). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -281,6 +282,15 @@ static void test_law(void)
                     const long long blocks = 128 / P(&c[k].v, BV) * hvs[h] * seqs[s];
                     if (hvs[h] * seqs[s] * 8 <= devs[di].units) KT_CHECK_INT(P(&c[k].v, BV), 16);
                     KT_CHECK(blocks >= (hvs[h] * seqs[s] * 8 < devs[di].units ? hvs[h] * seqs[s] * 8 : 1));
+                    /* PF 2 ranks as PF 1 (untimed): its registers lose the tie wherever PF 1 serves */
+                    if (P(&c[k].v, PF) == 2) {
+                        int pf1 = 0;
+                        for (int i = 0; i < n; i++)
+                            pf1 |= P(&c[i].v, PF) == 1 && P(&c[i].v, BT) == P(&c[k].v, BT) &&
+                                   P(&c[i].v, BV) == P(&c[k].v, BV) && P(&c[i].v, NW) == P(&c[k].v, NW) &&
+                                   P(&c[i].v, VK) == P(&c[k].v, VK);
+                        KT_CHECK(!pf1);
+                    }
                 }
         free(c);
         free(rv);
