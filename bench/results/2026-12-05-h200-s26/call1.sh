@@ -9,28 +9,12 @@
 # Results: $OUT/s1.tgz.
 set -u
 . tests/device/env.sh
-R=$OUT/s1; mkdir -p $R
-W=$(mktemp -d)
-L=out/lib/libktrt.so
+call_begin s1
 DB=$W/c32.ktdb
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 xz -dc out/c32/gdn_all.ktdb.xz > $DB
-python3 - "$DB" "$W/bv128.ktdb" <<'PY'
-import shutil, sqlite3, sys
-shutil.copy(sys.argv[1], sys.argv[2])
-c = sqlite3.connect(sys.argv[2])
-c.execute("DELETE FROM kernel WHERE name LIKE 'kt_gdn_decode%' AND name NOT LIKE '%\\_bv128\\_%' ESCAPE '\\'")
-c.commit()
-print("bv128 database:", c.execute("SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode%'").fetchone()[0], "decode kernels")
-PY
-python3 - "$DB" "$W/bv32.ktdb" <<'PY'
-import shutil, sqlite3, sys
-shutil.copy(sys.argv[1], sys.argv[2])
-c = sqlite3.connect(sys.argv[2])
-c.execute("DELETE FROM kernel WHERE name LIKE 'kt_gdn_decode%' AND name NOT LIKE '%\\_bv32\\_%' ESCAPE '\\'")
-c.commit()
-print("bv32 database:", c.execute("SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_decode%'").fetchone()[0], "decode kernels")
-PY
+K=bench/results/2026-12-05-h200-s26/keep_bv.py
+python3 $K $DB $W/bv128.ktdb 128 && python3 $K $DB $W/bv32.ktdb 32
 timeout 60 python3 tests/device/gdn_check.py --lib $L --db $DB > $R/check.log 2>&1; echo "decode check rc=$? $(el)"
 grep -E "gdn_check:|WRONG|fail" $R/check.log | head -4 | cut -c1-200
 OUT=$R timeout 150 python3 tests/device/bench_gdn.py --lib $L --db $DB --ab $W/bv128.ktdb --rounds 9 --profile \
@@ -55,6 +39,4 @@ grep -v "^  " $R/prefill-pf.log | cut -c1-200; grep -E "_wy|_out|_prep|pf[12] " 
 OUT=$R/c31 timeout 60 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/c31.ktdb --ab $W/pf1.ktdb --profile \
     --rounds 5 --rows 1x16384/8 > $R/prefill-c31.log 2>&1; echo "prefill c31/pf1 rc=$? $(el)"
 grep -v "^  " $R/prefill-c31.log | cut -c1-200; grep -E "_out" $R/prefill-c31.log | cut -c1-150
-rm -rf $W
-tar czf $OUT/s1.tgz -C $OUT s1 && rm -rf $R
-echo "done $(el)"
+call_end s1

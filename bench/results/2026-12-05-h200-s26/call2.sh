@@ -6,9 +6,7 @@
 # the SASS of both code objects. Carry out/lib out/c32. Results: $OUT/n4.tgz.
 set -u
 . tests/device/env.sh
-R=$OUT/n4; mkdir -p $R
-W=$(mktemp -d)
-L=out/lib/libktrt.so
+call_begin n4
 xz -dc out/c32/gdn_all.ktdb.xz > $W/all.ktdb
 P=bench/results/2026-12-05-h200-s25/pick.py
 python3 $P $W/all.ktdb $W/pf1.ktdb 64 16 8 1 && python3 $P $W/all.ktdb $W/pf2.ktdb 64 16 8 2
@@ -41,6 +39,4 @@ PY
 for f in $W/*.cubin; do [ -n "$CUOBJ" ] && $CUOBJ -sass $f > $R/$(basename $f .cubin).sass 2>&1; done
 ls -la $R | head -20
 gzip -9 $R/*.txt $R/*.sass 2>/dev/null
-rm -rf $W
-tar czf $OUT/n4.tgz -C $OUT n4 && rm -rf $R
-echo "done $(el)"
+call_end n4
