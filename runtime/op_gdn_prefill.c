@@ -1,7 +1,7 @@
 /* op_gdn_prefill.c: the descriptor of the gated delta-net prefill (op "gdn_prefill"): key
  * `gdn_prefill <dtype> dk= dv= hk= hv= kw= norm= vk= tokens<= seqs<=`, recipe
- * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (four launches), ABI
- * templates/abi/gdn_prefill.h, float64 reference runtime/gdn_ref.c (the decode steps a prefill
+ * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (three launches; four on wave 64),
+ * ABI templates/abi/gdn_prefill.h, float64 reference runtime/gdn_ref.c (the decode steps a prefill
  * equals). Pure functions: no I/O, no state, no GPU. */
 #include <limits.h>
 #include <math.h>
@@ -51,7 +51,7 @@ static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u
 #define PAR(v, n) ((v)->p[KT_GDNP_P_##n])
 static long long gdnp_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
 
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4])
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_KERNELS])
 {
     const int lk = dk + 8, lt = bt + 8, maxd = dk > dv ? dk : dv;
     const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
@@ -63,7 +63,7 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4])
      * each at least one a token tile (the struct's arrays are never empty) */
     lds[2] = dk * lt * 2 + bt * lk * 2 + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
-    for (int i = 0; i < 4; i++) lds[i] = (lds[i] + 15) / 16 * 16;
+    for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
 
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt) { return bt > 0 ? tokens / bt + seqs : 0; }
@@ -101,28 +101,36 @@ static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int uni
     return NULL;
 }
 
-/* prep and wy (chunks x key heads), the state pass (dv / BV x value heads x sequences), out
- * (chunks x value heads), each with its LDS at launch */
+/* wy (chunks x key heads; on wave-64 targets prep first, the same grid: prefill.hip's
+ * kFusedPrep), the state pass (dv / BV x value heads x sequences), out (chunks x value heads),
+ * each with its LDS at launch */
 static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
     char buf[200];
     if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
-    int lds[4];
+    int lds[KT_GDNP_KERNELS];
     kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
-    memset(out, 0, 4 * sizeof *out);
-    out[0].suffix = "_prep";
-    out[0].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
-    out[1].suffix = "_wy";
-    out[1].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
-    out[2].suffix = "";
-    out[2].dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
-                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
-    out[3].suffix = "_out";
-    out[3].dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
-                                   (unsigned)lds[3]};
-    return 4;
+    const int n = wave_size == 64 ? 4 : 3;
+    kt_op_launch *l = out;
+    memset(out, 0, (size_t)n * sizeof *out);
+    if (n == 4) {
+        l->suffix = "_prep";
+        l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
+        l++;
+    }
+    l->suffix = "_wy";
+    l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
+    l++;
+    l->suffix = "";
+    l->dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
+                               {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
+    l++;
+    l->suffix = "_out";
+    l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
+                               (unsigned)lds[3]};
+    return n;
 }
 
 /* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, kd, g;

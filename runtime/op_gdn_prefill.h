@@ -19,9 +19,11 @@ enum { KT_GDNP_P_VK, KT_GDNP_P_DK, KT_GDNP_P_DV, KT_GDNP_P_BT, KT_GDNP_P_BV, KT_
 enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_GDNP_D_NORM, KT_GDNP_D_VK,
        KT_GDNP_D_TOKENS, KT_GDNP_D_SEQS, KT_GDNP_NDIMS };
 
-/* The four kernels' LDS (bytes, each given at launch) of a variant, in launch order: prep, wy,
- * the state pass, out. prefill.lua's lds() is the same arithmetic. */
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4]);
+/* The kernels' LDS (bytes, each given at launch) of a variant: prep, wy, the state pass, out
+ * (prep is launched on wave-64 targets only: elsewhere wy does its work). prefill.lua's lds() is
+ * the same arithmetic. */
+enum { KT_GDNP_KERNELS = 4 };
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_KERNELS]);
 
 /* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt);

@@ -13,23 +13,24 @@
  * (older history where the sequence is shorter): a decode step after it reads num_accepted 0.
  *
  * The chunked form (../shared/ref/gdn.md): a sequence is cut into chunks of BT tokens (the
- * variant's), the last one partial. Four launches, in order:
- *   prep   (grid: chunks x key heads)   conv, q/k norms: q, k and each value head's conv outputs
- *          (in u's place) into the workspace;
- *   wy     (grid: chunks x key heads)   the gates, G (the chunk's running sum of g), A, the
- *          triangular (I + A)^-1, w and u of every value head;
+ * variant's), the last one partial. Three launches, in order (four on wave-64 targets):
+ *  (prep   (grid: chunks x key heads, wave 64 only)   conv, q/k norms: q, k and each value head's
+ *          conv outputs (in u's place) into the workspace; elsewhere wy does this itself;)
+ *   wy     (grid: chunks x key heads)   conv, q/k norms (q and k into the workspace), then for
+ *          every value head its conv, the gates, G (the chunk's running sum of g), A, the
+ *          triangular (I + A)^-1, w and u;
  *   state  (grid: dv / BV x value heads x sequences)   the only serial loop, over a sequence's
  *          chunks: the state entering each chunk (h) and the chunk's corrected values (vn) into the
  *          workspace, the final state into the slot;
  *   out    (grid: chunks x value heads)  o = e^G q h + ((q k^T) decay, causal) vn, the norm, the new
- *          conv state (the sequence's last chunk; after prep has read the old one).
+ *          conv state (the sequence's last chunk; after wy has read the old one).
  * Chunks are numbered over the whole batch, sequence after sequence; the grid's chunk count is an
  * upper bound (tokens / BT + batch) and a block past the batch's real chunks returns.
  *
  * Workspace (bound by the runtime, op_gdn_prefill.c's layout, `chunks` = the bound above):
  *   q, k    [chunks][H][BT][dk] dtype   normalized (q scaled)
  *   w       [chunks][HV][dk][BT] dtype   transposed (the state pass's operand)
- *   u       [chunks][HV][dv][BT] dtype   transposed (prep parks v there as [BT][dv])
+ *   u       [chunks][HV][dv][BT] dtype   transposed (wave 64: prep parks v there as [BT][dv])
  *   vn      [chunks][HV][dv][BT] dtype   transposed (the output's operand)
  *   h       [chunks][HV][dv][dk] dtype   the state entering the chunk, transposed
  *   kd      [chunks][HV][BT][dk] dtype   k e^{G_last - G} (the state update's operand)

@@ -1,4 +1,4 @@
-/* prefill.hip: the gated delta-net prefill of a batch of sequences in its chunked form, four
+/* prefill.hip: the gated delta-net prefill of a batch of sequences in its chunked form, three
  * launches (ABI, launch order and workspace: templates/abi/gdn_prefill.h; geometry and law:
  * runtime/op_gdn_prefill.c; the float64 form it follows step for step: runtime/gdn_chunk_ref.c).
  * The recipe's axes (prefill.lua) read as
@@ -7,12 +7,12 @@
  *   DK   key head size, DV value head size (compiled in),
  *   BV   value columns a state-pass block owns (grid.x = dv / BV),
  *   NW   warps of the state pass,
- *   PF   1: the state pass loads a chunk's inputs (w^T, kd, u^T, G_last) while the chunk before it
- *        computes.
- * _prep and _wy run 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which
- * the norm needs). _prep (the conv, the norms) and _wy (the gates, A, its inverse, w and u) are
- * two launches so that neither holds the other's live values (as one kernel, gfx942 spilled
- * SGPRs). Every product is 16 x 16 x 16 fragments (the preludes' kt_mma: C += A W^T with A
+ *   PF   the state pass loads a chunk's inputs (w^T, kd, u^T, G_last) PF chunks ahead (1 or 2),
+ *        while the chunks before it compute; 0: when it needs them.
+ * _wy runs 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which the norm
+ * needs). _wy does the conv and the norms of its chunk and key head, then each value head's gates,
+ * A, its inverse, w and u (v's conv goes straight into u's operand: v never goes through the
+ * workspace). Every product is 16 x 16 x 16 fragments (the preludes' kt_mma: C += A W^T with A
  * [m][k] and W [n][k] row-major in LDS), operands rounded to the dtype, sums in fp32 (fla's
  * chunked kernels round the same operands); the triangular inverse and the state stay fp32.
  *
@@ -31,7 +31,7 @@ namespace {
 constexpr int kBT = KT_BT, kDK = KT_DK, kDV = KT_DV, kBV = KT_BV;
 constexpr int kLK = kDK + 8;                 /* row of a [.][dk] tile: 16 bytes of padding */
 constexpr int kLT = kBT + 8;                 /* row of a [.][BT] tile */
-constexpr int kNP = 4 * KT_WAVE;             /* _prep's and _wy's threads */
+constexpr int kNP = 4 * KT_WAVE;             /* _wy's threads */
 constexpr int kNS = KT_NW * KT_WAVE;         /* the state pass's */
 constexpr int kNO = kBT / 16 * KT_WAVE;      /* out's */
 constexpr int kNC = 64;                      /* out's output columns a round (h^T and vn^T rows) */
@@ -59,8 +59,8 @@ constexpr int kRowSpan = kt_row_span();
 
 /* kKUnroll: k steps of a product unrolled: AMD's scheduler hoists every unrolled step's LDS loads
  * ahead of its first WMMA (64 VGPRs for dk 128), so there two at a time.
- * kRowGroup: rows of a channel loaded at once by the conv and _wy's v (a round trip a group): AMD
- * holds the rows' uniform offsets in SGPRs, and 16 spilled _prep's on gfx1201; wave 64's masks
+ * kRowGroup: rows of a channel loaded at once by the conv (a round trip a group): AMD holds the
+ * rows' uniform offsets in SGPRs, and 16 spilled the conv's kernel on gfx1201; wave 64's masks
  * leave gfx942 too few for even 4 (34 of 128 variants excluded), so there a row at a time */
 #if defined(KT_ARCH_SM90_H)
 constexpr int kKUnroll = 8;
@@ -87,7 +87,7 @@ KT_DEV float kt_exp_fast(float x) { return kt_exp2(1.44269504088896341f * x); }
 /* SiLU where its result is rounded to the dtype next (the conv's outputs, out's gate): the
  * target's 2^x and reciprocal approximations (relative error near 2^-22, far below the rounding),
  * where x / (1 + e^-x) costs an IEEE division and expf's range reduction, most of the conv's
- * instructions (_prep issues near its peak) */
+ * instructions (the conv issued near its peak as a launch of its own) */
 KT_DEV float kt_silu_fast(float x)
 {
     const float d = 1.0f + kt_exp2(-1.44269504088896341f * x);
@@ -193,7 +193,7 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
 /* ---------------- the WY form's pieces (_wy) ---------------- */
 
 struct alignas(16) kt_wy_smem {
-    unsigned short x[kBT][kLK];              /* k, normalized (from _prep) */
+    unsigned short x[kBT][kLK];              /* q, then k, normalized */
     union {
         unsigned short t[kDK > kDV ? kDK : kDV][kLT];   /* (beta v)^T, then (beta e^G k)^T */
         struct {
@@ -301,7 +301,11 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
 
 } /* namespace */
 
-/* ---------------- _prep ---------------- */
+/* ---------------- _prep (wave 64 only) ----------------
+ * kFusedPrep: _wy does the conv and the norms itself (v's conv straight into its operand, v never
+ * through the workspace), one launch fewer; on wave 64 (gfx942) that kernel spilled SGPRs, so
+ * there _prep runs first and parks v in u's place (op_gdn_prefill.c launches it by the wave) */
+constexpr bool kFusedPrep = KT_WAVE == 32;
 
 namespace {
 /* the conv's: a [BT][dk] tile of q, then of k */
@@ -312,6 +316,7 @@ struct alignas(16) kt_conv_smem {
 
 KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 {
+    if constexpr (kFusedPrep) return;   /* never launched there: an empty companion */
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     kt_conv_smem &sm = *(kt_conv_smem *)sm_raw;
     if (!kt_dynamic_shared_fits(sizeof(kt_conv_smem))) return;
@@ -375,9 +380,41 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
     const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
     const int c = kt_block_id_x(), hk = kt_block_id_y();
     kt_chunk ch;
-    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch) || A.state_indices[ch.seq] < 0) return;
+    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
+    const int slot = A.state_indices[ch.seq];
+    if (slot < 0) return;
+    const bool init = !A.has_initial_state || A.has_initial_state[ch.seq] != 0;
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
-    kt_copy_tile<kBT, kDK, kNP, true>(&sm.x[0][0], kLK, (unsigned short *)A.ws_k + ((long long)c * H + hk) * kBT * kDK, tid);
+    const unsigned short *cs = (const unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
+
+    /* q, then k: conv, L2 norm (q times scale), into the workspace (out reads them); k stays in
+     * sm.x for A and w. Unfused, _prep did it: k from the workspace. */
+    if constexpr (!kFusedPrep)
+        kt_copy_tile<kBT, kDK, kNP, true>(&sm.x[0][0], kLK, (unsigned short *)A.ws_k + ((long long)c * H + hk) * kBT * kDK, tid);
+#pragma unroll 1
+    for (int part = 0; part < (kFusedPrep ? 2 : 0); part++) {
+        for (int i = tid; i < kDK; i += kNP) {
+            kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
+                         [&](int r, unsigned short y) { sm.x[r][i] = y; });
+            for (int r = ch.n; r < kBT; r++) sm.x[r][i] = 0;
+        }
+        kt_barrier();
+        for (int r = wv; r < ch.n; r += 4) {
+            float ss = 0.0f;
+            for (int i = lane; i < kDK; i += KT_WAVE) {
+                const float v = kt_to_float(kt_elem{sm.x[r][i]});
+                ss += v * v;
+            }
+#pragma unroll
+            for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
+            const float rn = (part == 0 ? A.scale : 1.0f) / __builtin_sqrtf(ss + 1e-6f);
+            for (int i = lane; i < kDK; i += KT_WAVE) sm.x[r][i] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * rn);
+        }
+        kt_barrier();
+        unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
+        kt_copy_tile<kBT, kDK, kNP, false>(&sm.x[0][0], kLK, dst, tid);
+        kt_barrier();
+    }
 
     /* K K^T is recomputed a value head (a third of the products here) rather than held in
      * registers across the heads' loop: on AMD those accumulators spilled SGPRs */
@@ -432,18 +469,27 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
         kt_barrier();
         kt_tril_inverse(sm, tid);
 
-        /* u = X (beta v): v (parked in u's place by _prep) into the transposed operand */
+        /* u = X (beta v): the value head's conv straight into the transposed operand (zero past the
+         * sequence); unfused, v parked in u's place by _prep */
         unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
-        for (int j = tid; j < kDV; j += kNP)
-#pragma unroll 1
-            for (int r0 = 0; r0 < kBT; r0 += kRowGroup) {
-                unsigned short in[kRowGroup];   /* a group's loads before its stores: a round trip a group */
-#pragma unroll
-                for (int r = 0; r < kRowGroup; r++) in[r] = uh[(r0 + r) * kDV + j];
-#pragma unroll
-                for (int r = 0; r < kRowGroup; r++)
-                    sm.u.t[j][r0 + r] = kt_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
+        if constexpr (kFusedPrep) {
+            for (int j = tid; j < kDV; j += kNP) {
+                kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
+                             [&](int r, unsigned short y) { sm.u.t[j][r] = kt_bits(kt_to_float(kt_elem{y}) * sm.beta[r]); });
+                for (int r = ch.n; r < kBT; r++) sm.u.t[j][r] = 0;
             }
+        } else {
+            for (int j = tid; j < kDV; j += kNP)
+#pragma unroll 1
+                for (int r0 = 0; r0 < kBT; r0 += kRowGroup) {
+                    unsigned short in[kRowGroup];   /* a group's loads before its stores: a round trip a group */
+#pragma unroll
+                    for (int r = 0; r < kRowGroup; r++) in[r] = uh[(r0 + r) * kDV + j];
+#pragma unroll
+                    for (int r = 0; r < kRowGroup; r++)
+                        sm.u.t[j][r0 + r] = kt_bits(kt_to_float(kt_elem{in[r]}) * sm.beta[r0 + r]);
+                }
+        }
         kt_barrier();
         kt_x_product_t<kDV>(sm, uh, wv, lane);   /* u^T over v's place: every v read before the barrier */
         kt_barrier();
@@ -895,7 +941,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
             }
         }
 
-    /* the sequence's last chunk: its conv state, after prep has read the old one. The v channels
+    /* the sequence's last chunk: its conv state, after _wy has read the old one. The v channels
      * are the head's; the key head's q/k channels its first value head's. Ascending columns: each
      * reads a later one (or a token) before it is written. */
     if (ch.pos0 + ch.n == ch.len) {

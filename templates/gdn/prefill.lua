@@ -2,8 +2,8 @@
 -- chunked form (op gdn_prefill, ABI templates/abi/gdn_prefill.h, descriptor
 -- runtime/op_gdn_prefill.c). Axes as the template reads them: BT the chunk, VK the state layout,
 -- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF its
--- loads that many chunks ahead (0, 1 or 2). The four
--- kernels take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
+-- loads that many chunks ahead (0, 1 or 2). The kernels (prep launched on wave-64 targets only:
+-- elsewhere wy does its work) take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
 local function pad16(x) return math.ceil(x / 16) * 16 end

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gdn_prefill_check.py: ktune's GDN prefill (op gdn_prefill, four launches) and decode step (op
+"""gdn_prefill_check.py: ktune's GDN prefill (op gdn_prefill, three launches) and decode step (op
 gdn_decode) through libktrt, chained over one state pool, against the float64 per-token recurrence
 over whole sequences (gdn_common.Truth).
 

@@ -178,8 +178,10 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     A.chunks = chunks;
     A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
     A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
-    kt_emu_dyn_bytes = v.lds_prep;
-    kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
+    if (KT_WAVE == 64) {   /* the descriptor's launches: _prep first on wave 64, else _wy does its work */
+        kt_emu_dyn_bytes = v.lds_prep;
+        kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
+    }
     kt_emu_dyn_bytes = v.lds_wy;
     kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
     kt_emu_dyn_bytes = v.lds_state;

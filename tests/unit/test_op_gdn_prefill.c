@@ -4,8 +4,8 @@
  *  - key text round trip, and the model's problem (tune --modelpath) with its tokens limit;
  *  - problem_of_args refuses bad structs naming the field;
  *  - the recipe's LDS (prefill.lua's lds()) is the descriptor's (kt_gdn_prefill_lds), and every
- *    variant the recipe admits on gfx1201, gfx942 and sm_90a launches prep, wy, the state pass
- *    and out with it, over the grids the ABI names;
+ *    variant the recipe admits on gfx1201, gfx942 and sm_90a launches wy, the state pass and out
+ *    with it (prep first on gfx942's wave 64), over the grids the ABI names;
  *  - the workspace: regions disjoint and in bounds for every chunk a batch of any lengths under
  *    the key can number (query_start_loc[i] / BT + i + j), sized at the buckets' edges;
  *  - the verification set's lengths sum to the tokens, none empty;
@@ -163,28 +163,29 @@ static void test_launches(void)
             const kt_variant *v = &rv[i].v;
             kt_problem p = prob(2, 6, 1000, 3);
             p.dim[KT_GDNP_D_VK] = P(v, VK);
-            int lds[4];
+            int lds[KT_GDNP_KERNELS];
             kt_gdn_prefill_lds(P(v, BT), 128, 128, P(v, BV), P(v, NW), lds);
             KT_CHECK_INT(rv[i].lds, lds[2]);   /* the recipe declares the state pass's */
-            for (int k = 0; k < 4; k++) KT_CHECK(lds[k] <= kt_target_lds_at_launch_max(t));
-            kt_op_launch l[KT_OP_MAX_LAUNCHES];
-            KT_CHECK_INT(op->launches(v, &p, wave, 64, l), 4);
+            for (int k = 0; k < KT_GDNP_KERNELS; k++) KT_CHECK(lds[k] <= kt_target_lds_at_launch_max(t));
+            kt_op_launch all[KT_OP_MAX_LAUNCHES];
+            const int nl = op->launches(v, &p, wave, 64, all), pre = wave == 64;   /* prep first on wave 64 */
+            KT_CHECK_INT(nl, 3 + pre);
+            const kt_op_launch *l = all + pre;
             const unsigned chunks = (unsigned)(1000 / P(v, BT) + 3);
-            KT_CHECK(strcmp(l[0].suffix, "_prep") == 0 && strcmp(l[1].suffix, "_wy") == 0 &&
-                     strcmp(l[2].suffix, "") == 0 && strcmp(l[3].suffix, "_out") == 0);
-            for (int k = 0; k < 2; k++) {
-                KT_CHECK_INT(l[k].dims.grid[0], chunks);
-                KT_CHECK_INT(l[k].dims.grid[1], 2);
-                KT_CHECK_INT(l[k].dims.block[0], 4 * wave);
-            }
-            KT_CHECK_INT(l[2].dims.grid[0] * P(v, BV), 128);
+            KT_CHECK(!pre || (strcmp(all[0].suffix, "_prep") == 0 && all[0].dims.grid[0] == chunks &&
+                              all[0].dims.grid[1] == 2 && (int)all[0].dims.block[0] == 4 * wave && (int)all[0].dims.shared == lds[0]));
+            KT_CHECK(strcmp(l[0].suffix, "_wy") == 0 && strcmp(l[1].suffix, "") == 0 && strcmp(l[2].suffix, "_out") == 0);
+            KT_CHECK_INT(l[0].dims.grid[0], chunks);
+            KT_CHECK_INT(l[0].dims.grid[1], 2);
+            KT_CHECK_INT(l[0].dims.block[0], 4 * wave);
+            KT_CHECK_INT(l[1].dims.grid[0] * P(v, BV), 128);
+            KT_CHECK_INT(l[1].dims.grid[1], 6);
+            KT_CHECK_INT(l[1].dims.grid[2], 3);
+            KT_CHECK_INT(l[1].dims.block[0], rv[i].threads);
+            KT_CHECK_INT(l[2].dims.grid[0], chunks);
             KT_CHECK_INT(l[2].dims.grid[1], 6);
-            KT_CHECK_INT(l[2].dims.grid[2], 3);
-            KT_CHECK_INT(l[2].dims.block[0], rv[i].threads);
-            KT_CHECK_INT(l[3].dims.grid[0], chunks);
-            KT_CHECK_INT(l[3].dims.grid[1], 6);
-            KT_CHECK_INT(l[3].dims.block[0], P(v, BT) / 16 * wave);
-            for (int k = 0; k < 4; k++) KT_CHECK_INT(l[k].dims.shared, lds[k]);
+            KT_CHECK_INT(l[2].dims.block[0], P(v, BT) / 16 * wave);
+            for (int k = 0; k < 3; k++) KT_CHECK_INT(l[k].dims.shared, lds[k + 1]);
         }
         free(rv);
     }
