@@ -57,6 +57,11 @@ constexpr int kR = kMaxKW - 1 + kMaxNA;      /* a k channel's replayed inputs, a
 constexpr int kLogV4 = KT_BV / 2;            /* a token's log entries of the block's columns, in 16-byte pieces */
 constexpr int kLogRounds = (kMaxNA * kLogV4 + kNT - 1) / kNT;
 constexpr bool kSplitNorm = KT_BV < KT_DV;   /* the gated norm, where used, over dv / BV blocks */
+/* the step's q/k norms reduced beside the row sums (no pass of their own before the tokens) where
+ * the register allocator is free (OB 0); held to two blocks an SM (OB 2: large grids, throughput
+ * not latency) the three more sums spilled every sm_90a vk0 BV 128 NW 8 form, so there they keep
+ * their pass */
+constexpr bool kFoldNorms = KT_OB == 0;
 constexpr bool kZAhead = !kSplitNorm && KT_OB == 0 && kVPT <= 8;   /* the gated norm's inputs loaded with the conv's */
 constexpr int kTail = (kMaxT * KT_DV + kNT - 1) / kNT;   /* a thread's outputs in the split norm's rows */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
@@ -214,10 +219,11 @@ struct kt_gdn_smem {
     float yr[kMaxNA][KT_DK];       /* k of the logged tokens replayed (speculative) */
     unsigned short eqk[2 * KT_DK][kE];   /* the q/k channels' inputs, for the last reader's rewrite */
     kt_v16 log[kMaxNA][kLogV4];     /* the replayed tokens' log entries {d, g} of the block's columns */
-    float nkr[kMaxNA];             /* the replayed tokens' k norms */
+    float nq[kMaxT], nk[kMaxT], kq[kMaxT], nkr[kMaxNA];   /* q's norm * scale, k's norm, k.q (unless
+                                                            folded); the replayed tokens' k norms */
     float g[kMaxT], beta[kMaxT];
     float red[2][2][kParts > 1 ? kParts : 1][KT_BV];     /* row sums: parity, {S^T k, S^T q} */
-    float red3[2][kParts > 1 ? kParts : 1][4];          /* and the token's k.k, q.q, k.q */
+    float red3[2][kParts > 1 && kFoldNorms ? kParts : 1][4];   /* and the token's k.k, q.q, k.q */
     float nrm[2][KT_NW];           /* the gated norm's sum of squares */
     float nsq[kMaxT][kSplitNorm ? KT_DV / KT_WAVE : 1];   /* the split norm's: a token's, by waves */
     int writer;                    /* this block rewrites the q/k conv state */
@@ -333,20 +339,44 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     kt_barrier();
 
     /* ---- the count of the q/k conv-state readers (its answer is read at the end); the replayed
-     * tokens' k norms (the step's own tokens' norms ride along their row sums below) ---- */
+     * tokens' k norms, and the step's own tokens' norms where they are not folded into their row
+     * sums below ---- */
     const int readers = (HV / H) * (dv / KT_BV);
     unsigned *cnt = args.counters + (long long)seq * H + hk;
     unsigned arrived = 0u;
     /* no fence first: this block's reads of those columns were used (their values are in LDS)
      * before the barrier above, so they are done, and the count publishes no write */
     if (t == 0 && readers > 1) arrived = kt_atomic_add_device(cnt, 1u);
-    if (na > 0) {   /* uniform over the block */
-        for (int u = kt_wave_id(); u < na; u += KT_NW) {
-            float sk = 0.0f;
-            for (int i = kt_lane_id(); i < KT_DK; i += KT_WAVE) sk += sm.yr[u][i] * sm.yr[u][i];
+    const int nn = kFoldNorms ? 0 : n;
+    if (nn + na > 0) {   /* uniform over the block */
+        for (int tt = kt_wave_id(); tt < nn + na; tt += KT_NW) {
+            const bool rep = tt >= nn;
+            const int u = rep ? tt - nn : tt;
+            float sq = 0.0f, sk = 0.0f, qk = 0.0f;
+            for (int i = kt_lane_id(); i < KT_DK; i += KT_WAVE) {
+                const float kv = rep ? sm.yr[u][i] : sm.y[u][KT_DK + i];
+                const float qv = rep ? 0.0f : sm.y[u][i];
+                sq += qv * qv;
+                sk += kv * kv;
+                qk += qv * kv;
+            }
 #pragma unroll
-            for (int m = KT_WAVE / 2; m > 0; m >>= 1) sk += kt_shfl_xor(sk, m);
-            if (kt_lane_id() == 0) sm.nkr[u] = 1.0f / __builtin_sqrtf(sk + 1e-6f);
+            for (int m = KT_WAVE / 2; m > 0; m >>= 1) {
+                sq += kt_shfl_xor(sq, m);
+                sk += kt_shfl_xor(sk, m);
+                qk += kt_shfl_xor(qk, m);
+            }
+            if (kt_lane_id() == 0) {
+                const float rk = 1.0f / __builtin_sqrtf(sk + 1e-6f);
+                if (rep) {
+                    sm.nkr[u] = rk;
+                } else {
+                    const float rq = args.scale / __builtin_sqrtf(sq + 1e-6f);
+                    sm.nq[u] = rq;
+                    sm.nk[u] = rk;
+                    sm.kq[u] = qk * rq * rk;
+                }
+            }
         }
         kt_barrier();
     }
@@ -387,9 +417,9 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 }
             }
         }
-        /* the row sums of the decayed state against the conv's raw k and q, and beside them the
-         * rows' k.k, q.q and k.q: the same reduction yields the norms, so that no pass over the
-         * rows (and no barrier) precedes the token; S^T k of the normalized k is rk S^T k_raw */
+        /* the row sums of the decayed state against k and q; folded (kFoldNorms), against the conv's
+         * raw k and q with the rows' k.k, q.q and k.q beside them: the same reduction yields the
+         * norms, and S^T k of the normalized k is rk S^T k_raw */
         const float dec = __builtin_expf(sm.g[tt]);
         float pk[kVPT], pq[kVPT], kk = 0.0f, qq = 0.0f, kq = 0.0f;
 #pragma unroll
@@ -397,11 +427,13 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
             const int i = ti * KT_KPT + r;
-            const float k = sm.y[tt][KT_DK + i];
-            const float q = sm.y[tt][i];
-            kk += k * k;
-            qq += q * q;
-            kq += k * q;
+            const float k = sm.y[tt][KT_DK + i] * (kFoldNorms ? 1.0f : sm.nk[tt]);
+            const float q = sm.y[tt][i] * (kFoldNorms ? 1.0f : sm.nq[tt]);
+            if constexpr (kFoldNorms) {
+                kk += k * k;
+                qq += q * q;
+                kq += k * q;
+            }
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
                 const float v = s[r * kVPT + c] * dec;
@@ -417,9 +449,11 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 pk[c] += kt_shfl_xor(pk[c], m);
                 pq[c] += kt_shfl_xor(pq[c], m);
             }
-            kk += kt_shfl_xor(kk, m);
-            qq += kt_shfl_xor(qq, m);
-            kq += kt_shfl_xor(kq, m);
+            if constexpr (kFoldNorms) {
+                kk += kt_shfl_xor(kk, m);
+                qq += kt_shfl_xor(qq, m);
+                kq += kt_shfl_xor(kq, m);
+            }
         }
         if constexpr (kParts > 1) {
             const int par = tt & 1;
@@ -429,7 +463,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                     sm.red[par][0][kt_part(t)][tj * kVPT + c] = pk[c];
                     sm.red[par][1][kt_part(t)][tj * kVPT + c] = pq[c];
                 }
-                if (tj == 0) {
+                if (kFoldNorms && tj == 0) {
                     sm.red3[par][kt_part(t)][0] = kk;
                     sm.red3[par][kt_part(t)][1] = qq;
                     sm.red3[par][kt_part(t)][2] = kq;
@@ -447,17 +481,20 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 pk[c] = a0;
                 pq[c] = a1;
             }
-            kk = qq = kq = 0.0f;
+            if constexpr (kFoldNorms) {
+                kk = qq = kq = 0.0f;
 #pragma unroll
-            for (int q = 0; q < kParts; q++) {
-                kk += sm.red3[par][q][0];
-                qq += sm.red3[par][q][1];
-                kq += sm.red3[par][q][2];
+                for (int q = 0; q < kParts; q++) {
+                    kk += sm.red3[par][q][0];
+                    qq += sm.red3[par][q][1];
+                    kq += sm.red3[par][q][2];
+                }
             }
         }
-        const float rk = 1.0f / __builtin_sqrtf(kk + 1e-6f), rq = args.scale / __builtin_sqrtf(qq + 1e-6f);
+        const float rk = kFoldNorms ? 1.0f / __builtin_sqrtf(kk + 1e-6f) : 1.0f;
+        const float rq = kFoldNorms ? args.scale / __builtin_sqrtf(qq + 1e-6f) : 1.0f;
         /* d = beta (v - S^T k); S += k d^T; o = S'^T q + d (k . q) */
-        const float beta = sm.beta[tt], kqn = kq * rq * rk;
+        const float beta = sm.beta[tt], kqn = kFoldNorms ? kq * rq * rk : sm.kq[tt];
         float d[kVPT], o[kVPT];
 #pragma unroll
         for (int c = 0; c < kVPT; c++) {
@@ -466,7 +503,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         }
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
-            const float k = sm.y[tt][KT_DK + ti * KT_KPT + r] * rk;
+            const float k = sm.y[tt][KT_DK + ti * KT_KPT + r] * (kFoldNorms ? rk : sm.nk[tt]);
 #pragma unroll
             for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * d[c];
         }

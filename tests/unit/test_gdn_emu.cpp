@@ -5,7 +5,8 @@
  * layouts. Two references: the ABI's own (runtime/gdn_ref.c, pools compared after the chain) and
  * an independent truth for the speculative chains: the plain per-token recurrence over the
  * accepted tokens only, whose outputs every speculative step must reproduce. Variants cover
- * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves.
+ * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves;
+ * the q/k norms folded into the row sums (OB 0) and in a pass of their own (OB 2).
  * test_gdn_emu64.cpp is this file at wave 64 (CDNA), over the forms gfx942 builds.
  * Last, the descriptor's own verification set (runtime/op_gdn.c: buffers, fill, args_for, bind,
  * launches, ref_cpu, rel_error, as the worker runs them) on the emulated kernel, within its bound,
@@ -40,7 +41,7 @@ namespace va {
 #define KT_NW 8
 #define KT_KPT 8
 #define KT_MT 8
-#define KT_OB 0
+#define KT_OB 2
 #include "gdn_emu_variant.inc"
 }
 namespace vb {
@@ -82,7 +83,7 @@ namespace ve {
 }
 
 static const variant variants[] = {
-    {"vk0 bv128 nw8 kpt8 (lanes + 8 waves)", va::kernel, 0, 128, 8, 8, 8},
+    {"vk0 bv128 nw8 kpt8 ob2 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8},
     {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8},
     {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8, 8},
     {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8},
