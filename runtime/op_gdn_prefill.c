@@ -1,6 +1,7 @@
 /* op_gdn_prefill.c: the descriptor of the gated delta-net prefill (op "gdn_prefill"): key
  * `gdn_prefill <dtype> dk= dv= hk= hv= kw= norm= vk= tokens<= seqs<=`, recipe
- * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (three launches; four on wave 64),
+ * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (three launches; four on wave 64
+ * and at BT 16),
  * ABI templates/abi/gdn_prefill.h, float64 reference runtime/gdn_ref.c (the decode steps a prefill
  * equals). Pure functions: no I/O, no state, no GPU. */
 #include <limits.h>
@@ -101,8 +102,8 @@ static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int uni
     return NULL;
 }
 
-/* wy (chunks x key heads; on wave-64 targets prep first, the same grid: prefill.hip's
- * kFusedPrep), the state pass (dv / BV x value heads x sequences), out (chunks x value heads),
+/* wy (chunks x key heads; on wave-64 targets and at BT 16 prep first, the same grid:
+ * prefill.hip's kFusedPrep), the state pass (dv / BV x value heads x sequences), out (chunks x value heads),
  * each with its LDS at launch */
 static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
@@ -112,7 +113,7 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     int lds[KT_GDNP_KERNELS];
     kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
-    const int n = wave_size == 64 ? 4 : 3;
+    const int n = wave_size == 64 || PAR(v, BT) == 16 ? 4 : 3;   /* prefill.hip's kFusedPrep */
     kt_op_launch *l = out;
     memset(out, 0, (size_t)n * sizeof *out);
     if (n == 4) {

@@ -20,7 +20,7 @@ enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_
        KT_GDNP_D_TOKENS, KT_GDNP_D_SEQS, KT_GDNP_NDIMS };
 
 /* The kernels' LDS (bytes, each given at launch) of a variant: prep, wy, the state pass, out
- * (prep is launched on wave-64 targets only: elsewhere wy does its work). prefill.lua's lds() is
+ * (prep is launched on wave-64 targets and at BT 16 only: elsewhere wy does its work). prefill.lua's lds() is
  * the same arithmetic. */
 enum { KT_GDNP_KERNELS = 4 };
 void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_KERNELS]);

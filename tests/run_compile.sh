@@ -381,7 +381,7 @@ if echo "$TARGETS" | grep -q gfx1201; then
 fi
 
 # the chunked GDN prefill (op gdn_prefill, templates/gdn/prefill.lua, four kernels a code object,
-# _prep empty on wave 32, each held to the spill rules through the recipe's companions): the deployed chunk (BT 64, bf16,
+# _prep empty where _wy does its work, each held to the spill rules through the recipe's companions): the deployed chunk (BT 64, bf16,
 # the [.., K, V] state) whole on every target but gfx90a (a sample), everything with KT_COMPILE_ALL;
 # nothing fails, ok kernels spill nothing, and the law's form for one long sequence (BV 16, the
 # loads a chunk ahead) is ok on gfx1201 and sm_90a (of the 18 BT 64 forms, gfx1201 takes the 9

@@ -13,8 +13,8 @@
  * (older history where the sequence is shorter): a decode step after it reads num_accepted 0.
  *
  * The chunked form (../shared/ref/gdn.md): a sequence is cut into chunks of BT tokens (the
- * variant's), the last one partial. Three launches, in order (four on wave-64 targets):
- *  (prep   (grid: chunks x key heads, wave 64 only)   conv, q/k norms: q, k and each value head's
+ * variant's), the last one partial. Three launches, in order (four on wave-64 targets and at BT 16):
+ *  (prep   (grid: chunks x key heads; wave 64, BT 16)   conv, q/k norms: q, k and each value head's
  *          conv outputs (in u's place) into the workspace; elsewhere wy does this itself;)
  *   wy     (grid: chunks x key heads)   conv, q/k norms (q and k into the workspace), then for
  *          every value head its conv, the gates, G (the chunk's running sum of g), A, the

@@ -301,11 +301,12 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
 
 } /* namespace */
 
-/* ---------------- _prep (wave 64 only) ----------------
+/* ---------------- _prep (wave 64, or BT 16) ----------------
  * kFusedPrep: _wy does the conv and the norms itself (v's conv straight into its operand, v never
- * through the workspace), one launch fewer; on wave 64 (gfx942) that kernel spilled SGPRs, so
- * there _prep runs first and parks v in u's place (op_gdn_prefill.c launches it by the wave) */
-constexpr bool kFusedPrep = KT_WAVE == 32;
+ * through the workspace), one launch fewer; on wave 64 (gfx942) that kernel spilled SGPRs and at
+ * BT 16 sm_90a's VGPRs, so there _prep runs first and parks v in u's place (op_gdn_prefill.c
+ * launches it by the same rule) */
+constexpr bool kFusedPrep = KT_WAVE == 32 && kBT > 16;
 
 namespace {
 /* the conv's: a [BT][dk] tile of q, then of k */

@@ -178,7 +178,7 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     A.chunks = chunks;
     A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
     A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
-    if (KT_WAVE == 64) {   /* the descriptor's launches: _prep first on wave 64, else _wy does its work */
+    if (KT_WAVE == 64 || v.bt == 16) {   /* the descriptor's launches: _prep first on wave 64 and at BT 16 */
         kt_emu_dyn_bytes = v.lds_prep;
         kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
     }

@@ -5,7 +5,7 @@
  *  - problem_of_args refuses bad structs naming the field;
  *  - the recipe's LDS (prefill.lua's lds()) is the descriptor's (kt_gdn_prefill_lds), and every
  *    variant the recipe admits on gfx1201, gfx942 and sm_90a launches wy, the state pass and out
- *    with it (prep first on gfx942's wave 64), over the grids the ABI names;
+ *    with it (prep first on gfx942's wave 64 and at BT 16), over the grids the ABI names;
  *  - the workspace: regions disjoint and in bounds for every chunk a batch of any lengths under
  *    the key can number (query_start_loc[i] / BT + i + j), sized at the buckets' edges;
  *  - the verification set's lengths sum to the tokens, none empty;
@@ -168,7 +168,7 @@ static void test_launches(void)
             KT_CHECK_INT(rv[i].lds, lds[2]);   /* the recipe declares the state pass's */
             for (int k = 0; k < KT_GDNP_KERNELS; k++) KT_CHECK(lds[k] <= kt_target_lds_at_launch_max(t));
             kt_op_launch all[KT_OP_MAX_LAUNCHES];
-            const int nl = op->launches(v, &p, wave, 64, all), pre = wave == 64;   /* prep first on wave 64 */
+            const int nl = op->launches(v, &p, wave, 64, all), pre = wave == 64 || P(v, BT) == 16;   /* prep first */
             KT_CHECK_INT(nl, 3 + pre);
             const kt_op_launch *l = all + pre;
             const unsigned chunks = (unsigned)(1000 / P(v, BT) + 3);
