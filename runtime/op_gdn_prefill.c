@@ -67,6 +67,8 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_
     for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
 
+int kt_gdn_prefill_runs_prep(int wave_size, int bt) { return wave_size == 64 || bt == 16; }
+
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt) { return bt > 0 ? tokens / bt + seqs : 0; }
 
 /* ---- geometry ---- */
@@ -113,7 +115,7 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     int lds[KT_GDNP_KERNELS];
     kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
-    const int n = wave_size == 64 || PAR(v, BT) == 16 ? 4 : 3;   /* prefill.hip's kFusedPrep */
+    const int n = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)) ? 4 : 3;
     kt_op_launch *l = out;
     memset(out, 0, (size_t)n * sizeof *out);
     if (n == 4) {

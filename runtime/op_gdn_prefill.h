@@ -23,6 +23,8 @@ enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_
  * (prep is launched on wave-64 targets and at BT 16 only: elsewhere wy does its work). prefill.lua's lds() is
  * the same arithmetic. */
 enum { KT_GDNP_KERNELS = 4 };
+/* 1 where prep is a launch of its own (wave 64, BT 16: prefill.hip's kFusedPrep is the converse) */
+int kt_gdn_prefill_runs_prep(int wave_size, int bt);
 void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_KERNELS]);
 
 /* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */

@@ -301,11 +301,45 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
 
 } /* namespace */
 
+namespace {
+/* q, then k, of chunk c's key head hk: conv, L2 norm (q times scale), into the workspace (out
+ * reads both); k is left in x for _wy's A and w */
+KT_DEV void kt_conv_qk(const kt_gdn_prefill_args &A, const unsigned short *cs, const kt_chunk &ch, bool init, int c,
+                       int hk, unsigned short (*x)[kLK], int tid, int lane, int wv)
+{
+    const int H = A.num_k_heads;
+#pragma unroll 1
+    for (int part = 0; part < 2; part++) {
+        for (int i = tid; i < kDK; i += kNP) {
+            kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
+                         [&](int r, unsigned short y) { x[r][i] = y; });
+            for (int r = ch.n; r < kBT; r++) x[r][i] = 0;
+        }
+        kt_barrier();
+        for (int r = wv; r < ch.n; r += 4) {
+            float ss = 0.0f;
+            for (int i = lane; i < kDK; i += KT_WAVE) {
+                const float v = kt_to_float(kt_elem{x[r][i]});
+                ss += v * v;
+            }
+#pragma unroll
+            for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
+            const float rn = (part == 0 ? A.scale : 1.0f) / __builtin_sqrtf(ss + 1e-6f);
+            for (int i = lane; i < kDK; i += KT_WAVE) x[r][i] = kt_bits(kt_to_float(kt_elem{x[r][i]}) * rn);
+        }
+        kt_barrier();
+        unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
+        kt_copy_tile<kBT, kDK, kNP, false>(&x[0][0], kLK, dst, tid);
+        kt_barrier();
+    }
+}
+} /* namespace */
+
 /* ---------------- _prep (wave 64, or BT 16) ----------------
  * kFusedPrep: _wy does the conv and the norms itself (v's conv straight into its operand, v never
  * through the workspace), one launch fewer; on wave 64 (gfx942) that kernel spilled SGPRs and at
- * BT 16 sm_90a's VGPRs, so there _prep runs first and parks v in u's place (op_gdn_prefill.c
- * launches it by the same rule) */
+ * BT 16 sm_90a's VGPRs, so there _prep runs first and parks v in u's place (the same rule is
+ * op_gdn_prefill.c's kt_gdn_prefill_runs_prep, which the emulation's launches follow) */
 constexpr bool kFusedPrep = KT_WAVE == 32 && kBT > 16;
 
 namespace {
@@ -331,31 +365,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
     const unsigned short *cs = (const unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
 
-    /* q, then k: conv, L2 norm (q times scale), into the workspace */
-#pragma unroll 1
-    for (int part = 0; part < 2; part++) {
-        for (int i = tid; i < kDK; i += kNP) {
-            kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
-                         [&](int r, unsigned short y) { sm.x[r][i] = y; });
-            for (int r = ch.n; r < kBT; r++) sm.x[r][i] = 0;
-        }
-        kt_barrier();
-        for (int r = wv; r < ch.n; r += 4) {
-            float ss = 0.0f;
-            for (int i = lane; i < kDK; i += KT_WAVE) {
-                const float v = kt_to_float(kt_elem{sm.x[r][i]});
-                ss += v * v;
-            }
-#pragma unroll
-            for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
-            const float rn = (part == 0 ? A.scale : 1.0f) / __builtin_sqrtf(ss + 1e-6f);
-            for (int i = lane; i < kDK; i += KT_WAVE) sm.x[r][i] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * rn);
-        }
-        kt_barrier();
-        unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
-        kt_copy_tile<kBT, kDK, kNP, false>(&sm.x[0][0], kLK, dst, tid);
-        kt_barrier();
-    }
+    kt_conv_qk(A, cs, ch, init, c, hk, sm.x, tid, lane, wv);
 
     /* each value head's conv outputs, parked in u's workspace rows (row-major [BT][dv], zero past
      * the sequence) for _wy */
@@ -388,34 +398,11 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
     const unsigned short *cs = (const unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
 
-    /* q, then k: conv, L2 norm (q times scale), into the workspace (out reads them); k stays in
-     * sm.x for A and w. Unfused, _prep did it: k from the workspace. */
-    if constexpr (!kFusedPrep)
+    /* q and k (k stays in sm.x for A and w); unfused, _prep did them: k from the workspace */
+    if constexpr (kFusedPrep)
+        kt_conv_qk(A, cs, ch, init, c, hk, sm.x, tid, lane, wv);
+    else
         kt_copy_tile<kBT, kDK, kNP, true>(&sm.x[0][0], kLK, (unsigned short *)A.ws_k + ((long long)c * H + hk) * kBT * kDK, tid);
-#pragma unroll 1
-    for (int part = 0; part < (kFusedPrep ? 2 : 0); part++) {
-        for (int i = tid; i < kDK; i += kNP) {
-            kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
-                         [&](int r, unsigned short y) { sm.x[r][i] = y; });
-            for (int r = ch.n; r < kBT; r++) sm.x[r][i] = 0;
-        }
-        kt_barrier();
-        for (int r = wv; r < ch.n; r += 4) {
-            float ss = 0.0f;
-            for (int i = lane; i < kDK; i += KT_WAVE) {
-                const float v = kt_to_float(kt_elem{sm.x[r][i]});
-                ss += v * v;
-            }
-#pragma unroll
-            for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
-            const float rn = (part == 0 ? A.scale : 1.0f) / __builtin_sqrtf(ss + 1e-6f);
-            for (int i = lane; i < kDK; i += KT_WAVE) sm.x[r][i] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * rn);
-        }
-        kt_barrier();
-        unsigned short *dst = (unsigned short *)(part ? A.ws_k : A.ws_q) + ((long long)c * H + hk) * kBT * kDK;
-        kt_copy_tile<kBT, kDK, kNP, false>(&sm.x[0][0], kLK, dst, tid);
-        kt_barrier();
-    }
 
     /* K K^T is recomputed a value head (a third of the products here) rather than held in
      * registers across the heads' loop: on AMD those accumulators spilled SGPRs */

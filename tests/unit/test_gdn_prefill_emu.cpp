@@ -100,6 +100,10 @@ static double rel_inf(const std::vector<double> &ref, const std::vector<double> 
     return den > 0 ? num / den : num;
 }
 
+/* runtime/op_gdn_prefill.h's (a C header): the LDS each launch is given, and whether _prep runs */
+extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4]);
+extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
+
 /* odd: z and out rows an element longer than hv x dv (odd strides: out's stores and z's loads an
  * element at a time where the layout would pair them) */
 static void run(const variant &v, int norm, int ds_layout, int odd)
@@ -178,7 +182,7 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     A.chunks = chunks;
     A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
     A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
-    if (KT_WAVE == 64 || v.bt == 16) {   /* the descriptor's launches: _prep first on wave 64 and at BT 16 */
+    if (kt_gdn_prefill_runs_prep(KT_WAVE, v.bt)) {   /* the descriptor's launches: _prep first where it says */
         kt_emu_dyn_bytes = v.lds_prep;
         kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
     }
@@ -234,8 +238,6 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     KT_CHECK(others);
 }
 
-/* runtime/op_gdn_prefill.h's (a C header): the LDS each launch is given */
-extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4]);
 
 int main(void)
 {
