@@ -303,9 +303,12 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
 
 namespace {
 /* q, then k, of chunk c's key head hk: conv, L2 norm (q times scale), into the workspace (out
- * reads both); k is left in x for _wy's A and w */
+ * reads both); k is left in x for _wy's A and w. x is the caller's LDS array itself (a template
+ * parameter, not a decayed pointer): through a generic pointer gfx942's _prep took 7 SGPRs more and
+ * spilled in 11 of its 14 BT 64 forms */
+template <class Tile>
 KT_DEV void kt_conv_qk(const kt_gdn_prefill_args &A, const unsigned short *cs, const kt_chunk &ch, bool init, int c,
-                       int hk, unsigned short (*x)[kLK], int tid, int lane, int wv)
+                       int hk, Tile &x, int tid, int lane, int wv)
 {
     const int H = A.num_k_heads;
 #pragma unroll 1
