@@ -555,6 +555,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     unsigned short zt[kTail];   /* the thread's elements of the rows (token-major, a token's dv by whole waves) */
     float wt[kTail];
     unsigned hand = 0u;
+    unsigned *const hand_cnt = args.counters + (long long)args.batch * H + (long long)seq * HV + h;   /* the head's word */
     if (kSplitNorm && gated) {
         kt_fence_device();   /* this block's rows visible before its count */
 #pragma unroll
@@ -568,14 +569,14 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             }
         }
         kt_barrier();
-        if (t == 0) hand = kt_atomic_add_device(args.counters + (long long)args.batch * H + (long long)seq * HV + h, 1u);
+        if (t == 0) hand = kt_atomic_add_device(hand_cnt, 1u);
     }
     if (!spec) kt_state_io<true>(head, ti, j0, s);
     if constexpr (kSplitNorm) {
         if (gated) {
             if (t == 0) {
                 const bool last = hand == (unsigned)(dv / KT_BV - 1);
-                if (last) args.counters[(long long)args.batch * H + (long long)seq * HV + h] = 0u;   /* every block counted */
+                if (last) *hand_cnt = 0u;   /* every block counted */
                 sm.last = last;
             }
             kt_barrier();
