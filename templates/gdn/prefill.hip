@@ -201,13 +201,15 @@ struct alignas(16) kt_wy_smem {
             float scratch[16][kBT];          /* the inverse's block-row products */
         } inv;
     } u;
-    float a[kBT][kBT + 1];                   /* A, then X = (I + A)^-1 in place */
-    unsigned short xb[kBT][kLT];             /* X rounded: the w/u products' A operand */
+    union {                                  /* a is dead once rounded into xb: 4 blocks an SM on sm_90, not 3 */
+        float a[kBT][kBT + 1];               /* A, then X = (I + A)^-1 in place */
+        unsigned short xb[kBT][kLT];         /* X rounded: the w/u products' A operand */
+    };
     float g[kBT], beta[kBT], fw[kBT];        /* fw: beta e^G, w's row factor */
 };
 
 /* X = (I + A)^-1 of the strictly lower-triangular A in sm.a, in place (fp32), then rounded into
- * sm.xb: the 16 x 16 diagonal blocks by forward substitution, a thread a (block, column) writing
+ * sm.xb (a's bytes): the 16 x 16 diagonal blocks by forward substitution, a thread a (block, column) writing
  * its own column into sm.u.inv.diag (it reads back only what it wrote, and A, which stays: no
  * barrier between the rows; its column is zero above the diagonal, so each row's sum, unrolled
  * over the rows before it, adds the same terms in the same order as a substitution from the
@@ -256,7 +258,29 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
         }
         kt_barrier();
     }
-    for (int e = tid; e < kBT * kBT; e += kNP) sm.xb[e / kBT][e % kBT] = kt_bits(sm.a[e / kBT][e % kBT]);
+    /* X rounded into xb over a's bytes, two columns a word, a band of rows at a time: each band's
+     * words read by every thread before any is written; xb's rows are shorter than a's, so the
+     * writes of the bands above never reach a band's a rows (no barrier between bands' writes and
+     * the next band's reads). Bands, not the whole tile at once: 16 words a thread held across the
+     * barrier took sm_90's _wy from 80 registers to 128 and a spill */
+    constexpr int kBand = kBT > 32 ? 32 : kBT, kBandWords = kBand * kBT / 2, kPerT = (kBandWords + kNP - 1) / kNP;
+    static_assert(kLT * 2 <= (kBT + 1) * 4, "xb's rows within a's");
+    unsigned *xw = (unsigned *)&sm.xb[0][0];
+#pragma unroll 1
+    for (int b0 = 0; b0 < kBT; b0 += kBand) {
+        unsigned wd[kPerT];
+#pragma unroll
+        for (int m = 0; m < kPerT; m++) {
+            const int e = tid + m * kNP, r = b0 + e / (kBT / 2), s2 = 2 * (e % (kBT / 2));
+            if (kBandWords % kNP == 0 || e < kBandWords) wd[m] = kt_round2<kt_elem>(sm.a[r][s2], sm.a[r][s2 + 1]);
+        }
+        kt_barrier();
+#pragma unroll
+        for (int m = 0; m < kPerT; m++) {
+            const int e = tid + m * kNP;
+            if (kBandWords % kNP == 0 || e < kBandWords) xw[(b0 + e / (kBT / 2)) * (kLT / 2) + e % (kBT / 2)] = wd[m];
+        }
+    }
     kt_barrier();
 }
 

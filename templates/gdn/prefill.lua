@@ -14,7 +14,7 @@ local function lds(p)
   local maxd = math.max(p.DK, p.DV)
   local prep = p.BT * lk * 2
   local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
-             + p.BT * lt * 2 + 3 * p.BT * 4
+             + 3 * p.BT * 4   -- X rounded in A's bytes
   -- w^T, kd, the key splits' partial vn^T (a 16 x 16 fp32 tile: 1 KiB on every target) and vn^T's
   -- P fragments (512 bytes a tile, 1 KiB on gfx11), each at least one a token tile
   local ks = p.NW / (p.BV / 16)
