@@ -285,18 +285,19 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
 }
 
 /* whether accumulator elements 2j and 2j + 1 hold columns n and n + 1 (n even) of one row on
- * every lane (NVIDIA's mma.sync; AMD's hold a column's rows): then a tile's row-major stores, and
- * out's z loads, move two columns a 32-bit word */
-constexpr bool kt_acc_col_pairs()
+ * every lane, rows and columns as Row and Col map (lane, element): then they move as one 32-bit
+ * word. In the accumulators' own orientation (kColPairs: NVIDIA's mma.sync; AMD's hold a column's
+ * rows) a tile's row-major stores and out's z loads pair; in the state's (kAccPairs, below) S^T's
+ * and vn^T's */
+template <int (*Row)(int, int), int (*Col)(int, int)> constexpr bool kt_pairs_adjacent()
 {
     for (int l = 0; l < kt_frag_lanes; l++)
         for (int j = 0; j + 1 < kt_acc_elems; j += 2)
-            if (kt_acc_row(l, j) != kt_acc_row(l, j + 1) || kt_acc_col(l, j) % 2 != 0 ||
-                kt_acc_col(l, j + 1) != kt_acc_col(l, j) + 1)
+            if (Row(l, j) != Row(l, j + 1) || Col(l, j) % 2 != 0 || Col(l, j + 1) != Col(l, j) + 1)
                 return false;
     return true;
 }
-constexpr bool kColPairs = kt_acc_col_pairs();
+constexpr bool kColPairs = kt_pairs_adjacent<kt_acc_row, kt_acc_col>();
 static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
@@ -569,17 +570,7 @@ struct kt_state_smem {                       /* aligned as its members (gfx11's 
 /* the ssm state's element (key, value column) in the head (VK) */
 KT_DEV long long kt_s_at(int key, int v) { return KT_VK ? (long long)v * kDK + key : (long long)key * kDV + v; }
 
-/* whether accumulator elements 2j and 2j + 1 hold columns n and n + 1 (n even) of one row, on
- * every lane: then they move as one 32-bit word */
-constexpr bool kt_acc_pairs()
-{
-    for (int l = 0; l < kt_frag_lanes; l++)
-        for (int j = 0; j + 1 < kt_acc_elems; j += 2)
-            if (kt_s_q(l, j) != kt_s_q(l, j + 1) || kt_s_n(l, j) % 2 != 0 || kt_s_n(l, j + 1) != kt_s_n(l, j) + 1)
-                return false;
-    return true;
-}
-constexpr bool kAccPairs = kt_acc_pairs();
+constexpr bool kAccPairs = kt_pairs_adjacent<kt_s_q, kt_s_n>();   /* the state's orientation */
 
 /* a tile in the accumulators' orientation, rounded, to p[q * ld + n] */
 KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
