@@ -1,45 +1,20 @@
 #!/bin/sh
 # Twenty-seventh session, device call C (one call in place of A and B, device time being short):
-# the decode chains and the split norm's rows (the law's BV 32 picks against BV 128 at batch 1 / 8,
-# hot), batch 128 x hv 32 (BV 32 against BV 128, cold and hot); the prefill's check on this
-# session's _wy (out/c33) and its A/B against c32's (each on its own runtime, runs alternating);
-# PF 2 against PF 1 at 16K; the state pass's and _wy's SASS stall samples (c33, PF 1).
-# Carry out/lib out/lib_s26 out/c32 out/c33. Results: $OUT/s3.tgz.
+# callD.sh (the decode chains and the split norm's rows; c33's prefill check, its A/B against c32,
+# PF 2 against PF 1), then batch 128 x hv 32 (BV 32 against BV 128, cold and hot) and the state
+# pass's and _wy's SASS stall samples (c33, PF 1). Carry out/lib out/lib_s26 out/c32 out/c33.
+# Results: $OUT/s4.tgz (callD's), $OUT/s3.tgz.
 set -u
+sh "$(dirname "$0")/callD.sh"
 . tests/device/env.sh
 call_begin s3
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
-OLD=out/lib_s26/libktrt.so
-xz -dc out/c32/gdn_all.ktdb.xz > $W/c32.ktdb
 xz -dc out/c33/gdn_all.ktdb.xz > $W/c33.ktdb
-K=bench/results/2026-12-05-h200-s26/keep_bv.py
-P=bench/results/2026-12-05-h200-s25/pick.py
-python3 $K $W/c33.ktdb $W/bv128.ktdb 128 && python3 $K $W/c33.ktdb $W/bv32.ktdb 32
-timeout 50 python3 tests/device/gdn_check.py --lib $L --db $W/c33.ktdb > $R/check.log 2>&1; echo "decode check rc=$? $(el)"
-grep -E "gdn_check:|WRONG|fail" $R/check.log | head -4 | cut -c1-200
-OUT=$R timeout 100 python3 tests/device/bench_gdn.py --lib $L --db $W/c33.ktdb --ab $W/bv128.ktdb --rounds 7 --profile \
-    --hv 8,32 --batch 1,8 --tokens 1,4 --regime hot > $R/bench.log 2>&1; echo "decode bench rc=$? $(el)"
-grep -v "kernel " $R/bench.log | cut -c1-200
+python3 bench/results/2026-12-05-h200-s26/keep_bv.py $W/c33.ktdb $W/bv32.ktdb 32
+python3 bench/results/2026-12-05-h200-s25/pick.py $W/c33.ktdb $W/new.ktdb 64 16 8 1
 mkdir -p $R/b128
 OUT=$R/b128 timeout 80 python3 tests/device/bench_gdn.py --lib $L --db $W/c33.ktdb --ab $W/bv32.ktdb --rounds 5 \
     --hv 32 --batch 128 --tokens 1 --regime cold,hot > $R/bench128.log 2>&1; echo "decode bench 128 rc=$? $(el)"
 cut -c1-200 $R/bench128.log
-timeout 50 python3 tests/device/gdn_prefill_check.py --lib $L --db $W/c33.ktdb > $R/prefill-check.log 2>&1; echo "prefill check (c33) rc=$? $(el)"
-grep -E "gdn_prefill_check:|FAIL|WRONG" $R/prefill-check.log | head -6 | cut -c1-200
-python3 $P $W/c33.ktdb $W/new.ktdb 64 16 8 1 && python3 $P $W/c32.ktdb $W/old.ktdb 64 16 8 1 && python3 $P $W/c33.ktdb $W/pf2.ktdb 64 16 8 2
-for i in 1 2; do
-    for s in new old; do
-        lib=$L; [ $s = old ] && lib=$OLD
-        mkdir -p $R/$s$i
-        OUT=$R/$s$i timeout 40 python3 tests/device/bench_gdn_prefill.py --lib $lib --db $W/$s.ktdb --profile \
-            --rounds 5 --rows 1x16384/8 > $R/ab-$s$i.log 2>&1; echo "prefill $s run $i rc=$? $(el)"
-        grep -v "^  " $R/ab-$s$i.log | cut -c1-160; grep -E "_wy|_out|pf1 " $R/ab-$s$i.log | cut -c1-150
-    done
-done
-mkdir -p $R/pf
-OUT=$R/pf timeout 60 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/new.ktdb --ab $W/pf2.ktdb --profile \
-    --rounds 5 --rows 1x16384/8,1x16384/16 > $R/prefill-pf.log 2>&1; echo "prefill pf1/pf2 rc=$? $(el)"
-grep -v "^  " $R/prefill-pf.log | cut -c1-200; grep -E "pf[12] " $R/prefill-pf.log | cut -c1-150
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/new.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
 timeout 100 $NCU --section SourceCounters --section WarpStateStats --section Occupancy --section SpeedOfLight \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Twenty-seventh session, device call D (call C less batch 128 and Nsight Compute: device time left for ~5 minutes):
+# Twenty-seventh session, device call D (~5 minutes; callC.sh runs it, then batch 128 and Nsight Compute):
 # the decode chains and the split norm's rows (the law's BV 32 picks against BV 128 at batch 1 / 8,
 # hot); the prefill's check on this
 # session's _wy (out/c33) and its A/B against c32's (each on its own runtime, runs alternating);
