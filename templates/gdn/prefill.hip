@@ -265,7 +265,6 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
      * barrier took sm_90's _wy from 80 registers to 128 and a spill */
     constexpr int kBand = kBT > 32 ? 32 : kBT, kBandWords = kBand * kBT / 2, kPerT = (kBandWords + kNP - 1) / kNP;
     static_assert(kLT * 2 <= (kBT + 1) * 4, "xb's rows within a's");
-    unsigned *xw = (unsigned *)&sm.xb[0][0];
 #pragma unroll 1
     for (int b0 = 0; b0 < kBT; b0 += kBand) {
         unsigned wd[kPerT];
@@ -277,8 +276,8 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
         kt_barrier();
 #pragma unroll
         for (int m = 0; m < kPerT; m++) {
-            const int e = tid + m * kNP;
-            if (kBandWords % kNP == 0 || e < kBandWords) xw[(b0 + e / (kBT / 2)) * (kLT / 2) + e % (kBT / 2)] = wd[m];
+            const int e = tid + m * kNP, r = b0 + e / (kBT / 2), s2 = 2 * (e % (kBT / 2));
+            if (kBandWords % kNP == 0 || e < kBandWords) *(unsigned *)&sm.xb[r][s2] = wd[m];
         }
     }
     kt_barrier();
