@@ -52,17 +52,18 @@ static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u
 #define PAR(v, n) ((v)->p[KT_GDNP_P_##n])
 static long long gdnp_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
 
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_KERNELS])
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[KT_GDNP_KERNELS])
 {
     const int lk = dk + 8, lt = bt + 8, maxd = dk > dv ? dk : dv;
     const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
     const int ks = bv >= 16 ? nw / (bv / 16) : 1;   /* warps splitting a value tile's keys */
     lds[0] = bt * lk * 2;
     lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + 3 * bt * 4;   /* X rounded shares A's bytes */
-    /* w^T, kd, the key splits' partial vn^T (a 16 x 16 fp32 tile is 1 KiB on every target) and
-     * vn^T's P fragments (a tile's: 512 bytes, 1 KiB on gfx11 where the operands are replicated),
-     * each at least one a token tile (the struct's arrays are never empty) */
-    lds[2] = dk * lt * 2 + bt * lk * 2 + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
+    /* w^T and kd (two buffers at PF 2), the key splits' partial vn^T (a 16 x 16 fp32 tile is 1 KiB
+     * on every target) and vn^T's P fragments (a tile's: 512 bytes, 1 KiB on gfx11 where the
+     * operands are replicated), each at least one a token tile (the struct's arrays are never empty) */
+    lds[2] = (pf >= 2 ? 2 : 1) * (dk * lt * 2 + bt * lk * 2) + (ks > 1 ? nw : 1) * (bt / 16) * 1024 +
+             (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
     for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
@@ -113,7 +114,7 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     char buf[200];
     if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
     int lds[KT_GDNP_KERNELS];
-    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), lds);
+    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), PAR(v, PF), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
     const int n = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)) ? 4 : 3;
     kt_op_launch *l = out;
@@ -227,8 +228,8 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
  *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency
- *     (PF 2, two chunks ahead, ranks as PF 1 until a device run has timed it against PF 1: the
- *     fewer registers decide between them);
+ *     (PF 2, its tiles also stored to LDS ahead for half the barriers at twice the operands' LDS,
+ *     ranks as PF 1 until a device run has timed it against PF 1: the later keys decide);
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
 #define GDNP_LAW_KEYS 6

@@ -25,7 +25,7 @@ enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_
 enum { KT_GDNP_KERNELS = 4 };
 /* 1 where prep is a launch of its own (wave 64, BT 16: prefill.hip's kFusedPrep is the converse) */
 int kt_gdn_prefill_runs_prep(int wave_size, int bt);
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[KT_GDNP_KERNELS]);
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[KT_GDNP_KERNELS]);
 
 /* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt);

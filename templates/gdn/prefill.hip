@@ -7,8 +7,9 @@
  *   DK   key head size, DV value head size (compiled in),
  *   BV   value columns a state-pass block owns (grid.x = dv / BV),
  *   NW   warps of the state pass,
- *   PF   the state pass loads a chunk's inputs (w^T, kd, u^T, G_last) PF chunks ahead (1 or 2),
- *        while the chunks before it compute; 0: when it needs them.
+ *   PF   the state pass's inputs (w^T, kd, u^T, G_last): 0 loaded when needed; 1 a chunk ahead
+ *        in registers; 2 as 1, and w^T and kd also stored to LDS ahead (two buffers), so that a
+ *        chunk holds only the barriers of its key split's exchange.
  * _wy runs 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which the norm
  * needs). _wy does the conv and the norms of its chunk and key head, then each value head's gates,
  * A, its inverse, w and u (v's conv goes straight into u's operand: v never goes through the
@@ -548,7 +549,11 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
  * subtracts from u, stores vn (for out) and publishes the tile as the update's P operand (each
  * lane its own fragment) for the others. The loop is bound by its warps' instruction count (one
  * warp a scheduler), so what it holds across a chunk is kept as loaded (u as its 32-bit words,
- * unpacked where used: an unpack beside the load waits on it). */
+ * unpacked where used: an unpack beside the load waits on it).
+ * PF 2 stores a chunk's w^T and kd to their LDS buffer kAhead chunks before the chunk computes,
+ * right after a barrier each warp reaches only once done with that buffer's previous chunk: the
+ * partials' barrier where warps split keys (a chunk's two barriers, not four), else the chunk's
+ * closing one (one, not two). */
 namespace {
 constexpr int kVW = kBV / 16;                /* value tiles a block */
 constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
@@ -557,11 +562,14 @@ constexpr int kTT = kBT / 16;                /* token tiles a chunk */
 constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
+constexpr bool kStaged = KT_PF >= 2;         /* w^T and kd stored to LDS ahead */
+constexpr int kBufs = kStaged ? 2 : 1;
+constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
 struct alignas(16) kt_f4 { float x[4]; };
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
-    unsigned short wt[kDK][kLT];             /* w^T */
-    unsigned short kd[kBT][kLK];             /* k e^{G_last - G} */
+    unsigned short wt[kBufs][kDK][kLT];      /* w^T */
+    unsigned short kd[kBufs][kBT][kLK];      /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
     kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
 };
@@ -626,8 +634,7 @@ KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float &gl, const kt_gdn_prefill_
     gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
 
-KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int tid,
-                          int lane)
+KT_DEV void kt_state_tiles(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int tid)
 {
     const unsigned short *wt = (const unsigned short *)A.ws_w + ch_h * kDK * kBT + 8 * tid;
     const unsigned short *kd = (const unsigned short *)A.ws_kd + ch_h * kBT * kDK + 8 * tid;
@@ -638,7 +645,36 @@ KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long lo
             in.kd[m] = kt_ldg16(kd + 8 * m * kNS);
         }
     }
+}
+
+KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int tid,
+                          int lane)
+{
+    kt_state_tiles(in, A, ch_h, tid);
     kt_state_u(in.u, in.gl, A, ch_h, v0, ks, lane);
+}
+
+/* the tiles held in registers to LDS buffer b */
+KT_DEV void kt_state_stage(kt_state_smem &sm, int b, const kt_state_in &in, int tid)
+{
+#pragma unroll
+    for (int m = 0; m < kPer; m++) {
+        const int e = tid + m * kNS;
+        if (kPieces % kNS == 0 || e < kPieces) {
+            kt_sts16(&sm.wt[b][e / (kBT / 8)][8 * (e % (kBT / 8))], in.wt[m]);
+            kt_sts16(&sm.kd[b][e / (kDK / 8)][8 * (e % (kDK / 8))], in.kd[m]);
+        }
+    }
+}
+
+/* PF 2, in chunk j after the barrier that frees chunk j + kAhead's buffer: the tiles in registers
+ * (that chunk's) to it, and the next chunk's tiles in flight */
+KT_DEV void kt_state_stage_next(kt_state_smem &sm, kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h,
+                                int j, int nc, int tid)
+{
+    if (j + kAhead >= nc) return;
+    kt_state_stage(sm, (j + kAhead) & 1, in, tid);
+    if (j + kAhead + 1 < nc) kt_state_tiles(in, A, ch_h + (long long)(kAhead + 1) * A.num_v_heads, tid);
 }
 } /* namespace */
 
@@ -666,132 +702,136 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         for (int i = 0; i < kt_acc_elems; i++)
             kt_acc_set(s[m], i, init ? head[kt_s_at(key0 + 16 * m + kt_s_n(lane, i), v0 + kt_s_q(lane, i))] : 0.0f);
 
-    /* the inputs of the next PF chunks in flight in registers, a buffer each, refilled as soon
-     * as it is staged; PF 2 alternates two buffers over an unrolled pair of chunks (each buffer
-     * keeps its registers: a copy from one to the other would wait on its loads) */
-    constexpr int kStep = KT_PF >= 2 ? 2 : 1;
-    kt_state_in in0, in1;
-    if (KT_PF >= 1) kt_state_load(in0, A, (long long)c0 * HV + h, v0, ks, tid, lane);
-    if (KT_PF >= 2 && nc > 1) kt_state_load(in1, A, (long long)(c0 + 1) * HV + h, v0, ks, tid, lane);
+    /* PF >= 1: the next chunk's inputs in flight in registers, refilled as soon as they are
+     * stored (PF 2: the tiles kAhead + 1 chunks on; u^T and G_last a chunk on in un, gn) */
+    kt_state_in in;
+    kt_acc_words un[kOwn];
+    float gn = 0.0f;
+    if constexpr (kStaged) {
+        for (int j = 0; j < kAhead && j < nc; j++) {   /* the buffers before the first chunk */
+            kt_state_tiles(in, A, (long long)(c0 + j) * HV + h, tid);
+            kt_state_stage(sm, j, in, tid);
+        }
+        if (kAhead < nc) kt_state_tiles(in, A, (long long)(c0 + kAhead) * HV + h, tid);
+        kt_state_u(un, gn, A, (long long)c0 * HV + h, v0, ks, lane);
+        kt_barrier();
+    } else if constexpr (KT_PF) {
+        kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
+    }
 #pragma unroll 1
-    for (int jp = 0; jp < nc; jp += kStep) {
+    for (int j = 0; j < nc; j++) {
+        const int buf = kStaged ? j & 1 : 0;
+        const long long ch_h = (long long)(c0 + j) * HV + h;
+        kt_acc_words u[kOwn];
+        float gl;
+        if constexpr (kStaged) {
 #pragma unroll
-        for (int b = 0; b < kStep; b++) {
-            const int j = jp + b;
-            if (j >= nc) break;
-            kt_state_in &in = b == 0 ? in0 : in1;
-            const long long ch_h = (long long)(c0 + j) * HV + h;
-            kt_acc_words u[kOwn];
-            float gl;
-            if constexpr (KT_PF) {
+            for (int o = 0; o < kOwn; o++) u[o] = un[o];
+            gl = gn;
+            if (j + 1 < nc) kt_state_u(un, gn, A, ch_h + HV, v0, ks, lane);
+        } else if constexpr (KT_PF) {
+            kt_state_stage(sm, 0, in, tid);
 #pragma unroll
-                for (int m = 0; m < kPer; m++) {
-                    const int e = tid + m * kNS;
-                    if (kPieces % kNS == 0 || e < kPieces) {
-                        kt_sts16(&sm.wt[e / (kBT / 8)][8 * (e % (kBT / 8))], in.wt[m]);
-                        kt_sts16(&sm.kd[e / (kDK / 8)][8 * (e % (kDK / 8))], in.kd[m]);
-                    }
-                }
+            for (int o = 0; o < kOwn; o++) u[o] = in.u[o];
+            gl = in.gl;
+            /* the next chunk's inputs in flight behind this chunk's products */
+            if (j + 1 < nc) kt_state_load(in, A, ch_h + HV, v0, ks, tid, lane);
+        } else {
+            kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
+            kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
+            kt_state_u(u, gl, A, ch_h, v0, ks, lane);
+        }
+        /* h, the state entering the chunk (rounded: the product's operand too), for out */
+        unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
-                for (int o = 0; o < kOwn; o++) u[o] = in.u[o];
-                gl = in.gl;
-                /* the inputs PF chunks on in flight behind this chunk's products */
-                if (j + KT_PF < nc) kt_state_load(in, A, ch_h + (long long)KT_PF * HV, v0, ks, tid, lane);
-            } else {
-                kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
-                kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
-                kt_state_u(u, gl, A, ch_h, v0, ks, lane);
-            }
-            /* h, the state entering the chunk (rounded: the product's operand too), for out */
-            unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
-#pragma unroll
-            for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
-            kt_barrier();
+        for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
+        if constexpr (!kStaged) kt_barrier();
 
-            /* S^T w^T over the warp's keys */
-            kt_acc vn[kTT];
+        /* S^T w^T over the warp's keys */
+        kt_acc vn[kTT];
 #pragma unroll
-            for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
+        for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
 #pragma unroll
-            for (int m = 0; m < kKT; m++) {
-                kt_frag_a p;
-                kt_p_frag<kt_elem>(p, s[m]);
-#pragma unroll
-                for (int tt = 0; tt < kTT; tt++) {
-                    kt_frag_b f;
-                    kt_load_v(f, &sm.wt[key0 + 16 * m][16 * tt], kLT, lane);
-                    kt_pv_mma<kt_elem>(vn[tt], p, f);
-                }
-            }
-            if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
-#pragma unroll
-                for (int tt = 0; tt < kTT; tt++) {
-                    if (tt % kKS == ks) continue;
-#pragma unroll
-                    for (int g = 0; g < kt_acc_elems / 4; g++) {
-                        kt_f4 x;
-#pragma unroll
-                        for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
-                        sm.red[wv][tt][g][lane] = x;
-                    }
-                }
-                kt_barrier();
-            }
-            /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
-             * and the update's operand (shared where other warps need it) */
-            unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
-            kt_frag_a pv[kTT];
-#pragma unroll
-            for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
-                if (tt % kKS != ks) continue;
-                const int o = tt / kKS;
-                kt_acc a = vn[tt];
-                if constexpr (kKS > 1) {
-#pragma unroll
-                    for (int g = 0; g < kt_acc_elems / 4; g++) {
-                        kt_f4 x[kKS];
-#pragma unroll
-                        for (int q = 0; q < kKS; q++)
-                            if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
-#pragma unroll
-                            for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
-                            kt_acc_set(a, 4 * g + e, sum);
-                        }
-                    }
-                }
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
-                kt_acc_store(vo + 16 * tt, kBT, a, lane);
-                kt_p_frag<kt_elem>(pv[tt], a);
-                if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
-            }
-            if constexpr (kKS > 1) {
-                kt_barrier();
-#pragma unroll
-                for (int tt = 0; tt < kTT; tt++)
-                    if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
-            }
-
-            /* S^T = e^{G_last} S^T + vn^T kd */
-            const float dl = __builtin_expf(gl);
-#pragma unroll
-            for (int m = 0; m < kKT; m++)
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
+        for (int m = 0; m < kKT; m++) {
+            kt_frag_a p;
+            kt_p_frag<kt_elem>(p, s[m]);
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++) {
+                kt_frag_b f;
+                kt_load_v(f, &sm.wt[buf][key0 + 16 * m][16 * tt], kLT, lane);
+                kt_pv_mma<kt_elem>(vn[tt], p, f);
+            }
+        }
+        if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
-                for (int m = 0; m < kKT; m++) {
-                    kt_frag_b f;
-                    kt_load_v(f, &sm.kd[16 * tt][key0 + 16 * m], kLK, lane);
-                    kt_pv_mma<kt_elem>(s[m], pv[tt], f);
+            for (int tt = 0; tt < kTT; tt++) {
+                if (tt % kKS == ks) continue;
+#pragma unroll
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x;
+#pragma unroll
+                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
+                    sm.red[wv][tt][g][lane] = x;
                 }
             }
             kt_barrier();
+            if constexpr (kStaged) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
         }
+        /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
+         * and the update's operand (shared where other warps need it) */
+        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
+        kt_frag_a pv[kTT];
+#pragma unroll
+        for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
+            if (tt % kKS != ks) continue;
+            const int o = tt / kKS;
+            kt_acc a = vn[tt];
+            if constexpr (kKS > 1) {
+#pragma unroll
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x[kKS];
+#pragma unroll
+                    for (int q = 0; q < kKS; q++)
+                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
+#pragma unroll
+                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
+                        kt_acc_set(a, 4 * g + e, sum);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
+            kt_acc_store(vo + 16 * tt, kBT, a, lane);
+            kt_p_frag<kt_elem>(pv[tt], a);
+            if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
+        }
+        if constexpr (kKS > 1) {
+            kt_barrier();
+#pragma unroll
+            for (int tt = 0; tt < kTT; tt++)
+                if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
+        }
+
+        /* S^T = e^{G_last} S^T + vn^T kd */
+        const float dl = __builtin_expf(gl);
+#pragma unroll
+        for (int m = 0; m < kKT; m++)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
+#pragma unroll
+        for (int tt = 0; tt < kTT; tt++) {
+#pragma unroll
+            for (int m = 0; m < kKT; m++) {
+                kt_frag_b f;
+                kt_load_v(f, &sm.kd[buf][16 * tt][key0 + 16 * m], kLK, lane);
+                kt_pv_mma<kt_elem>(s[m], pv[tt], f);
+            }
+        }
+        if constexpr (!kStaged || kKS == 1) kt_barrier();
+        if constexpr (kStaged && kKS == 1) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
     }
 #pragma unroll
     for (int m = 0; m < kKT; m++)

@@ -69,12 +69,21 @@ namespace pd {
 #define KT_PF 2
 #include "gdn_prefill_emu_variant.inc"
 }
+namespace pe {
+#define KT_BT 16
+#define KT_VK 0
+#define KT_BV 32
+#define KT_NW 2
+#define KT_PF 2
+#include "gdn_prefill_emu_variant.inc"
+}
 
 static const variant variants[] = {
     VARIANT_ROW(pa, 64, 0, 32, 4, 1, "bt64 vk0 bv32 nw4 pf1 (2 key splits, 2 token tiles each)"),
     VARIANT_ROW(pb, 64, 1, 16, 4, 1, "bt64 vk1 bv16 nw4 pf1 (4 key splits, a token tile each)"),
     VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
-    VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 6 owning none; two chunks ahead)"),
+    VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 6 owning none; LDS a chunk ahead)"),
+    VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };
@@ -101,7 +110,7 @@ static double rel_inf(const std::vector<double> &ref, const std::vector<double> 
 }
 
 /* runtime/op_gdn_prefill.h's (a C header): the LDS each launch is given, and whether _prep runs */
-extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int lds[4]);
+extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[4]);
 extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
 
 /* odd: z and out rows an element longer than hv x dv (odd strides: out's stores and z's loads an
@@ -245,7 +254,7 @@ int main(void)
     for (const variant &v : variants) {
         /* the descriptor gives each kernel at least its struct (else the kernel returns at once) */
         int lds[4];
-        kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, lds);
+        kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, v.pf, lds);
         KT_CHECK(v.lds_prep <= (size_t)lds[0] && v.lds_wy <= (size_t)lds[1] && v.lds_state <= (size_t)lds[2] &&
                  v.lds_out <= (size_t)lds[3]);
         /* both z / out paths (paired words, elements) under the norm and without it, over the variants */

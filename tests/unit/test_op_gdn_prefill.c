@@ -164,7 +164,7 @@ static void test_launches(void)
             kt_problem p = prob(2, 6, 1000, 3);
             p.dim[KT_GDNP_D_VK] = P(v, VK);
             int lds[KT_GDNP_KERNELS];
-            kt_gdn_prefill_lds(P(v, BT), 128, 128, P(v, BV), P(v, NW), lds);
+            kt_gdn_prefill_lds(P(v, BT), 128, 128, P(v, BV), P(v, NW), P(v, PF), lds);
             KT_CHECK_INT(rv[i].lds, lds[2]);   /* the recipe declares the state pass's */
             for (int k = 0; k < KT_GDNP_KERNELS; k++) KT_CHECK(lds[k] <= kt_target_lds_at_launch_max(t));
             kt_op_launch all[KT_OP_MAX_LAUNCHES];
