@@ -4,10 +4,11 @@
 # hot); the prefill's check on out/c34 (the twenty-seventh session's _wy, this session's PF 2) and
 # its A/B against c32's (each on its own runtime, runs alternating);
 # PF 2 (w^T and kd stored to LDS a chunk ahead: two barriers a chunk, not four) against PF 1 at 16K.
-# Carry out/lib out/lib_s26 out/c32 out/c34. Results: $OUT/e1.tgz.
+# Carry out/lib_e out/lib_s26 out/c32 out/c34. Results: $OUT/e1.tgz.
 set -u
 . tests/device/env.sh
 call_begin e1
+L=out/lib_e/libktrt.so   # the runtime as of d660c10 (PF 2 staged), before ST
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 OLD=out/lib_s26/libktrt.so
 xz -dc out/c32/gdn_all.ktdb.xz > $W/c32.ktdb

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Twenty-eighth session, device call F (after callE.sh): batch 128 x hv 32 (BV 32 against BV 128,
 # cold and hot) and the state pass's and _wy's SASS stall samples (c34, PF 1).
-# Carry out/lib out/c34. Results: $OUT/f1.tgz.
+# Carry out/lib_e out/c34. Results: $OUT/f1.tgz.
 set -u
 . tests/device/env.sh
 call_begin f1
+L=out/lib_e/libktrt.so
 xz -dc out/c34/gdn_all.ktdb.xz > $W/c34.ktdb
 python3 bench/results/2026-12-05-h200-s26/keep_bv.py $W/c34.ktdb $W/bv32.ktdb 32
 python3 bench/results/2026-12-05-h200-s25/pick.py $W/c34.ktdb $W/new.ktdb 64 16 8 1
