@@ -44,7 +44,6 @@ static const kt_op_param gdnp_params[KT_GDNP_NPARAMS] = {
     {"BV", 0, 16},
     {"NW", 0, 1},
     {"PF", 0, 0},
-    {"ST", 1, 1},
 };
 
 static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u, vn, h, kd, G)"};
@@ -53,22 +52,19 @@ static const char *const gdnp_workspaces[] = {"prefill intermediates (q, k, w, u
 #define PAR(v, n) ((v)->p[KT_GDNP_P_##n])
 static long long gdnp_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
 
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int st, int lds[KT_GDNP_KERNELS])
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[KT_GDNP_KERNELS])
 {
     const int lk = dk + 8, lt = bt + 8, maxd = dk > dv ? dk : dv;
     const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
     const int ks = bv >= 16 ? nw / (bv / 16) : 1;   /* warps splitting a value tile's keys */
     lds[0] = bt * lk * 2;
     lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + 3 * bt * 4;   /* X rounded shares A's bytes */
-    /* a step's (st chunks') w^T and kd (two buffers at PF 2), the key splits' partial vn^T (a 16 x 16
-     * fp32 tile is 1 KiB on every target) and vn^T's P fragments (a tile's: 512 bytes, 1 KiB on
-     * gfx11 where the operands are replicated), each at least one a token tile of the step (the
-     * struct's arrays are never empty) */
-    const int sw = st * bt, tt = sw / 16;
-    lds[2] = (pf >= 2 ? 2 : 1) * (dk * (sw + 8) * 2 + sw * lk * 2) + (ks > 1 ? nw : 1) * tt * 1024 +
-             (ks > 1 ? bv / 16 : 1) * tt * 1024;
+    /* w^T and kd (two buffers at PF 2), the key splits' partial vn^T (a 16 x 16 fp32 tile is 1 KiB
+     * on every target) and vn^T's P fragments (a tile's: 512 bytes, 1 KiB on gfx11 where the
+     * operands are replicated), each at least one a token tile (the struct's arrays are never empty) */
+    lds[2] = (pf >= 2 ? 2 : 1) * (dk * lt * 2 + bt * lk * 2) + (ks > 1 ? nw : 1) * (bt / 16) * 1024 +
+             (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
-    lds[4] = 2 * bt * lk * 2 + bt * lt * 2 + maxd * lt * 2;   /* w_2, kd_1, M, u_1^T / w_1^T */
     for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
 
@@ -110,21 +106,20 @@ static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int uni
 }
 
 /* wy (chunks x key heads; on wave-64 targets and at BT 16 prep first, the same grid:
- * prefill.hip's kFusedPrep), at ST 2 pair (chunks x value heads), the state pass (dv / BV x value
- * heads x sequences), out (chunks x value heads), each with its LDS at launch */
+ * prefill.hip's kFusedPrep), the state pass (dv / BV x value heads x sequences), out (chunks x value heads),
+ * each with its LDS at launch */
 static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
     char buf[200];
     if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
     int lds[KT_GDNP_KERNELS];
-    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), PAR(v, PF), PAR(v, ST), lds);
+    kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), PAR(v, PF), lds);
     const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
-    const int prep = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)), pair = PAR(v, ST) == 2;
-    const int n = 3 + prep + pair;
+    const int n = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)) ? 4 : 3;
     kt_op_launch *l = out;
     memset(out, 0, (size_t)n * sizeof *out);
-    if (prep) {
+    if (n == 4) {
         l->suffix = "_prep";
         l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
         l++;
@@ -132,11 +127,6 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     l->suffix = "_wy";
     l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
     l++;
-    if (pair) {
-        l->suffix = "_pair";
-        l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[4]};
-        l++;
-    }
     l->suffix = "";
     l->dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
                                {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
@@ -239,8 +229,7 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
  *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency
  *     (PF 2, its tiles also stored to LDS ahead for half the barriers at twice the operands' LDS,
- *     ranks as PF 1 until a device run has timed it against PF 1: the later keys decide; so does
- *     ST 2, two chunks a step, against ST 1);
+ *     ranks as PF 1 until a device run has timed it against PF 1: the later keys decide);
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
 #define GDNP_LAW_KEYS 6

@@ -13,19 +13,19 @@
 #include "../templates/abi/gdn_prefill.h"
 
 /* kt_variant.p[] of a gdn_prefill kernel (recipe axes VK DK DV BT BV NW PF). */
-enum { KT_GDNP_P_VK, KT_GDNP_P_DK, KT_GDNP_P_DV, KT_GDNP_P_BT, KT_GDNP_P_BV, KT_GDNP_P_NW, KT_GDNP_P_PF, KT_GDNP_P_ST, KT_GDNP_NPARAMS };
+enum { KT_GDNP_P_VK, KT_GDNP_P_DK, KT_GDNP_P_DV, KT_GDNP_P_BT, KT_GDNP_P_BV, KT_GDNP_P_NW, KT_GDNP_P_PF, KT_GDNP_NPARAMS };
 
 /* The dimensions of a problem, in kt_problem.dim[] order. */
 enum { KT_GDNP_D_DK, KT_GDNP_D_DV, KT_GDNP_D_HK, KT_GDNP_D_HV, KT_GDNP_D_KW, KT_GDNP_D_NORM, KT_GDNP_D_VK,
        KT_GDNP_D_TOKENS, KT_GDNP_D_SEQS, KT_GDNP_NDIMS };
 
-/* The kernels' LDS (bytes, each given at launch) of a variant: prep, wy, the state pass, out, pair
- * (prep is launched on wave-64 targets and at BT 16 only: elsewhere wy does its work; pair at ST 2
- * only). prefill.lua's lds() is the same arithmetic. */
-enum { KT_GDNP_KERNELS = 5 };
+/* The kernels' LDS (bytes, each given at launch) of a variant: prep, wy, the state pass, out
+ * (prep is launched on wave-64 targets and at BT 16 only: elsewhere wy does its work). prefill.lua's lds() is
+ * the same arithmetic. */
+enum { KT_GDNP_KERNELS = 4 };
 /* 1 where prep is a launch of its own (wave 64, BT 16: prefill.hip's kFusedPrep is the converse) */
 int kt_gdn_prefill_runs_prep(int wave_size, int bt);
-void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int st, int lds[KT_GDNP_KERNELS]);
+void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[KT_GDNP_KERNELS]);
 
 /* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt);

@@ -1,5 +1,5 @@
 /* prefill.hip: the gated delta-net prefill of a batch of sequences in its chunked form, three
- * to five launches (ABI, launch order and workspace: templates/abi/gdn_prefill.h; geometry and law:
+ * launches (ABI, launch order and workspace: templates/abi/gdn_prefill.h; geometry and law:
  * runtime/op_gdn_prefill.c; the float64 form it follows step for step: runtime/gdn_chunk_ref.c).
  * The recipe's axes (prefill.lua) read as
  *   BT   the chunk (tokens): the triangular system's size, every product's k or m,
@@ -9,9 +9,7 @@
  *   NW   warps of the state pass,
  *   PF   the state pass's inputs (w^T, kd, u^T, G_last): 0 loaded when needed; 1 a chunk ahead
  *        in registers; 2 as 1, and w^T and kd also stored to LDS ahead (two buffers), so that a
- *        chunk holds only the barriers of its key split's exchange,
- *   ST   chunks a state-pass step (1 or 2: _pair, launched before the state pass at ST 2,
- *        rewrites each pair's second chunk against the pair's entering state).
+ *        chunk holds only the barriers of its key split's exchange.
  * _wy runs 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which the norm
  * needs). _wy does the conv and the norms of its chunk and key head, then each value head's gates,
  * A, its inverse, w and u (v's conv goes straight into u's operand: v never goes through the
@@ -538,94 +536,6 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
     }
 }
 
-/* ---------------- _pair (ST 2) ----------------
- * The state pass at ST 2 takes a sequence's chunks two at a time (2i, 2i + 1: "1" and "2" below)
- * and computes both chunks' vn from the pair's entering state S, one exchange of its key split's
- * partials a pair, not two. Chunk 2's WY form is rewritten against S first, chunk-parallel:
- *   vn_2 = u_2 - w_2 S_1,  S_1 = d_1 S + kd_1^T vn_1,  vn_1 = u_1 - w_1 S,  d_1 = e^{G_last,1}
- *        = (u_2 - M u_1) - (d_1 w_2 - M w_1) S,   M = w_2 kd_1^T  ([t2][t1], over the keys),
- * so _pair writes u_2' = u_2 - M u_1 and w_2' = d_1 w_2 - M w_1 over chunk 2's u^T and w^T (M
- * rounded to the dtype, as every product's operand). A block a (chunk, value head); chunks that
- * are no pair's second return at once. */
-namespace {
-constexpr int kLX = kDK > kDV ? kDK : kDV;
-struct alignas(16) kt_pair_smem {
-    unsigned short w2[kBT][kLK];             /* w_2 [t2][key] (w_2^T transposed) */
-    unsigned short kd1[kBT][kLK];            /* kd_1 [t1][key] */
-    unsigned short m[kBT][kLT];              /* M [t2][t1], rounded */
-    unsigned short x[kLX][kLT];              /* u_1^T, then w_1^T */
-};
-
-/* dst[r][t2] (row length BT, the workspace's u^T or w^T of chunk 2) = scale base(r, t2) - (X M^T)[r][t2]
- * over R rows, X = sm.x's rows ([r][t1]), rounded */
-template <int R, class Base>
-KT_DEV void kt_pair_fold(const kt_pair_smem &sm, unsigned short *dst, float scale, Base base, int wv, int lane)
-{
-    constexpr int kR = kBT / 16, kTiles = kR * (R / 16);
-#pragma unroll 1
-    for (int tile = wv; tile < kTiles; tile += 4) {
-        const int ti = tile % kR, tr = tile / kR;
-        kt_acc c;
-        kt_acc_zero(c);
-        kt_tile_mma<kBT>(c, &sm.x[16 * tr][0], kLT, &sm.m[16 * ti][0], kLT, lane);
-#pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) {
-            const int r = 16 * tr + kt_acc_row(lane, i), t2 = 16 * ti + kt_acc_col(lane, i);
-            dst[r * kBT + t2] = kt_bits(scale * base(r, t2) - kt_acc_get(c, i));
-        }
-    }
-}
-} /* namespace */
-
-KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _pair), kNP)(kt_gdn_prefill_args A)
-{
-    if constexpr (KT_ST < 2) return;   /* never launched there: an empty companion */
-    KT_DYNAMIC_SHARED(unsigned char, sm_raw);
-    kt_pair_smem &sm = *(kt_pair_smem *)sm_raw;
-    if (!kt_dynamic_shared_fits(sizeof(kt_pair_smem))) return;
-    const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
-    const int c = kt_block_id_x(), h = kt_block_id_y();
-    kt_chunk ch;
-    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch) || ch.pos0 / kBT % 2 == 0) return;
-    if (A.state_indices[ch.seq] < 0) return;
-    const int HV = A.num_v_heads;
-    const long long ch2 = (long long)c * HV + h, ch1 = ch2 - HV;
-    unsigned short *w2t = (unsigned short *)A.ws_w + ch2 * kDK * kBT;
-    unsigned short *u2t = (unsigned short *)A.ws_u + ch2 * kDV * kBT;
-
-    /* w_2 from its transpose (an element at a time: a 16-byte piece is 8 tokens of one key) */
-    for (int e = tid; e < kDK * kBT / 8; e += kNP) {
-        const int key = e / (kBT / 8), t = 8 * (e % (kBT / 8));
-        const kt_v16 p = kt_ldg16(w2t + key * kBT + t);
-#pragma unroll
-        for (int i = 0; i < 8; i++) sm.w2[t + i][key] = (unsigned short)(kt_v16_word(p, i / 2) >> (16 * (i % 2)));
-    }
-    kt_copy_tile<kBT, kDK, kNP, true>(&sm.kd1[0][0], kLK, (unsigned short *)A.ws_kd + ch1 * kBT * kDK, tid);
-    kt_copy_tile<kDV, kBT, kNP, true>(&sm.x[0][0], kLT, (unsigned short *)A.ws_u + ch1 * kDV * kBT, tid);
-    kt_barrier();
-
-    /* M = w_2 kd_1^T, a warp a tile at a time */
-    constexpr int kR = kBT / 16;
-#pragma unroll 1
-    for (int tile = wv; tile < kR * kR; tile += 4) {
-        const int t2 = tile / kR, t1 = tile % kR;
-        kt_acc m;
-        kt_acc_zero(m);
-        kt_tile_mma<kDK>(m, &sm.w2[16 * t2][0], kLK, &sm.kd1[16 * t1][0], kLK, lane);
-#pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) sm.m[16 * t2 + kt_acc_row(lane, i)][16 * t1 + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(m, i));
-    }
-    kt_barrier();
-
-    /* u_2'^T = u_2^T - u_1^T M^T; then w_2'^T = d_1 w_2^T - w_1^T M^T */
-    kt_pair_fold<kDV>(sm, u2t, 1.0f, [&](int r, int t2) { return kt_to_float(kt_elem{u2t[r * kBT + t2]}); }, wv, lane);
-    kt_barrier();
-    kt_copy_tile<kDK, kBT, kNP, true>(&sm.x[0][0], kLT, (unsigned short *)A.ws_w + ch1 * kDK * kBT, tid);
-    kt_barrier();
-    const float d1 = __builtin_expf(A.ws_g[ch1 * kBT + kBT - 1]);
-    kt_pair_fold<kDK>(sm, w2t, d1, [&](int r, int t2) { return kt_to_float(kt_elem{sm.w2[t2][r]}); }, wv, lane);
-}
-
 /* ---------------- the state pass ---------------- */
 
 /* A warp owns S^T's rows of 16 value columns (vt) over its share of the keys (ks): the state is
@@ -640,34 +550,26 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _pair), kNP)(kt_gdn_prefill_args A)
  * lane its own fragment) for the others. The loop is bound by its warps' instruction count (one
  * warp a scheduler), so what it holds across a chunk is kept as loaded (u as its 32-bit words,
  * unpacked where used: an unpack beside the load waits on it).
- * ST 2 steps two chunks at a time (_pair has rewritten the second against the pair's entering
- * state): one exchange of partials computes both chunks' vn, then the update runs chunk by chunk,
- * storing h of the second between them. A step's tiles are its chunks' side by side (w^T's
- * columns, kd's rows, token tile tt of chunk tt / kTC).
- * PF 2 stores a step's w^T and kd to their LDS buffer kAhead steps before the step computes,
- * right after a barrier each warp reaches only once done with that buffer's previous step: the
- * partials' barrier where warps split keys (a step's two barriers, not four), else the step's
+ * PF 2 stores a chunk's w^T and kd to their LDS buffer kAhead chunks before the chunk computes,
+ * right after a barrier each warp reaches only once done with that buffer's previous chunk: the
+ * partials' barrier where warps split keys (a chunk's two barriers, not four), else the chunk's
  * closing one (one, not two). */
 namespace {
 constexpr int kVW = kBV / 16;                /* value tiles a block */
 constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
 constexpr int kKT = kDK / 16 / (kKS > 0 ? kKS : 1);   /* key tiles a warp */
-constexpr int kST = KT_ST;                   /* chunks a step */
-constexpr int kTC = kBT / 16;                /* token tiles a chunk */
-constexpr int kTT = kST * kTC;               /* token tiles a step */
-constexpr int kLW = kST * kBT + 8;           /* row of a step's w^T in LDS */
+constexpr int kTT = kBT / 16;                /* token tiles a chunk */
 constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
 constexpr bool kStaged = KT_PF >= 2;         /* w^T and kd stored to LDS ahead */
 constexpr int kBufs = kStaged ? 2 : 1;
-constexpr int kAhead = kKS > 1 ? 1 : 2;      /* steps the store runs ahead (PF 2) */
-static_assert(kST == 1 || kST == 2, "ST: 1 or 2");
+constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
 struct alignas(16) kt_f4 { float x[4]; };
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
-    unsigned short wt[kBufs][kDK][kLW];      /* w^T */
-    unsigned short kd[kBufs][kST * kBT][kLK];   /* k e^{G_last - G} */
+    unsigned short wt[kBufs][kDK][kLT];      /* w^T */
+    unsigned short kd[kBufs][kBT][kLK];      /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
     kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
 };
@@ -708,88 +610,71 @@ KT_DEV float kt_acc_word_f(const kt_acc_words &d, int i)
 }
 
 constexpr int kPieces = kDK * kBT / 8;       /* 16-byte pieces of a chunk's w^T (and of its kd) */
-constexpr int kPer = (kST * kPieces + kNS - 1) / kNS;   /* a step's, a thread */
+constexpr int kPer = (kPieces + kNS - 1) / kNS;
 
-/* A step's inputs, in registers (PF 1: loaded a step ahead): w^T and kd in 16-byte pieces (piece
- * e of the step is chunk e / kPieces's piece e % kPieces, thread e % threads'), u^T of the warp's
- * own token tiles, each chunk's G_last. Chunks past the sequence's (nch of kST) are not read. */
+/* A chunk's inputs, in registers (PF 1: loaded a chunk ahead): w^T and kd in 16-byte pieces
+ * (piece e of each dense tile is thread e % threads'), u^T of the warp's own token tiles, G_last. */
 struct kt_state_in {
     kt_v16 wt[kPer], kd[kPer];
     kt_acc_words u[kOwn];
-    float gl[kST];
+    float gl;
 };
 
-KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float (&gl)[kST], const kt_gdn_prefill_args &A, long long ch_h, int nch,
-                       int v0, int ks, int lane)
+KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float &gl, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks,
+                       int lane)
 {
-    const long long cs = (long long)A.num_v_heads * kDV * kBT;   /* a chunk's stride in u^T */
     const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
     /* tile ks + KS o into u[o]: one load a word, never predicated off beside the others (loads
      * predicated by owner into one register waited on each other: a memory latency a chunk) */
 #pragma unroll
     for (int o = 0; o < kOwn; o++) {
-        const int tt = ks + kKS * o, q = kST == 1 ? 0 : tt / kTC;   /* tt < kTC at ST 1 (the bound's not the compiler's) */
-        if ((kTT % kKS == 0 || tt < kTT) && (kST == 1 || q < nch)) kt_acc_load(u[o], uc + q * cs + 16 * (tt - q * kTC), kBT, lane);
+        const int tt = ks + kKS * o;
+        if (kTT % kKS == 0 || tt < kTT) kt_acc_load(u[o], uc + 16 * tt, kBT, lane);
     }
-#pragma unroll
-    for (int q = 0; q < kST; q++)
-        gl[q] = kST == 1 || q < nch ? A.ws_g[(ch_h + (long long)q * A.num_v_heads) * kBT + kBT - 1] : 0.0f;
+    gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
 
-KT_DEV void kt_state_tiles(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int nch, int tid)
+KT_DEV void kt_state_tiles(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int tid)
 {
+    const unsigned short *wt = (const unsigned short *)A.ws_w + ch_h * kDK * kBT + 8 * tid;
+    const unsigned short *kd = (const unsigned short *)A.ws_kd + ch_h * kBT * kDK + 8 * tid;
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-        const int e = tid + m * kNS, q = kST == 1 ? 0 : e / kPieces, p = e - q * kPieces;
-        if ((kST * kPieces % kNS == 0 || e < kST * kPieces) && (kST == 1 || q < nch)) {
-            const long long c = ch_h + (long long)q * A.num_v_heads;
-            in.wt[m] = kt_ldg16((const unsigned short *)A.ws_w + c * kDK * kBT + 8 * p);
-            in.kd[m] = kt_ldg16((const unsigned short *)A.ws_kd + c * kBT * kDK + 8 * p);
+        if (kPieces % kNS == 0 || tid + m * kNS < kPieces) {
+            in.wt[m] = kt_ldg16(wt + 8 * m * kNS);
+            in.kd[m] = kt_ldg16(kd + 8 * m * kNS);
         }
     }
 }
 
-KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int nch, int v0, int ks,
-                          int tid, int lane)
+KT_DEV void kt_state_load(kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int tid,
+                          int lane)
 {
-    kt_state_tiles(in, A, ch_h, nch, tid);
-    kt_state_u(in.u, in.gl, A, ch_h, nch, v0, ks, lane);
+    kt_state_tiles(in, A, ch_h, tid);
+    kt_state_u(in.u, in.gl, A, ch_h, v0, ks, lane);
 }
 
 /* the tiles held in registers to LDS buffer b */
-KT_DEV void kt_state_stage(kt_state_smem &sm, int b, const kt_state_in &in, int nch, int tid)
+KT_DEV void kt_state_stage(kt_state_smem &sm, int b, const kt_state_in &in, int tid)
 {
 #pragma unroll
     for (int m = 0; m < kPer; m++) {
-        const int e = tid + m * kNS, q = kST == 1 ? 0 : e / kPieces, p = e - q * kPieces;
-        if ((kST * kPieces % kNS == 0 || e < kST * kPieces) && (kST == 1 || q < nch)) {
-            kt_sts16(&sm.wt[b][p / (kBT / 8)][q * kBT + 8 * (p % (kBT / 8))], in.wt[m]);
-            kt_sts16(&sm.kd[b][q * kBT + p / (kDK / 8)][8 * (p % (kDK / 8))], in.kd[m]);
+        const int e = tid + m * kNS;
+        if (kPieces % kNS == 0 || e < kPieces) {
+            kt_sts16(&sm.wt[b][e / (kBT / 8)][8 * (e % (kBT / 8))], in.wt[m]);
+            kt_sts16(&sm.kd[b][e / (kDK / 8)][8 * (e % (kDK / 8))], in.kd[m]);
         }
     }
 }
 
-/* chunks of the step at chunk j */
-KT_DEV int kt_step_chunks(int j, int nc) { return nc - j < kST ? nc - j : kST; }
-
-/* PF 2, in the step at chunk j after the barrier that frees the step kAhead on's buffer: the tiles
- * in registers (that step's) to it, and the next step's tiles in flight */
+/* PF 2, in chunk j after the barrier that frees chunk j + kAhead's buffer: the tiles in registers
+ * (that chunk's) to it, and the next chunk's tiles in flight */
 KT_DEV void kt_state_stage_next(kt_state_smem &sm, kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h,
                                 int j, int nc, int tid)
 {
-    const int js = j + kAhead * kST;
-    if (js >= nc) return;
-    kt_state_stage(sm, (js / kST) & 1, in, kt_step_chunks(js, nc), tid);
-    if (js + kST < nc)
-        kt_state_tiles(in, A, ch_h + (long long)(kAhead + 1) * kST * A.num_v_heads, kt_step_chunks(js + kST, nc), tid);
-}
-
-/* h, the state entering chunk ch_h (rounded: the product's operand too), for out */
-KT_DEV void kt_state_h(const kt_gdn_prefill_args &A, long long ch_h, const kt_acc (&s)[kKT], int v0, int key0, int lane)
-{
-    unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
-#pragma unroll
-    for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
+    if (j + kAhead >= nc) return;
+    kt_state_stage(sm, (j + kAhead) & 1, in, tid);
+    if (j + kAhead + 1 < nc) kt_state_tiles(in, A, ch_h + (long long)(kAhead + 1) * A.num_v_heads, tid);
 }
 } /* namespace */
 
@@ -817,57 +702,52 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         for (int i = 0; i < kt_acc_elems; i++)
             kt_acc_set(s[m], i, init ? head[kt_s_at(key0 + 16 * m + kt_s_n(lane, i), v0 + kt_s_q(lane, i))] : 0.0f);
 
-    /* PF >= 1: the next step's inputs in flight in registers, refilled as soon as they are
-     * stored (PF 2: the tiles kAhead + 1 steps on; u^T and G_last a step on in un, gn) */
+    /* PF >= 1: the next chunk's inputs in flight in registers, refilled as soon as they are
+     * stored (PF 2: the tiles kAhead + 1 chunks on; u^T and G_last a chunk on in un, gn) */
     kt_state_in in;
     kt_acc_words un[kOwn];
-    float gn[kST];
+    float gn = 0.0f;
     if constexpr (kStaged) {
-        for (int b = 0; b < kAhead && b * kST < nc; b++) {   /* the buffers before the first step */
-            const int js = b * kST;
-            kt_state_tiles(in, A, (long long)(c0 + js) * HV + h, kt_step_chunks(js, nc), tid);
-            kt_state_stage(sm, b, in, kt_step_chunks(js, nc), tid);
+        for (int j = 0; j < kAhead && j < nc; j++) {   /* the buffers before the first chunk */
+            kt_state_tiles(in, A, (long long)(c0 + j) * HV + h, tid);
+            kt_state_stage(sm, j, in, tid);
         }
-        if (kAhead * kST < nc)
-            kt_state_tiles(in, A, (long long)(c0 + kAhead * kST) * HV + h, kt_step_chunks(kAhead * kST, nc), tid);
-        kt_state_u(un, gn, A, (long long)c0 * HV + h, kt_step_chunks(0, nc), v0, ks, lane);
+        if (kAhead < nc) kt_state_tiles(in, A, (long long)(c0 + kAhead) * HV + h, tid);
+        kt_state_u(un, gn, A, (long long)c0 * HV + h, v0, ks, lane);
         kt_barrier();
     } else if constexpr (KT_PF) {
-        kt_state_load(in, A, (long long)c0 * HV + h, kt_step_chunks(0, nc), v0, ks, tid, lane);
+        kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
     }
 #pragma unroll 1
-    for (int j = 0; j < nc; j += kST) {
-        const int nch = kt_step_chunks(j, nc), nt = nch * kTC;   /* chunks, token tiles of the step */
-        const int buf = kStaged ? (j / kST) & 1 : 0;
+    for (int j = 0; j < nc; j++) {
+        const int buf = kStaged ? j & 1 : 0;
         const long long ch_h = (long long)(c0 + j) * HV + h;
         kt_acc_words u[kOwn];
-        float gl[kST];
+        float gl;
         if constexpr (kStaged) {
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = un[o];
-#pragma unroll
-            for (int q = 0; q < kST; q++) gl[q] = gn[q];
-            if (j + kST < nc) kt_state_u(un, gn, A, ch_h + (long long)kST * HV, kt_step_chunks(j + kST, nc), v0, ks, lane);
+            gl = gn;
+            if (j + 1 < nc) kt_state_u(un, gn, A, ch_h + HV, v0, ks, lane);
         } else if constexpr (KT_PF) {
-            kt_state_stage(sm, 0, in, nch, tid);
+            kt_state_stage(sm, 0, in, tid);
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = in.u[o];
-#pragma unroll
-            for (int q = 0; q < kST; q++) gl[q] = in.gl[q];
-            /* the next step's inputs in flight behind this step's products */
-            if (j + kST < nc) kt_state_load(in, A, ch_h + (long long)kST * HV, kt_step_chunks(j + kST, nc), v0, ks, tid, lane);
+            gl = in.gl;
+            /* the next chunk's inputs in flight behind this chunk's products */
+            if (j + 1 < nc) kt_state_load(in, A, ch_h + HV, v0, ks, tid, lane);
         } else {
-            for (int q = 0; q < nch; q++) {
-                const long long c = ch_h + (long long)q * HV;
-                kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0][q * kBT], kLW, (unsigned short *)A.ws_w + c * kDK * kBT, tid);
-                kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][q * kBT][0], kLK, (unsigned short *)A.ws_kd + c * kBT * kDK, tid);
-            }
-            kt_state_u(u, gl, A, ch_h, nch, v0, ks, lane);
+            kt_copy_tile<kDK, kBT, kNS, true>(&sm.wt[0][0][0], kLT, (unsigned short *)A.ws_w + ch_h * kDK * kBT, tid);
+            kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
+            kt_state_u(u, gl, A, ch_h, v0, ks, lane);
         }
-        kt_state_h(A, ch_h, s, v0, key0, lane);
+        /* h, the state entering the chunk (rounded: the product's operand too), for out */
+        unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
+#pragma unroll
+        for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
         if constexpr (!kStaged) kt_barrier();
 
-        /* S^T w^T over the warp's keys, every token of the step */
+        /* S^T w^T over the warp's keys */
         kt_acc vn[kTT];
 #pragma unroll
         for (int tt = 0; tt < kTT; tt++) kt_acc_zero(vn[tt]);
@@ -877,16 +757,14 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_p_frag<kt_elem>(p, s[m]);
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++) {
-                if (kST > 1 && tt >= nt) break;
                 kt_frag_b f;
-                kt_load_v(f, &sm.wt[buf][key0 + 16 * m][16 * tt], kLW, lane);
+                kt_load_v(f, &sm.wt[buf][key0 + 16 * m][16 * tt], kLT, lane);
                 kt_pv_mma<kt_elem>(vn[tt], p, f);
             }
         }
         if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++) {
-                if (kST > 1 && tt >= nt) break;
                 if (tt % kKS == ks) continue;
 #pragma unroll
                 for (int g = 0; g < kt_acc_elems / 4; g++) {
@@ -901,10 +779,10 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         }
         /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
          * and the update's operand (shared where other warps need it) */
+        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
         kt_frag_a pv[kTT];
 #pragma unroll
         for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
-            if (kST > 1 && tt >= nt) break;
             if (tt % kKS != ks) continue;
             const int o = tt / kKS;
             kt_acc a = vn[tt];
@@ -926,38 +804,30 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             }
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
-            unsigned short *vo = (unsigned short *)A.ws_vn + (ch_h + (long long)(tt / kTC) * HV) * kDV * kBT + (long long)v0 * kBT;
-            kt_acc_store(vo + 16 * (tt % kTC), kBT, a, lane);
+            kt_acc_store(vo + 16 * tt, kBT, a, lane);
             kt_p_frag<kt_elem>(pv[tt], a);
             if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
         }
         if constexpr (kKS > 1) {
             kt_barrier();
 #pragma unroll
-            for (int tt = 0; tt < kTT; tt++) {
-                if (kST > 1 && tt >= nt) break;
+            for (int tt = 0; tt < kTT; tt++)
                 if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
-            }
         }
 
-        /* S^T = e^{G_last} S^T + vn^T kd, chunk by chunk (h of the step's second chunk between) */
+        /* S^T = e^{G_last} S^T + vn^T kd */
+        const float dl = __builtin_expf(gl);
 #pragma unroll
-        for (int q = 0; q < kST; q++) {
-            if (q >= nch) break;
-            if (q > 0) kt_state_h(A, ch_h + (long long)q * HV, s, v0, key0, lane);
-            const float dl = __builtin_expf(gl[q]);
+        for (int m = 0; m < kKT; m++)
 #pragma unroll
-            for (int m = 0; m < kKT; m++)
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl);
+        for (int tt = 0; tt < kTT; tt++) {
 #pragma unroll
-            for (int tt = q * kTC; tt < (q + 1) * kTC; tt++) {
-#pragma unroll
-                for (int m = 0; m < kKT; m++) {
-                    kt_frag_b f;
-                    kt_load_v(f, &sm.kd[buf][16 * tt][key0 + 16 * m], kLK, lane);
-                    kt_pv_mma<kt_elem>(s[m], pv[tt], f);
-                }
+            for (int m = 0; m < kKT; m++) {
+                kt_frag_b f;
+                kt_load_v(f, &sm.kd[buf][16 * tt][key0 + 16 * m], kLK, lane);
+                kt_pv_mma<kt_elem>(s[m], pv[tt], f);
             }
         }
         if constexpr (!kStaged || kKS == 1) kt_barrier();

@@ -3,30 +3,27 @@
 -- runtime/op_gdn_prefill.c). Axes as the template reads them: BT the chunk, VK the state layout,
 -- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF its
 -- inputs' loads (0 when needed, 1 a chunk ahead, 2 as 1 with w^T and kd also stored to LDS
--- ahead, in two buffers), ST the chunks a state-pass step takes (2: pair rewrites each pair's
--- second chunk against the pair's entering state). The kernels (prep launched on wave-64 targets
--- and at BT 16 only, pair at ST 2 only) take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
+-- ahead, in two buffers). The kernels (prep launched on wave-64 targets only:
+-- elsewhere wy does its work) take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
 local function pad16(x) return math.ceil(x / 16) * 16 end
 
--- bytes of each kernel's LDS struct: prep, wy, the state pass, out, pair
+-- bytes of each kernel's LDS struct: prep, wy, the state pass, out
 local function lds(p)
   local lk, lt = p.DK + 8, p.BT + 8
   local maxd = math.max(p.DK, p.DV)
   local prep = p.BT * lk * 2
   local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
              + 3 * p.BT * 4   -- X rounded in A's bytes
-  -- a step's (ST chunks') w^T and kd (two buffers at PF 2), the key splits' partial vn^T (a 16 x 16
-  -- fp32 tile: 1 KiB on every target) and vn^T's P fragments (512 bytes a tile, 1 KiB on gfx11),
-  -- each at least one a token tile of the step
+  -- w^T and kd (two buffers at PF 2), the key splits' partial vn^T (a 16 x 16 fp32 tile: 1 KiB on
+  -- every target) and vn^T's P fragments (512 bytes a tile, 1 KiB on gfx11), each at least one a
+  -- token tile
   local ks = p.NW / (p.BV / 16)
-  local sw = p.ST * p.BT
-  local tt = sw / 16
-  local state = (p.PF >= 2 and 2 or 1) * (p.DK * (sw + 8) * 2 + sw * lk * 2) + (ks > 1 and p.NW or 1) * tt * 1024 + (ks > 1 and p.BV / 16 or 1) * tt * 1024
+  local tt = p.BT / 16
+  local state = (p.PF >= 2 and 2 or 1) * (p.DK * lt * 2 + p.BT * lk * 2) + (ks > 1 and p.NW or 1) * tt * 1024 + (ks > 1 and p.BV / 16 or 1) * tt * 1024
   local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
-  local pair = 2 * p.BT * lk * 2 + p.BT * lt * 2 + maxd * lt * 2
-  return pad16(prep), pad16(wy), pad16(state), pad16(out), pad16(pair)
+  return pad16(prep), pad16(wy), pad16(state), pad16(out)
 end
 
 return {
@@ -35,7 +32,7 @@ return {
   kernel = "kt_gdn_prefill",
   ops = { "gdn_prefill" },
   -- the launches beside the state pass (the named kernel): held to its spill rules
-  companions = { "_prep", "_wy", "_out", "_pair" },
+  companions = { "_prep", "_wy", "_out" },
   axes = {
     { "dtype", { "bf16", "fp16" } },
     { "VK", { 0, 1 } },
@@ -45,10 +42,9 @@ return {
     { "BV", { 16, 32, 64 } },
     { "NW", { 1, 2, 4, 8 } },
     { "PF", { 0, 1, 2 } },
-    { "ST", { 1, 2 } },
   },
 
-  -- the state pass (the kernel the name is of); prep, wy and pair run 4 warps, out BT / 16
+  -- the state pass (the kernel the name is of); prep and wy run 4 warps, out BT / 16
   threads = function(p, t) return p.NW * t.wave_size end,
   lds_at_launch = true,
 
@@ -66,15 +62,14 @@ return {
     -- the state lives in the accumulators: at most 64 floats a lane (wave32; half on wave64)
     local per_lane = p.DK * p.BV / (p.NW * t.wave_size)
     if per_lane > 64 then return false, "more than 64 state floats a lane" end
-    -- a step's w^T and kd in flight in registers (PF >= 1): at most 8 + 8 16-byte pieces a thread
-    if p.PF >= 1 and p.ST * p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread in flight" end
-    local prep, wy, state, out, pair = lds(p)
+    -- a chunk's w^T and kd in flight in registers (PF >= 1): at most 8 + 8 16-byte pieces a thread
+    if p.PF >= 1 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread in flight" end
+    local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max
     if prep > limit then return false, "prep's LDS over the target's limit" end
     if wy > limit then return false, "wy's LDS over the target's limit" end
     if state > limit then return false, "the state pass's LDS over the target's limit" end
     if out > limit then return false, "out's LDS over the target's limit" end
-    if p.ST == 2 and pair > limit then return false, "pair's LDS over the target's limit" end
     return true
   end,
 }

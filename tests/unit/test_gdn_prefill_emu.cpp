@@ -28,15 +28,14 @@
 struct variant {
     const char *name;
     void (*prep)(kt_gdn_prefill_args), (*wy)(kt_gdn_prefill_args), (*state)(kt_gdn_prefill_args),
-        (*out)(kt_gdn_prefill_args), (*pair)(kt_gdn_prefill_args);
-    size_t lds_prep, lds_wy, lds_state, lds_out, lds_pair;
-    int bt, vk, bv, nw, pf, st;
+        (*out)(kt_gdn_prefill_args);
+    size_t lds_prep, lds_wy, lds_state, lds_out;
+    int bt, vk, bv, nw, pf;
 };
 
-#define VARIANT_ROW(ns, bt, vk, bv, nw, pf, st, label)                                                         \
-    {label, ns::kernel_prep, ns::kernel_wy, ns::kernel, ns::kernel_out, ns::kernel_pair,                       \
-     sizeof(ns::kt_conv_smem), sizeof(ns::kt_wy_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem),     \
-     sizeof(ns::kt_pair_smem), bt, vk, bv, nw, pf, st}
+#define VARIANT_ROW(ns, bt, vk, bv, nw, pf, label)                                                             \
+    {label, ns::kernel_prep, ns::kernel_wy, ns::kernel, ns::kernel_out, sizeof(ns::kt_conv_smem),              \
+     sizeof(ns::kt_wy_smem), sizeof(ns::kt_state_smem), sizeof(ns::kt_out_smem), bt, vk, bv, nw, pf}
 
 namespace pa {
 #define KT_BT 64
@@ -44,7 +43,6 @@ namespace pa {
 #define KT_BV 32
 #define KT_NW 4
 #define KT_PF 1
-#define KT_ST 1
 #include "gdn_prefill_emu_variant.inc"
 }
 namespace pb {
@@ -53,7 +51,6 @@ namespace pb {
 #define KT_BV 16
 #define KT_NW 4
 #define KT_PF 1
-#define KT_ST 2
 #include "gdn_prefill_emu_variant.inc"
 }
 namespace pc {
@@ -62,7 +59,6 @@ namespace pc {
 #define KT_BV 16
 #define KT_NW 1
 #define KT_PF 0
-#define KT_ST 1
 #include "gdn_prefill_emu_variant.inc"
 }
 namespace pd {
@@ -71,16 +67,6 @@ namespace pd {
 #define KT_BV 16
 #define KT_NW 8
 #define KT_PF 2
-#define KT_ST 2
-#include "gdn_prefill_emu_variant.inc"
-}
-namespace pf {
-#define KT_BT 16
-#define KT_VK 1
-#define KT_BV 32
-#define KT_NW 2
-#define KT_PF 2
-#define KT_ST 2
 #include "gdn_prefill_emu_variant.inc"
 }
 namespace pe {
@@ -89,17 +75,15 @@ namespace pe {
 #define KT_BV 32
 #define KT_NW 2
 #define KT_PF 2
-#define KT_ST 1
 #include "gdn_prefill_emu_variant.inc"
 }
 
 static const variant variants[] = {
-    VARIANT_ROW(pa, 64, 0, 32, 4, 1, 1, "bt64 vk0 bv32 nw4 pf1 st1 (2 key splits, 2 token tiles each)"),
-    VARIANT_ROW(pb, 64, 1, 16, 4, 1, 2, "bt64 vk1 bv16 nw4 pf1 st2 (4 key splits, 2 token tiles each a pair)"),
-    VARIANT_ROW(pc, 16, 0, 16, 1, 0, 1, "bt16 vk0 bv16 nw1 pf0 st1"),
-    VARIANT_ROW(pd, 32, 1, 16, 8, 2, 2, "bt32 vk1 bv16 nw8 pf2 st2 (8 key splits, 4 owning none; LDS a pair ahead)"),
-    VARIANT_ROW(pe, 16, 0, 32, 2, 2, 1, "bt16 vk0 bv32 nw2 pf2 st1 (no key split: LDS two chunks ahead)"),
-    VARIANT_ROW(pf, 16, 1, 32, 2, 2, 2, "bt16 vk1 bv32 nw2 pf2 st2 (no key split: LDS two pairs ahead)"),
+    VARIANT_ROW(pa, 64, 0, 32, 4, 1, "bt64 vk0 bv32 nw4 pf1 (2 key splits, 2 token tiles each)"),
+    VARIANT_ROW(pb, 64, 1, 16, 4, 1, "bt64 vk1 bv16 nw4 pf1 (4 key splits, a token tile each)"),
+    VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
+    VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 6 owning none; LDS a chunk ahead)"),
+    VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };
@@ -126,7 +110,7 @@ static double rel_inf(const std::vector<double> &ref, const std::vector<double> 
 }
 
 /* runtime/op_gdn_prefill.h's (a C header): the LDS each launch is given, and whether _prep runs */
-extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int st, int lds[5]);
+extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[4]);
 extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
 
 /* odd: z and out rows an element longer than hv x dv (odd strides: out's stores and z's loads an
@@ -213,10 +197,6 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     }
     kt_emu_dyn_bytes = v.lds_wy;
     kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
-    if (v.st == 2) {   /* the descriptor's launches: _pair before the state pass at ST 2 */
-        kt_emu_dyn_bytes = v.lds_pair;
-        kt_emu_run(v.pair, A, chunks, HV, 1, 4 * KT_WAVE);
-    }
     kt_emu_dyn_bytes = v.lds_state;
     kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
     kt_emu_dyn_bytes = v.lds_out;
@@ -273,10 +253,10 @@ int main(void)
     int odd = 0;
     for (const variant &v : variants) {
         /* the descriptor gives each kernel at least its struct (else the kernel returns at once) */
-        int lds[5];
-        kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, v.pf, v.st, lds);
+        int lds[4];
+        kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, v.pf, lds);
         KT_CHECK(v.lds_prep <= (size_t)lds[0] && v.lds_wy <= (size_t)lds[1] && v.lds_state <= (size_t)lds[2] &&
-                 v.lds_out <= (size_t)lds[3] && v.lds_pair <= (size_t)lds[4]);
+                 v.lds_out <= (size_t)lds[3]);
         /* both z / out paths (paired words, elements) under the norm and without it, over the variants */
         run(v, 1, 0, odd);
         run(v, 0, 1, !odd);
