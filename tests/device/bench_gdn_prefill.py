@@ -110,6 +110,7 @@ def row(kt, kt_ab, a, S, n, hv, gen, stream):
     L.conv.copy_(start[0]); L.ssm.copy_(start[1])
     torch_prefill(L, pf, idx, S, n)
     torch.cuda.synchronize()
+    peer_out, peer_ssm = pf.out.clone(), L.ssm.clone()   # torch's, from the start (--ab is held to them)
     err_peer = rel_error(ours_out, pf.out.double())
     err_state = rel_error(ours_ssm, L.ssm.double())
     err_truth = float("nan")
@@ -126,8 +127,6 @@ def row(kt, kt_ab, a, S, n, hv, gen, stream):
         if rc != KT_OK:
             return None, "--ab refused: " + err
         ab_kernel = ch_ab.kernel.decode()
-        peer_out, peer_ssm = pf.out.clone(), L.ssm.clone()   # torch's, from the same start
-        L.conv.copy_(start[0]); L.ssm.copy_(start[1])
         with torch.cuda.stream(stream):
             kt_ab.run(dt, pf.args, op="gdn_prefill")
         torch.cuda.synchronize()
