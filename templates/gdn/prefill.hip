@@ -9,7 +9,9 @@
  *   NW   warps of the state pass,
  *   PF   the state pass's inputs (w^T, kd, u^T, G_last): 0 loaded when needed; 1 a chunk ahead
  *        in registers; 2 as 1, and w^T and kd also stored to LDS ahead (two buffers), so that a
- *        chunk holds only the barriers of its key split's exchange.
+ *        chunk holds only the barriers of its key split's exchange; 3 w^T and k as the product's
+ *        operand fragments, written so by _wy and loaded a chunk ahead straight into each warp's
+ *        registers (no LDS for them; vn takes k's decay in kd's place).
  * _wy runs 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which the norm
  * needs). _wy does the conv and the norms of its chunk and key head, then each value head's gates,
  * A, its inverse, w and u (v's conv goes straight into u's operand: v never goes through the
@@ -37,6 +39,7 @@ constexpr int kNS = KT_NW * KT_WAVE;         /* the state pass's */
 constexpr int kNO = kBT / 16 * KT_WAVE;      /* out's */
 constexpr int kNC = 64;                      /* out's output columns a round (h^T and vn^T rows) */
 constexpr int kMaxKW = 4;
+constexpr bool kDirect = KT_PF == 3;         /* the state pass's operands as fragments (PF 3) */
 
 static_assert(kBT % 16 == 0 && kBT <= 64, "BT: 16, 32 or 64");
 static_assert(kDK % 16 == 0 && kDV % kNC == 0 && kDV % kBV == 0 && kBV % 16 == 0, "16-wide tiles");
@@ -114,6 +117,77 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
         kt_mma<kt_elem>(c, fa, fb);
     }
 }
+
+/* PF 3's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
+ * fragment's registers as they are (512 bytes a tile on every target but gfx11, whose replicated
+ * operands the recipe keeps off PF 3) */
+constexpr int kFragTile = KT_WAVE * (int)sizeof(kt_frag_b);
+static_assert(!kDirect || kFragTile == 512, "PF 3: a fragment tile in a dense tile's bytes");
+
+/* PF 3: where V's fragment (kt_load_v, arch/prefill_ops.h) holds row k, column n of a 16 x 16
+ * [k][n] tile: its slot lane x elements + element, the inverse of the operand's map (checked below
+ * over every slot), so that _wy stores each accumulator element straight into its fragment slot */
+#if defined(KT_ARCH_SM90_H)
+KT_LAYOUT_FN int kt_v_k(int lane, int e) { return kt_frag_b_k(lane, e); }
+KT_LAYOUT_FN int kt_v_n(int lane, int e) { return kt_frag_b_n(lane, e); }
+KT_LAYOUT_FN int kt_v_slot(int k, int n) { return (4 * (n % 8) + (k % 8) / 2) * kt_frag_ab_elems + k % 2 + 2 * (k / 8) + 4 * (n / 8); }
+#else
+KT_LAYOUT_FN int kt_v_k(int lane, int e) { return kt_pv_key(lane, e); }
+KT_LAYOUT_FN int kt_v_n(int lane, int e) { return kt_frag_a_row(lane, e); }
+KT_LAYOUT_FN int kt_v_slot(int k, int n) { return (n + 16 * (k / kt_frag_ab_elems)) * kt_frag_ab_elems + k % kt_frag_ab_elems; }
+#endif
+constexpr bool kt_v_slots_invert()
+{
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int e = 0; e < kt_frag_ab_elems; e++)
+            if (kt_v_slot(kt_v_k(l, e), kt_v_n(l, e)) != l * kt_frag_ab_elems + e) return false;
+    return true;
+}
+static_assert(!kDirect || kt_v_slots_invert(), "PF 3: V's slot map inverts its operand's");
+#if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
+/* its own four registers: a struct copy of them went through memory (sm_90a's _wy spilled) */
+KT_DEV void kt_frag_stg(unsigned char *p, const kt_frag_b &f) { kt_sts16(p, kt_v16_make(f.r[0], f.r[1], f.r[2], f.r[3])); }
+KT_DEV void kt_frag_ldg(kt_frag_b &f, const unsigned char *p)
+{
+    const kt_v16 v = kt_ldg16(p);
+    f.r[0] = v.x; f.r[1] = v.y; f.r[2] = v.z; f.r[3] = v.w;
+}
+#else
+struct kt_frag_words { unsigned w[sizeof(kt_frag_b) / 4]; };   /* a fragment's registers as words */
+KT_DEV void kt_frag_stg(unsigned char *p, const kt_frag_b &f)
+{
+    const kt_frag_words u = __builtin_bit_cast(kt_frag_words, f);
+    if constexpr (sizeof(kt_frag_b) % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < (int)sizeof(kt_frag_b) / 16; i++)
+            kt_sts16(p + 16 * i, kt_v16_make(u.w[4 * i], u.w[4 * i + 1], u.w[4 * i + 2], u.w[4 * i + 3]));
+    } else {
+#pragma unroll
+        for (int i = 0; i < (int)sizeof(kt_frag_b) / 8; i++)
+            ((unsigned long long *)p)[i] = u.w[2 * i] | (unsigned long long)u.w[2 * i + 1] << 32;
+    }
+}
+KT_DEV void kt_frag_ldg(kt_frag_b &f, const unsigned char *p)
+{
+    kt_frag_words u;
+    if constexpr (sizeof(kt_frag_b) % 16 == 0) {
+#pragma unroll
+        for (int i = 0; i < (int)sizeof(kt_frag_b) / 16; i++) {
+            const kt_v16 v = kt_ldg16(p + 16 * i);
+#pragma unroll
+            for (int q = 0; q < 4; q++) u.w[4 * i + q] = kt_v16_word(v, q);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < (int)sizeof(kt_frag_b) / 8; i++) {
+            const unsigned long long x = ((const unsigned long long *)p)[i];
+            u.w[2 * i] = (unsigned)x;
+            u.w[2 * i + 1] = (unsigned)(x >> 32);
+        }
+    }
+    f = __builtin_bit_cast(kt_frag_b, u);
+}
+#endif
 
 /* rows x cols 16-bit elements between a dense global array (row length cols) and an LDS tile
  * (row length ld), 16 bytes a move */
@@ -301,8 +375,9 @@ constexpr bool kColPairs = kt_pairs_adjacent<kt_acc_row, kt_acc_col>();
 static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
- * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows) */
-template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
+ * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows); Frags (PF 3's
+ * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile */
+template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
     constexpr int kR = kBT / 16, kTiles = kR * (N / 16);
 #pragma unroll 1
@@ -311,7 +386,11 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
         kt_acc c;
         kt_acc_zero(c);
         kt_tile_mma<kBT>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[16 * ti][0], kLT, lane);
-        if constexpr (kColPairs) {
+        if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3) */
+            unsigned short *t = dst + (tj * kR + ti) * 256;
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) t[kt_v_slot(kt_acc_row(lane, i), kt_acc_col(lane, i))] = kt_bits(kt_acc_get(c, i));
+        } else if constexpr (kColPairs) {
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i += 2)
                 *(unsigned *)(dst + (16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)) =
@@ -324,6 +403,17 @@ template <int N> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short
     }
 }
 
+/* PF 3: k ([BT][dk] in x, rounded) in the state pass's fragments of its update, tile (token tile,
+ * key tile) at dst + (token tile x dk / 16 + key tile) x kFragTile */
+template <class Tile> KT_DEV void kt_k_frag(const Tile &x, unsigned char *dst, int wv, int lane)
+{
+#pragma unroll 1
+    for (int tile = wv; tile < kBT / 16 * (kDK / 16); tile += 4) {
+        kt_frag_b f;
+        kt_load_v(f, &x[16 * (tile / (kDK / 16))][16 * (tile % (kDK / 16))], kLK, lane);
+        kt_frag_stg(dst + (long long)tile * kFragTile + lane * (int)sizeof(kt_frag_b), f);
+    }
+}
 } /* namespace */
 
 namespace {
@@ -411,7 +501,13 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 
 /* ---------------- _wy ---------------- */
 
+/* PF 3's _wy: told of its 4 blocks an SM (sm_90's LDS holds 4) ptxas takes 127 registers; untold,
+ * 80 and a spill (AMD: no such hint) */
+#if KT_PF == 3
+KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
+#else
 KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
+#endif
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     kt_wy_smem &sm = *(kt_wy_smem *)sm_raw;
@@ -515,9 +611,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
             const int r = e % kBT, i = e / kBT;
             sm.u.t[i][r] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.fw[r]);
         }
-        /* kd = k e^{G_last - G}: the state pass's update operand */
+        /* kd = k e^{G_last - G}: the state pass's update operand (PF 3: k's fragments, above) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
-        for (int e = tid; e < kBT * kDK / 8; e += kNP) {
+        for (int e = tid; !kDirect && e < kBT * kDK / 8; e += kNP) {
             const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
             const float dec = __builtin_expf(sm.g[kBT - 1] - sm.g[r]);
             const kt_v16 x = *(const kt_v16 *)&sm.x[r][i0];
@@ -531,9 +627,12 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
             kt_sts16(kd + 8 * e, kt_v16_make(wd[0], wd[1], wd[2], wd[3]));
         }
         kt_barrier();
-        kt_x_product_t<kDK>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT, wv, lane);
+        kt_x_product_t<kDK, kDirect>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT, wv, lane);
         kt_barrier();
     }
+    /* PF 3: k's fragments, the key head's (x holds k to the end; the state pass decays vn instead
+     * of k: no kd) */
+    if constexpr (kDirect) kt_k_frag(sm.x, (unsigned char *)A.ws_kd + ((long long)c * H + hk) * kBT * kDK * 2, wv, lane);
 }
 
 /* ---------------- the state pass ---------------- */
@@ -553,7 +652,11 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
  * PF 2 stores a chunk's w^T and kd to their LDS buffer kAhead chunks before the chunk computes,
  * right after a barrier each warp reaches only once done with that buffer's previous chunk: the
  * partials' barrier where warps split keys (a chunk's two barriers, not four), else the chunk's
- * closing one (one, not two). */
+ * closing one (one, not two).
+ * PF 3 takes w^T and k as the products' own fragments from the workspace, a warp its key slice, a
+ * chunk ahead in registers: no LDS but the exchange's, no barrier but its two (none without a key
+ * split); kd's decay e^{G_last - G} moves onto vn's P operand (vn^T kd = (vn e^{G_last - G})^T k),
+ * vn itself stored as it is for out. */
 namespace {
 constexpr int kVW = kBV / 16;                /* value tiles a block */
 constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
@@ -562,14 +665,14 @@ constexpr int kTT = kBT / 16;                /* token tiles a chunk */
 constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
-constexpr bool kStaged = KT_PF >= 2;         /* w^T and kd stored to LDS ahead */
+constexpr bool kStaged = KT_PF == 2;         /* w^T and kd stored to LDS ahead */
 constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
 struct alignas(16) kt_f4 { float x[4]; };
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
-    unsigned short wt[kBufs][kDK][kLT];      /* w^T */
-    unsigned short kd[kBufs][kBT][kLK];      /* k e^{G_last - G} */
+    unsigned short wt[kBufs][kDirect ? 1 : kDK][kLT];   /* w^T (PF 3: in registers; a row, never used) */
+    unsigned short kd[kBufs][kDirect ? 1 : kBT][kLK];   /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
     kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
 };
@@ -667,6 +770,45 @@ KT_DEV void kt_state_stage(kt_state_smem &sm, int b, const kt_state_in &in, int 
     }
 }
 
+/* PF 3: a chunk's inputs in registers, a chunk ahead: the warp's w^T fragments (its key tiles x
+ * the token tiles), k's (token tiles x its key tiles), u^T of its own token tiles, G_last, and G
+ * at each accumulator place of those tiles (the decay of vn's P) */
+struct kt_state_frags {
+    kt_frag_b w[kKT][kTT], k[kTT][kKT];
+    kt_acc_words u[kOwn];
+    float gl, g[kOwn][kt_acc_elems];
+};
+/* each part reloaded for the next chunk as soon as this chunk is done with it: one set of
+ * registers, each load a chunk's time in flight */
+KT_DEV void kt_state_frags_w(kt_state_frags &in, const kt_gdn_prefill_args &A, long long ch_h, int key0, int lane)
+{
+    const unsigned char *wf = (const unsigned char *)A.ws_w + ch_h * kDK * kBT * 2 + lane * (int)sizeof(kt_frag_b);
+#pragma unroll
+    for (int m = 0; m < kKT; m++)
+#pragma unroll
+        for (int tt = 0; tt < kTT; tt++) kt_frag_ldg(in.w[m][tt], wf + (long long)((key0 / 16 + m) * kTT + tt) * kFragTile);
+}
+KT_DEV void kt_state_frags_k(kt_state_frags &in, const kt_gdn_prefill_args &A, long long ch_k, int key0, int lane)
+{
+    const unsigned char *kf = (const unsigned char *)A.ws_kd + ch_k * kBT * kDK * 2 + lane * (int)sizeof(kt_frag_b);
+#pragma unroll
+    for (int tt = 0; tt < kTT; tt++)
+#pragma unroll
+        for (int m = 0; m < kKT; m++) kt_frag_ldg(in.k[tt][m], kf + (long long)(tt * (kDK / 16) + key0 / 16 + m) * kFragTile);
+}
+KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int lane)
+{
+    kt_state_u(in.u, in.gl, A, ch_h, v0, ks, lane);
+    const float *g = A.ws_g + ch_h * kBT;
+#pragma unroll
+    for (int o = 0; o < kOwn; o++) {
+        const int tt = ks + kKS * o;
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++)
+            if (kTT % kKS == 0 || tt < kTT) in.g[o][i] = g[16 * tt + kt_s_n(lane, i)];
+    }
+}
+
 /* PF 2, in chunk j after the barrier that frees chunk j + kAhead's buffer: the tiles in registers
  * (that chunk's) to it, and the next chunk's tiles in flight */
 KT_DEV void kt_state_stage_next(kt_state_smem &sm, kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h,
@@ -705,9 +847,15 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     /* PF >= 1: the next chunk's inputs in flight in registers, refilled as soon as they are
      * stored (PF 2: the tiles kAhead + 1 chunks on; u^T and G_last a chunk on in un, gn) */
     kt_state_in in;
+    kt_state_frags din;   /* PF 3: this chunk's, each part refilled with the next's once used */
     kt_acc_words un[kOwn];
     float gn = 0.0f;
-    if constexpr (kStaged) {
+    const long long hkv = h / (HV / A.num_k_heads);   /* the key head (PF 3's k) */
+    if constexpr (kDirect) {
+        kt_state_frags_w(din, A, (long long)c0 * HV + h, key0, lane);
+        kt_state_frags_k(din, A, (long long)c0 * A.num_k_heads + hkv, key0, lane);
+        kt_state_frags_u(din, A, (long long)c0 * HV + h, v0, ks, lane);
+    } else if constexpr (kStaged) {
         for (int j = 0; j < kAhead && j < nc; j++) {   /* the buffers before the first chunk */
             kt_state_tiles(in, A, (long long)(c0 + j) * HV + h, tid);
             kt_state_stage(sm, j, in, tid);
@@ -724,7 +872,17 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         const long long ch_h = (long long)(c0 + j) * HV + h;
         kt_acc_words u[kOwn];
         float gl;
-        if constexpr (kStaged) {
+        float gk[kOwn][kt_acc_elems];   /* PF 3: G at the owned tiles' places */
+        if constexpr (kDirect) {
+#pragma unroll
+            for (int o = 0; o < kOwn; o++) {
+                u[o] = din.u[o];
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) gk[o][i] = din.g[o][i];
+            }
+            gl = din.gl;
+            if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
+        } else if constexpr (kStaged) {
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = un[o];
             gl = gn;
@@ -745,7 +903,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
         for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
-        if constexpr (!kStaged) kt_barrier();
+        if constexpr (!kStaged && !kDirect) kt_barrier();
 
         /* S^T w^T over the warp's keys */
         kt_acc vn[kTT];
@@ -758,10 +916,13 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++) {
                 kt_frag_b f;
-                kt_load_v(f, &sm.wt[buf][key0 + 16 * m][16 * tt], kLT, lane);
+                if constexpr (kDirect) f = din.w[m][tt];
+                else kt_load_v(f, &sm.wt[buf][key0 + 16 * m][16 * tt], kLT, lane);
                 kt_pv_mma<kt_elem>(vn[tt], p, f);
             }
         }
+        if constexpr (kDirect)   /* w^T's registers free: the next chunk's in flight */
+            if (j + 1 < nc) kt_state_frags_w(din, A, ch_h + HV, key0, lane);
         if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
             for (int tt = 0; tt < kTT; tt++) {
@@ -805,6 +966,10 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
             kt_acc_store(vo + 16 * tt, kBT, a, lane);
+            if constexpr (kDirect) {   /* kd's decay, on vn's P */
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * __builtin_expf(gl - gk[o][i]));
+            }
             kt_p_frag<kt_elem>(pv[tt], a);
             if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
         }
@@ -826,11 +991,14 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int m = 0; m < kKT; m++) {
                 kt_frag_b f;
-                kt_load_v(f, &sm.kd[buf][16 * tt][key0 + 16 * m], kLK, lane);
+                if constexpr (kDirect) f = din.k[tt][m];
+                else kt_load_v(f, &sm.kd[buf][16 * tt][key0 + 16 * m], kLK, lane);
                 kt_pv_mma<kt_elem>(s[m], pv[tt], f);
             }
         }
-        if constexpr (!kStaged || kKS == 1) kt_barrier();
+        if constexpr (kDirect)
+            if (j + 1 < nc) kt_state_frags_k(din, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
+        if constexpr (!kDirect && (!kStaged || kKS == 1)) kt_barrier();
         if constexpr (kStaged && kKS == 1) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
     }
 #pragma unroll

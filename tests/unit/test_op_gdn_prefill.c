@@ -10,7 +10,7 @@
  *    the key can number (query_start_loc[i] / BT + i + j), sized at the buckets' edges;
  *  - the verification set's lengths sum to the tokens, none empty;
  *  - the law picks a variant that serves every problem of a grid, filling the device first, PF 2
- *    only where no PF 1 twin exists (it ranks as PF 1 until timed).
+ *    or 3 only where no PF 1 twin exists (each ranks as PF 1 until timed).
  * Run from the repository root (the recipe is read from templates/gdn/prefill.lua). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -283,8 +283,8 @@ static void test_law(void)
                     const long long blocks = 128 / P(&c[k].v, BV) * hvs[h] * seqs[s];
                     if (hvs[h] * seqs[s] * 8 <= devs[di].units) KT_CHECK_INT(P(&c[k].v, BV), 16);
                     KT_CHECK(blocks >= (hvs[h] * seqs[s] * 8 < devs[di].units ? hvs[h] * seqs[s] * 8 : 1));
-                    /* PF 2 ranks as PF 1 (untimed): its registers lose the tie wherever PF 1 serves */
-                    if (P(&c[k].v, PF) == 2) {
+                    /* PF 2 and 3 rank as PF 1 (untimed): the later keys decide where PF 1 serves */
+                    if (P(&c[k].v, PF) >= 2) {
                         int pf1 = 0;
                         for (int i = 0; i < n; i++)
                             pf1 |= P(&c[i].v, PF) == 1 && P(&c[i].v, BT) == P(&c[k].v, BT) &&
