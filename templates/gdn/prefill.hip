@@ -611,7 +611,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
             const int r = e % kBT, i = e / kBT;
             sm.u.t[i][r] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.fw[r]);
         }
-        /* kd = k e^{G_last - G}: the state pass's update operand (PF 3: k's fragments, above) */
+        /* kd = k e^{G_last - G}: the state pass's update operand (PF 3: none; k's fragments at the end) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
         for (int e = tid; !kDirect && e < kBT * kDK / 8; e += kNP) {
             const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
