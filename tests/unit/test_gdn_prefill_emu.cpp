@@ -45,14 +45,6 @@ namespace pa {
 #define KT_PF 1
 #include "gdn_prefill_emu_variant.inc"
 }
-namespace pb {
-#define KT_BT 64
-#define KT_VK 1
-#define KT_BV 16
-#define KT_NW 4
-#define KT_PF 1
-#include "gdn_prefill_emu_variant.inc"
-}
 namespace pc {
 #define KT_BT 16
 #define KT_VK 0
@@ -97,7 +89,6 @@ namespace ph {
 
 static const variant variants[] = {
     VARIANT_ROW(pa, 64, 0, 32, 4, 1, "bt64 vk0 bv32 nw4 pf1 (2 key splits, 2 token tiles each)"),
-    VARIANT_ROW(pb, 64, 1, 16, 4, 1, "bt64 vk1 bv16 nw4 pf1 (4 key splits, a token tile each)"),
     VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
     VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 6 owning none; LDS a chunk ahead)"),
     VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
