@@ -162,43 +162,54 @@ template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt
     }
 }
 
-/* Runs kernel(args) over a grid, block after block, a thread each of `threads`. */
+/* Runs kernel(args) over a grid, block after block, a thread each of `threads`: one pool of OS
+ * threads a launch, every thread stepping through the blocks in order between two barriers (a
+ * thread an emulated thread a block spent more time creating threads than emulating them) */
 template <class Args> struct kt_emu_launch {
     void (*kernel)(Args);
     Args args;
+    int gx, gy, gz;
+    kt_emu_block b;
+    pthread_barrier_t step;
     static void *run(void *p)
     {
         auto *job = (std::pair<kt_emu_launch *, int> *)p;
+        kt_emu_launch &l = *job->first;
         kt_emu_tid = job->second;
-        job->first->kernel(job->first->args);
+        for (int n = 0; n < l.gx * l.gy * l.gz; n++) {
+            if (kt_emu_tid == 0) {   /* the block's own state, fresh, while the others wait */
+                l.b.bx = n % l.gx; l.b.by = n / l.gx % l.gy; l.b.bz = n / (l.gx * l.gy);
+                l.b.xchg.assign((size_t)l.b.threads, 0.0f);
+                l.b.mma.assign((size_t)(l.b.threads / KT_WAVE) * 512, 0.0f);
+                l.b.dyn.assign((kt_emu_dyn_bytes + 15) / 16, kt_emu_v16{});
+            }
+            pthread_barrier_wait(&l.step);
+            l.kernel(l.args);
+            pthread_barrier_wait(&l.step);
+        }
         return nullptr;
     }
 };
 template <class Args> void kt_emu_run(void (*kernel)(Args), Args args, int gx, int gy, int gz, int threads)
 {
-    kt_emu_launch<Args> l{kernel, args};
-    for (int z = 0; z < gz; z++)
-        for (int y = 0; y < gy; y++)
-            for (int x = 0; x < gx; x++) {
-                kt_emu_block b;
-                b.bx = x; b.by = y; b.bz = z; b.threads = threads;
-                pthread_barrier_init(&b.block, nullptr, (unsigned)threads);
-                b.waves.resize((size_t)(threads / KT_WAVE));
-                for (auto &w : b.waves) pthread_barrier_init(&w, nullptr, KT_WAVE);
-                b.xchg.assign((size_t)threads, 0.0f);
-                b.mma.assign((size_t)(threads / KT_WAVE) * 512, 0.0f);
-                b.dyn.assign((kt_emu_dyn_bytes + 15) / 16, kt_emu_v16{});
-                kt_emu_cur = &b;
-                std::vector<pthread_t> th((size_t)threads);
-                std::vector<std::pair<kt_emu_launch<Args> *, int>> jobs((size_t)threads);
-                for (int t = 0; t < threads; t++) {
-                    jobs[(size_t)t] = {&l, t};
-                    pthread_create(&th[(size_t)t], nullptr, &kt_emu_launch<Args>::run, &jobs[(size_t)t]);
-                }
-                for (auto &t : th) pthread_join(t, nullptr);
-                pthread_barrier_destroy(&b.block);
-                for (auto &w : b.waves) pthread_barrier_destroy(&w);
-            }
+    kt_emu_launch<Args> l;
+    l.kernel = kernel; l.args = args; l.gx = gx; l.gy = gy; l.gz = gz;
+    l.b.threads = threads;
+    pthread_barrier_init(&l.b.block, nullptr, (unsigned)threads);
+    l.b.waves.resize((size_t)(threads / KT_WAVE));
+    for (auto &w : l.b.waves) pthread_barrier_init(&w, nullptr, KT_WAVE);
+    pthread_barrier_init(&l.step, nullptr, (unsigned)threads);
+    kt_emu_cur = &l.b;
+    std::vector<pthread_t> th((size_t)threads);
+    std::vector<std::pair<kt_emu_launch<Args> *, int>> jobs((size_t)threads);
+    for (int t = 0; t < threads; t++) {
+        jobs[(size_t)t] = {&l, t};
+        pthread_create(&th[(size_t)t], nullptr, &kt_emu_launch<Args>::run, &jobs[(size_t)t]);
+    }
+    for (auto &t : th) pthread_join(t, nullptr);
+    pthread_barrier_destroy(&l.step);
+    pthread_barrier_destroy(&l.b.block);
+    for (auto &w : l.b.waves) pthread_barrier_destroy(&w);
 }
 
 #endif
