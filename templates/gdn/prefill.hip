@@ -872,16 +872,10 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         const long long ch_h = (long long)(c0 + j) * HV + h;
         kt_acc_words u[kOwn];
         float gl;
-        float gk[kOwn][kt_acc_elems];   /* PF 3: G at the owned tiles' places */
-        if constexpr (kDirect) {
+        if constexpr (kDirect) {   /* u, G read from din where used; the next chunk's after */
 #pragma unroll
-            for (int o = 0; o < kOwn; o++) {
-                u[o] = din.u[o];
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) gk[o][i] = din.g[o][i];
-            }
+            for (int o = 0; o < kOwn; o++) u[o] = din.u[o];
             gl = din.gl;
-            if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
         } else if constexpr (kStaged) {
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = un[o];
@@ -968,11 +962,13 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_acc_store(vo + 16 * tt, kBT, a, lane);
             if constexpr (kDirect) {   /* kd's decay, on vn's P */
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * __builtin_expf(gl - gk[o][i]));
+                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * __builtin_expf(gl - din.g[o][i]));
             }
             kt_p_frag<kt_elem>(pv[tt], a);
             if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
         }
+        if constexpr (kDirect)   /* u's and G's registers free: the next chunk's in flight */
+            if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
         if constexpr (kKS > 1) {
             kt_barrier();
 #pragma unroll
