@@ -59,11 +59,11 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[
     const int ks = bv >= 16 ? nw / (bv / 16) : 1;   /* warps splitting a value tile's keys */
     lds[0] = bt * lk * 2;
     lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + 3 * bt * 4;   /* X rounded shares A's bytes */
-    /* w^T and kd (two buffers at PF 2, a row of each at PF 3), the key splits' partial vn^T (a
+    /* w^T and kd (two buffers at PF 2, a row of each at PF 3 and 4), the key splits' partial vn^T (a
      * 16 x 16 fp32 tile is 1 KiB on every target) and vn^T's P fragments (a tile's: 512 bytes, 1 KiB
      * on gfx11 where the operands are replicated), each at least one a token tile (the struct's
      * arrays are never empty) */
-    const int ops = pf == 3 ? lt * 2 + lk * 2 : (pf == 2 ? 2 : 1) * (dk * lt * 2 + bt * lk * 2);
+    const int ops = pf >= 3 ? lt * 2 + lk * 2 : (pf == 2 ? 2 : 1) * (dk * lt * 2 + bt * lk * 2);
     lds[2] = ops + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
     for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
@@ -228,10 +228,10 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *  1. its blocks filling the device (min(dv / BV x hv x seqs, units)): one long sequence at 8 value
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
- *  3. the next chunk's loads in flight (PF 1): a chunk then costs its compute, not its latency
- *     (PF 2, its tiles also stored to LDS ahead for half the barriers at twice the operands' LDS,
- *     ranks as PF 1 until a device run has timed it against PF 1: the later keys decide; so does
- *     PF 3, its operands as fragments straight to registers);
+ *  3. the next chunk's loads in flight: PF 4 (the operands as fragments, the next chunk's all in a
+ *     second set of registers) first, timed 9% under PF 1 (H200, s29); then PF 1, a chunk costing
+ *     its compute rather than its latency; PF 2 (tiles also in LDS ahead, half the barriers) and
+ *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide;
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
 #define GDNP_LAW_KEYS 6
@@ -245,7 +245,7 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
     key[0] = blocks < units ? blocks : units;
     key[1] = PAR(v, BT);
-    key[2] = PAR(v, PF) > 1 ? 1 : PAR(v, PF);
+    key[2] = PAR(v, PF) == 4 ? 2 : PAR(v, PF) > 1 ? 1 : PAR(v, PF);
     key[3] = PAR(v, BV);
     key[4] = occ * PAR(v, NW) * wave;
     key[5] = -(long long)c->regs;

@@ -29,12 +29,12 @@
  *
  * Workspace (bound by the runtime, op_gdn_prefill.c's layout, `chunks` = the bound above):
  *   q, k    [chunks][H][BT][dk] dtype   normalized (q scaled)
- *   w       [chunks][HV][dk][BT] dtype   transposed (the state pass's operand; PF 3: its fragments,
+ *   w       [chunks][HV][dk][BT] dtype   transposed (the state pass's operand; PF 3, 4: its fragments,
  *                                        512-byte tiles [dk / 16][BT / 16], lane-major)
  *   u       [chunks][HV][dv][BT] dtype   transposed (wave 64: prep parks v there as [BT][dv])
  *   vn      [chunks][HV][dv][BT] dtype   transposed (the output's operand)
  *   h       [chunks][HV][dv][dk] dtype   the state entering the chunk, transposed
- *   kd      [chunks][HV][BT][dk] dtype   k e^{G_last - G} (the state update's operand; PF 3: k's
+ *   kd      [chunks][HV][BT][dk] dtype   k e^{G_last - G} (the state update's operand; PF 3, 4: k's
  *                                        fragments instead, [chunks][H] tiles [BT / 16][dk / 16])
  *   g       [chunks][HV][BT] fp32        the chunk's running sum of g */
 #ifndef KT_ABI_GDN_PREFILL_H

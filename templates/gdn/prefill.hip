@@ -11,7 +11,9 @@
  *        in registers; 2 as 1, and w^T and kd also stored to LDS ahead (two buffers), so that a
  *        chunk holds only the barriers of its key split's exchange; 3 w^T and k as the product's
  *        operand fragments, written so by _wy and loaded a chunk ahead straight into each warp's
- *        registers (no LDS for them; vn takes k's decay in kd's place).
+ *        registers (no LDS for them; vn takes k's decay in kd's place), each part reloaded as soon
+ *        as the chunk is done with it (one set of registers); 4 as 3, with all of the next
+ *        chunk's parts loaded at the chunk's top into a second set (twice the registers).
  * _wy runs 4 warps, _out BT / 16 (a warp a 16-row tile with every output column, which the norm
  * needs). _wy does the conv and the norms of its chunk and key head, then each value head's gates,
  * A, its inverse, w and u (v's conv goes straight into u's operand: v never goes through the
@@ -39,7 +41,8 @@ constexpr int kNS = KT_NW * KT_WAVE;         /* the state pass's */
 constexpr int kNO = kBT / 16 * KT_WAVE;      /* out's */
 constexpr int kNC = 64;                      /* out's output columns a round (h^T and vn^T rows) */
 constexpr int kMaxKW = 4;
-constexpr bool kDirect = KT_PF == 3;         /* the state pass's operands as fragments (PF 3) */
+constexpr bool kDirect = KT_PF >= 3;         /* the state pass's operands as fragments (PF 3, 4) */
+constexpr bool kTwoSets = KT_PF == 4;        /* ... the next chunk's in a second set (PF 4) */
 
 static_assert(kBT % 16 == 0 && kBT <= 64, "BT: 16, 32 or 64");
 static_assert(kDK % 16 == 0 && kDV % kNC == 0 && kDV % kBV == 0 && kBV % 16 == 0, "16-wide tiles");
@@ -501,9 +504,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 
 /* ---------------- _wy ---------------- */
 
-/* PF 3's _wy: told of its 4 blocks an SM (sm_90's LDS holds 4) ptxas takes 127 registers; untold,
- * 80 and a spill (AMD: no such hint) */
-#if KT_PF == 3
+/* PF 3 and 4's _wy: told of its 4 blocks an SM (sm_90's LDS holds 4) ptxas takes 127 registers;
+ * untold, 80 and a spill (AMD: no such hint) */
+#if KT_PF >= 3
 KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
 #else
 KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
@@ -778,8 +781,12 @@ struct kt_state_frags {
     kt_acc_words u[kOwn];
     float gl, g[kOwn][kt_acc_elems];
 };
-/* each part reloaded for the next chunk as soon as this chunk is done with it: one set of
- * registers, each load a chunk's time in flight */
+/* PF 3: each part reloaded for the next chunk as soon as this chunk is done with it (one set of
+ * registers). PF 4: all of the next chunk's parts loaded at the chunk's top into a second set,
+ * copied into the first at its end. Why PF 4: a target may count its global loads in flight on one
+ * scoreboard, a use waiting for all of them, so PF 3's first use after a reload (k's, at the
+ * chunk's end) waits a whole memory latency each chunk (sm_90a: 31% of the state pass's stall
+ * samples on one register move, s29); PF 4's copy waits on loads a chunk old. */
 KT_DEV void kt_state_frags_w(kt_state_frags &in, const kt_gdn_prefill_args &A, long long ch_h, int key0, int lane)
 {
     const unsigned char *wf = (const unsigned char *)A.ws_w + ch_h * kDK * kBT * 2 + lane * (int)sizeof(kt_frag_b);
@@ -847,7 +854,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     /* PF >= 1: the next chunk's inputs in flight in registers, refilled as soon as they are
      * stored (PF 2: the tiles kAhead + 1 chunks on; u^T and G_last a chunk on in un, gn) */
     kt_state_in in;
-    kt_state_frags din;   /* PF 3: this chunk's, each part refilled with the next's once used */
+    kt_state_frags din, dnx;   /* PF 3, 4: this chunk's; PF 4: the next chunk's, in flight */
     kt_acc_words un[kOwn];
     float gn = 0.0f;
     const long long hkv = h / (HV / A.num_k_heads);   /* the key head (PF 3's k) */
@@ -872,7 +879,12 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         const long long ch_h = (long long)(c0 + j) * HV + h;
         kt_acc_words u[kOwn];
         float gl;
-        if constexpr (kDirect) {   /* u, G read from din where used; the next chunk's after */
+        if constexpr (kDirect) {
+            if (kTwoSets && j + 1 < nc) {
+                kt_state_frags_w(dnx, A, ch_h + HV, key0, lane);
+                kt_state_frags_k(dnx, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
+                kt_state_frags_u(dnx, A, ch_h + HV, v0, ks, lane);
+            }
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = din.u[o];
             gl = din.gl;
@@ -915,7 +927,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
                 kt_pv_mma<kt_elem>(vn[tt], p, f);
             }
         }
-        if constexpr (kDirect)   /* w^T's registers free: the next chunk's in flight */
+        if constexpr (kDirect && !kTwoSets)   /* w^T's registers free: the next chunk's in flight */
             if (j + 1 < nc) kt_state_frags_w(din, A, ch_h + HV, key0, lane);
         if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
@@ -967,7 +979,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_p_frag<kt_elem>(pv[tt], a);
             if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
         }
-        if constexpr (kDirect)   /* u's and G's registers free: the next chunk's in flight */
+        if constexpr (kDirect && !kTwoSets)   /* u's and G's registers free: the next chunk's in flight */
             if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
         if constexpr (kKS > 1) {
             kt_barrier();
@@ -992,8 +1004,10 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
                 kt_pv_mma<kt_elem>(s[m], pv[tt], f);
             }
         }
-        if constexpr (kDirect)
+        if constexpr (kDirect && !kTwoSets)
             if (j + 1 < nc) kt_state_frags_k(din, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
+        if constexpr (kTwoSets)
+            if (j + 1 < nc) din = dnx;
         if constexpr (!kDirect && (!kStaged || kKS == 1)) kt_barrier();
         if constexpr (kStaged && kKS == 1) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
     }

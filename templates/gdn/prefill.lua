@@ -3,7 +3,8 @@
 -- runtime/op_gdn_prefill.c). Axes as the template reads them: BT the chunk, VK the state layout,
 -- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF its
 -- inputs' loads (0 when needed, 1 a chunk ahead, 2 as 1 with w^T and kd also stored to LDS
--- ahead, in two buffers, 3 w^T and k as the products' fragments straight into registers). The kernels (prep launched on wave-64 targets only:
+-- ahead, in two buffers, 3 w^T and k as the products' fragments straight into registers, 4 as 3 with
+-- the next chunk's in a second set of registers). The kernels (prep launched on wave-64 targets only:
 -- elsewhere wy does its work) take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
@@ -16,12 +17,12 @@ local function lds(p)
   local prep = p.BT * lk * 2
   local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
              + 3 * p.BT * 4   -- X rounded in A's bytes
-  -- w^T and kd (two buffers at PF 2, a row of each at PF 3: the arrays are never empty), the key
+  -- w^T and kd (two buffers at PF 2, a row of each at PF 3 and 4: the arrays are never empty), the key
   -- splits' partial vn^T (a 16 x 16 fp32 tile: 1 KiB on every target) and vn^T's P fragments (512
   -- bytes a tile, 1 KiB on gfx11), each at least one a token tile
   local ks = p.NW / (p.BV / 16)
   local tt = p.BT / 16
-  local ops = p.PF == 3 and (lt * 2 + lk * 2) or (p.PF == 2 and 2 or 1) * (p.DK * lt * 2 + p.BT * lk * 2)
+  local ops = p.PF >= 3 and (lt * 2 + lk * 2) or (p.PF == 2 and 2 or 1) * (p.DK * lt * 2 + p.BT * lk * 2)
   local state = ops + (ks > 1 and p.NW or 1) * tt * 1024 + (ks > 1 and p.BV / 16 or 1) * tt * 1024
   local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
   return pad16(prep), pad16(wy), pad16(state), pad16(out)
@@ -42,7 +43,7 @@ return {
     { "BT", { 16, 32, 64 } },
     { "BV", { 16, 32, 64 } },
     { "NW", { 1, 2, 4, 8 } },
-    { "PF", { 0, 1, 2, 3 } },
+    { "PF", { 0, 1, 2, 3, 4 } },
   },
 
   -- the state pass (the kernel the name is of); prep and wy run 4 warps, out BT / 16
@@ -65,9 +66,9 @@ return {
     if per_lane > 64 then return false, "more than 64 state floats a lane" end
     -- a chunk's w^T and kd in flight in registers (PF >= 1): at most 8 + 8 16-byte pieces a thread
     if p.PF >= 1 and p.PF <= 2 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread in flight" end
-    -- PF 3: a warp's fragments of its key tiles x the token tiles, w^T's and k's, in registers
-    if p.PF == 3 and (p.DK / 16 / (p.NW / (p.BV / 16))) * (p.BT / 16) > 8 then return false, "PF 3: more than 8 tiles of w^T a warp in flight" end
-    if p.PF == 3 and t.mma == "wmma-gfx11" then return false, "PF 3: gfx11's replicated fragments are twice a tile's bytes" end
+    -- PF 3, 4: a warp's fragments of its key tiles x the token tiles, w^T's and k's, in registers
+    if p.PF >= 3 and (p.DK / 16 / (p.NW / (p.BV / 16))) * (p.BT / 16) > 8 then return false, "PF 3, 4: more than 8 tiles of w^T a warp in flight" end
+    if p.PF >= 3 and t.mma == "wmma-gfx11" then return false, "PF 3, 4: gfx11's replicated fragments are twice a tile's bytes" end
     local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max
     if prep > limit then return false, "prep's LDS over the target's limit" end

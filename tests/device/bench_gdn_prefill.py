@@ -4,7 +4,7 @@ through libktrt, graph-timed, against a plain PyTorch implementation of the same
 floor the issue names), with a copy of the call's input bytes as the run's control.
 
     python3 tests/device/bench_gdn_prefill.py --db FILE [--lib out/lib/libktrt.so]
-        [--rows 1x4096/8,1x16384/8,...] [--rounds 7] [--launches 3] [--ab DB2]
+        [--rows 1x4096/8,1x16384/8,...] [--rounds 7] [--launches 3] [--ab DB2] [--fla DIR]
 
 A row SxT/HV: S sequences of T tokens each, HV value heads (key heads HV/2), dk = dv = 128, conv 4,
 the gated norm on, bf16, the state [.., K, V] fp32, every sequence continuing its slot's state.
@@ -17,7 +17,10 @@ order; median, min and max. --profile adds each of our kernels' device time (tor
 Columns: ms a call, tokens/s, ours / the bar where the issue sets one,
 torch's ms and torch / ours. --ab DB2: a second runtime on DB2 (its law's pick), checked against
 torch's like ours and timed in the same rounds: its ms and its time over ours, printed under the
-row. With $OUT set, writes $OUT/bench_gdn_prefill.tsv."""
+row. --fla DIR: flash-linear-attention's chunked gated delta rule (Triton; DIR holds its fla/ source)
+from the same states, its output through our gated norm held to torch's, timed in the same rounds
+(without the conv and the norm: a floor on the peer; peer_fla.py). With $OUT set, writes
+$OUT/bench_gdn_prefill.tsv."""
 import argparse
 import os
 import statistics
@@ -30,10 +33,34 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_attn import KT_OK, Ktrt, capture, header_fields, rel_error, time_graph  # noqa: E402
 from bench_common import print_kernel_times  # noqa: E402
 from gdn_common import Layer, Prefill, Truth, check_header, over  # noqa: E402
+import peer_fla  # noqa: E402
 
 # the issue's bars (ms), one sequence at the value heads and tokens named
 BARS = {(1, 16384, 8): 0.30, (1, 65536, 8): 1.1, (1, 16384, 16): 0.40}
 DEFAULT_ROWS = "1x4096/8,1x16384/8,1x65536/8,1x4096/16,1x16384/16,1x65536/16,8x2048/8,8x2048/16"
+
+
+def conv_silu(L, pf, idx, S, n):
+    """The causal conv with each slot's history and SiLU, rounded to the activations' dtype:
+    (y [S][n][cdim], the slots' new conv states [S][cdim][L]); L.conv is not written."""
+    kw = L.kw
+    conv = L.conv.index_select(0, idx)                                   # [S][cdim][L] (dc layout)
+    hist = conv[:, :, :kw - 1].float()
+    x = pf.qkv.view(S, n, L.cdim).float().transpose(1, 2)                # [S][cdim][n]
+    E = torch.cat([hist, x], dim=2)
+    w = L.conv_w.float()
+    y = sum(w[None, :, j:j + 1] * E[:, :, j:j + n] for j in range(kw))
+    new = conv.clone()
+    new[:, :, :kw - 1] = E[:, :, n:n + kw - 1].to(conv.dtype)
+    return F.silu(y).to(L.conv.dtype).transpose(1, 2), new
+
+
+def gated_norm(L, pf, o, S, n):
+    """The output's gated RMSNorm: o [S][n][hv][dv] (any float) -> [S * n][hv * dv] in out's dtype"""
+    o = o.to(pf.out.dtype).float()
+    r = torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6)
+    z = pf.z.view(S, n, L.hv, L.dv).float()
+    return (o * r * L.norm_w.float() * F.silu(z)).to(pf.out.dtype).reshape(S * n, -1)
 
 
 def torch_prefill(L, pf, idx, S, n, bt=64):
@@ -41,16 +68,9 @@ def torch_prefill(L, pf, idx, S, n, bt=64):
     the slot's history, norms, gates, (I + A)^-1 by a triangular solve, w and u, the chunks' state
     pass in a Python loop, the output and the gated norm; the slots' states and conv histories
     written back. Writes pf.out."""
-    hk, hv, dk, dv, kw = L.hk, L.hv, L.dk, L.dv, L.kw
-    conv = L.conv.index_select(0, idx)                                   # [S][cdim][L] (dc layout)
-    hist = conv[:, :, :kw - 1].float()
-    x = pf.qkv.view(S, n, L.cdim).float().transpose(1, 2)                # [S][cdim][n]
-    E = torch.cat([hist, x], dim=2)
-    w = L.conv_w.float()
-    y = sum(w[None, :, j:j + 1] * E[:, :, j:j + n] for j in range(kw))
-    y = F.silu(y).to(L.conv.dtype).float().transpose(1, 2)              # [S][n][cdim]
-    new = conv.clone()
-    new[:, :, :kw - 1] = E[:, :, n:n + kw - 1].to(conv.dtype)
+    hk, hv, dk, dv = L.hk, L.hv, L.dk, L.dv
+    y, new = conv_silu(L, pf, idx, S, n)
+    y = y.float()
     L.conv.index_copy_(0, idx, new)
     hkd = hk * dk
     q = F.normalize(y[..., :hkd].view(S, n, hk, dk), dim=-1, eps=1e-6) * L.scale
@@ -86,13 +106,10 @@ def torch_prefill(L, pf, idx, S, n, bt=64):
         gl = G[:, :, c, -1]
         St = St * torch.exp(gl)[..., None, None] + (k[:, :, c] * torch.exp(gl[..., None] - G[:, :, c])[..., None]).transpose(-1, -2) @ vn
     L.ssm.index_copy_(0, idx, St)
-    o = o.view(S, hv, nc * bt, dv)[:, :, :n].transpose(1, 2).to(pf.out.dtype).float()   # [S][n][hv][dv]
-    r = torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6)
-    z = pf.z.view(S, n, hv, dv).float()
-    pf.out.copy_((o * r * L.norm_w.float() * F.silu(z)).to(pf.out.dtype).reshape(S * n, -1))
+    pf.out.copy_(gated_norm(L, pf, o.view(S, hv, nc * bt, dv)[:, :, :n].transpose(1, 2), S, n))
 
 
-def row(kt, kt_ab, a, S, n, hv, gen, stream):
+def row(kt, kt_ab, fla, a, S, n, hv, gen, stream):
     dt, hk = "bf16", hv // 2
     L = Layer(dt, hk, hv, 128, 128, 4, S, 0, 0, 1, gen)
     slots = list(range(S))
@@ -134,6 +151,16 @@ def row(kt, kt_ab, a, S, n, hv, gen, stream):
         L.conv.copy_(start[0]); L.ssm.copy_(start[1])
         if over(err_ab, 2e-2):
             return None, "wrong: --ab vs torch %.2e" % err_ab
+    fla_call, err_fla = None, float("nan")
+    if fla:   # fla from the same start, its output through our gated norm, held to torch's like ours
+        y, _ = conv_silu(L, pf, idx, S, n)
+        fla_call = peer_fla.Problem(fla, L, pf, y, L.ssm.index_select(0, idx), S, n)
+        o, ht = fla_call()
+        torch.cuda.synchronize()
+        err_fla = max(rel_error(gated_norm(L, pf, o, S, n), peer_out.double()),
+                      rel_error(ht, peer_ssm.index_select(0, idx).double()))
+        if over(err_fla, 2e-2):
+            return None, "wrong: fla vs torch %.2e (the peer computes another problem)" % err_fla
 
     src = pf.qkv_full
     dst = torch.empty_like(src)
@@ -155,14 +182,17 @@ def row(kt, kt_ab, a, S, n, hv, gen, stream):
               "copy": capture(copy, 1, m, stream)}
     if kt_ab:
         graphs["ab"] = capture(other, 1, m, stream)
-    try:
-        graphs["torch"] = capture(peer, 1, 1, stream)
-        peer_how = "graph"
-    except RuntimeError:           # an op of the peer that a graph cannot hold: timed eagerly
-        torch.cuda.synchronize()
-        graphs["torch"] = None
-        peer_how = "eager"
-    counts = {"ours": m, "ours again": m, "torch": 1, "copy": m, "ab": m}
+    fns = {"torch": peer, "fla": fla_call}
+    hows = {}
+    for k in [k for k in fns if fns[k]]:
+        try:
+            graphs[k] = capture(fns[k], 1, 1 if k == "torch" else m, stream)
+            hows[k] = "graph"
+        except RuntimeError:       # an op a graph cannot hold: timed eagerly
+            torch.cuda.synchronize()
+            graphs[k] = None
+            hows[k] = "eager"
+    counts = {"ours": m, "ours again": m, "torch": 1, "copy": m, "ab": m, "fla": m}
     names = list(graphs)
     times = {k: [] for k in names}
     none = torch.empty(0, device="cuda")
@@ -179,7 +209,7 @@ def row(kt, kt_ab, a, S, n, hv, gen, stream):
         for j in range(len(names)):
             k = names[(r + j) % len(names)]
             if graphs[k] is None:
-                times[k].append(eager(peer))
+                times[k].append(eager(fns[k]))
             else:
                 times[k].append(time_graph(graphs[k], counts[k], none, stream) / 1e3)   # ms a call
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -192,12 +222,15 @@ def row(kt, kt_ab, a, S, n, hv, gen, stream):
             "ms": med["ours"], "ms_min": min(times["ours"]), "ms_max": max(times["ours"]),
             "control": med["ours again"] / med["ours"], "mtok_s": S * n / med["ours"] / 1e3,
             "bar_ms": bar or 0.0, "x_bar": med["ours"] / bar if bar else float("nan"),
-            "torch_ms": med["torch"], "torch_timed": peer_how, "x_torch": med["torch"] / med["ours"],
+            "torch_ms": med["torch"], "torch_timed": hows["torch"], "x_torch": med["torch"] / med["ours"],
             "copy_ms": med["copy"],
             "err_peer": err_peer, "err_truth": err_truth,
             "ab_ms": med.get("ab", float("nan")), "ab_x": med.get("ab", float("nan")) / med["ours"],
             "ab_min": min(times["ab"]) if kt_ab else float("nan"), "ab_max": max(times["ab"]) if kt_ab else float("nan"),
-            "ab_kernel": ab_kernel, "err_ab": err_ab}, None
+            "ab_kernel": ab_kernel, "err_ab": err_ab,
+            "fla_ms": med.get("fla", float("nan")), "fla_x": med.get("fla", float("nan")) / med["ours"],
+            "fla_min": min(times["fla"]) if fla else float("nan"), "fla_max": max(times["fla"]) if fla else float("nan"),
+            "fla_timed": hows.get("fla", ""), "err_fla": err_fla}, None
 
 
 def main():
@@ -210,10 +243,13 @@ def main():
     ap.add_argument("--profile", action="store_true", help="each row's kernels' device times (torch.profiler)")
     ap.add_argument("--workspace-mb", type=int, default=1536, help="ktrt_options.workspace_bytes (one stream slot)")
     ap.add_argument("--ab", default="", help="a second database, timed beside --db's in the same rounds")
+    ap.add_argument("--fla", default="", help="a folder holding fla/ (flash-linear-attention's source): "
+                    "its chunked gated delta rule timed in the same rounds (peer_fla.py says what it covers)")
     a = ap.parse_args()
     check_header(header_fields)
     kt = Ktrt(a.lib, a.db, a.workspace_mb << 20, 1)
     kt_ab = Ktrt(a.lib, a.ab, a.workspace_mb << 20, 1) if a.ab else None
+    fla = peer_fla.load(a.fla) if a.fla else None
     stream = torch.cuda.Stream()
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1234)
@@ -223,7 +259,7 @@ def main():
     for spec in a.rows.split(","):
         sn, hv = spec.split("/")
         S, n = (int(x) for x in sn.split("x"))
-        r, why = row(kt, kt_ab, a, S, n, int(hv), gen, stream)
+        r, why = row(kt, kt_ab, fla, a, S, n, int(hv), gen, stream)
         if r is None:
             failed += 1
             print("%-12s %s" % (spec, why), flush=True)
@@ -236,6 +272,9 @@ def main():
         if kt_ab:
             print("    --ab %9.4f ms (%.4f-%.4f), %.3fx ours, err %.1e: %s" % (r["ab_ms"], r["ab_min"], r["ab_max"], r["ab_x"],
                                                                        r["err_ab"], r["ab_kernel"]), flush=True)
+        if fla:
+            print("    fla  %9.4f ms (%.4f-%.4f, %s), %.3fx ours, err %.1e (no conv, no gated norm)" % (
+                r["fla_ms"], r["fla_min"], r["fla_max"], r["fla_timed"], r["fla_x"], r["err_fla"]), flush=True)
     if os.environ.get("OUT") and out:
         with open(os.path.join(os.environ["OUT"], "bench_gdn_prefill.tsv"), "w") as f:
             keys = list(out[0])
