@@ -58,7 +58,7 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[
     const int tr = maxd * lt * 2 > 16 * bt * 4 ? maxd * lt * 2 : 16 * bt * 4;
     const int ks = bv >= 16 ? nw / (bv / 16) : 1;   /* warps splitting a value tile's keys */
     lds[0] = bt * lk * 2;
-    lds[1] = bt * lk * 2 + tr + bt * (bt + 1) * 4 + 3 * bt * 4;   /* X rounded shares A's bytes */
+    lds[1] = bt * lk * 2 + tr + bt * (bt + 4) * 4 + 3 * bt * 4;   /* X rounded shares A's bytes */
     /* w^T and kd (two buffers at PF 2, a row of each at PF 3 and 4), the key splits' partial vn^T (a
      * 16 x 16 fp32 tile is 1 KiB on every target) and vn^T's P fragments (a tile's: 512 bytes, 1 KiB
      * on gfx11 where the operands are replicated), each at least one a token tile (the struct's

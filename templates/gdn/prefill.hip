@@ -270,6 +270,9 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
 
 /* ---------------- the WY form's pieces (_wy) ---------------- */
 
+struct alignas(16) kt_f4 { float x[4]; };
+constexpr int kLA = kBT + 4;                 /* row of A and X (fp32): 16-byte aligned, for 4-column loads */
+
 struct alignas(16) kt_wy_smem {
     unsigned short x[kBT][kLK];              /* q, then k, normalized */
     union {
@@ -280,7 +283,7 @@ struct alignas(16) kt_wy_smem {
         } inv;
     } u;
     union {                                  /* a is dead once rounded into xb: 4 blocks an SM on sm_90, not 3 */
-        float a[kBT][kBT + 1];               /* A, then X = (I + A)^-1 in place */
+        float a[kBT][kLA];                   /* A, then X = (I + A)^-1 in place */
         unsigned short xb[kBT][kLT];         /* X rounded: the w/u products' A operand */
     };
     float g[kBT], beta[kBT], fw[kBT];        /* fw: beta e^G, w's row factor */
@@ -315,24 +318,39 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
     if (tid < 16 * nb)
         for (int r = 0; r < 16; r++) sm.a[o + r][o + s] = sm.u.inv.diag[b][r][s];
     kt_barrier();
+    /* a thread a (row, 4 columns): A's term read once for the four, X's four columns one 16-byte
+     * load (a term a column took two scalar loads: half of _wy's LDS traffic); each column's sum
+     * adds the same terms in the same order as one column a thread */
 #pragma unroll 1
     for (int bi = 1; bi < nb; bi++) {
-        const int w = 16 * bi;
-        for (int e = tid; e < 16 * w; e += kNP) {
-            const int r = e / w, c = e % w;
-            float acc = 0.0f;
+        const int w = 16 * bi, q = w / 4;
+        for (int e = tid; e < 16 * q; e += kNP) {
+            const int r = e / q, c = 4 * (e % q);
+            kt_f4 acc = {{0.0f, 0.0f, 0.0f, 0.0f}};
             for (int m0 = c / 16 * 16; m0 < w; m0 += 16)
 #pragma unroll
-                for (int m = 0; m < 16; m++) acc += sm.a[w + r][m0 + m] * sm.a[m0 + m][c];
-            sm.u.inv.scratch[r][c] = acc;
+                for (int m = 0; m < 16; m++) {
+                    const float t = sm.a[w + r][m0 + m];
+                    const kt_f4 x = *(const kt_f4 *)&sm.a[m0 + m][c];
+#pragma unroll
+                    for (int j = 0; j < 4; j++) acc.x[j] += t * x.x[j];
+                }
+            *(kt_f4 *)&sm.u.inv.scratch[r][c] = acc;
         }
         kt_barrier();
-        for (int e = tid; e < 16 * w; e += kNP) {
-            const int r = e / w, c = e % w;
-            float acc = 0.0f;
+        for (int e = tid; e < 16 * q; e += kNP) {
+            const int r = e / q, c = 4 * (e % q);
+            kt_f4 acc = {{0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
-            for (int m = 0; m < 16; m++) acc += sm.a[w + r][w + m] * sm.u.inv.scratch[m][c];   /* X_ii: zero past r */
-            sm.a[w + r][c] = -acc;
+            for (int m = 0; m < 16; m++) {   /* X_ii: zero past r */
+                const float t = sm.a[w + r][w + m];
+                const kt_f4 x = *(const kt_f4 *)&sm.u.inv.scratch[m][c];
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc.x[j] += t * x.x[j];
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++) acc.x[j] = -acc.x[j];
+            *(kt_f4 *)&sm.a[w + r][c] = acc;
         }
         kt_barrier();
     }
@@ -342,7 +360,7 @@ KT_DEV void kt_tril_inverse(kt_wy_smem &sm, int tid)
      * the next band's reads). Bands, not the whole tile at once: 16 words a thread held across the
      * barrier took sm_90's _wy from 80 registers to 128 and a spill */
     constexpr int kBand = kBT > 32 ? 32 : kBT, kBandWords = kBand * kBT / 2, kPerT = (kBandWords + kNP - 1) / kNP;
-    static_assert(kLT * 2 <= (kBT + 1) * 4, "xb's rows within a's");
+    static_assert(kLT * 2 <= kLA * 4, "xb's rows within a's");
 #pragma unroll 1
     for (int b0 = 0; b0 < kBT; b0 += kBand) {
         unsigned wd[kPerT];
@@ -672,7 +690,6 @@ constexpr bool kStaged = KT_PF == 2;         /* w^T and kd stored to LDS ahead *
 constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
-struct alignas(16) kt_f4 { float x[4]; };
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
     unsigned short wt[kBufs][kDirect ? 1 : kDK][kLT];   /* w^T (PF 3: in registers; a row, never used) */
     unsigned short kd[kBufs][kDirect ? 1 : kBT][kLK];   /* k e^{G_last - G} */

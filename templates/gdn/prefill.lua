@@ -15,7 +15,7 @@ local function lds(p)
   local lk, lt = p.DK + 8, p.BT + 8
   local maxd = math.max(p.DK, p.DV)
   local prep = p.BT * lk * 2
-  local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 1) * 4
+  local wy = p.BT * lk * 2 + math.max(maxd * lt * 2, 16 * p.BT * 4) + p.BT * (p.BT + 4) * 4
              + 3 * p.BT * 4   -- X rounded in A's bytes
   -- w^T and kd (two buffers at PF 2, a row of each at PF 3 and 4: the arrays are never empty), the key
   -- splits' partial vn^T (a 16 x 16 fp32 tile: 1 KiB on every target) and vn^T's P fragments (512
