@@ -268,6 +268,69 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
     }
 }
 
+/* kFusedPrep: _wy does the conv and the norms itself (v's conv straight into its operand, v never
+ * through the workspace), one launch fewer; on wave 64 (gfx942) that kernel spilled SGPRs and at
+ * BT 16 sm_90a's VGPRs, so there _prep runs first and parks v in u's place (the same rule is
+ * op_gdn_prefill.c's kt_gdn_prefill_runs_prep, which the emulation's launches follow) */
+constexpr bool kFusedPrep = KT_WAVE == 32 && kBT > 16;
+
+/* Whether the conv may take 8 channels a 16-byte load (kt_conv_rows8): the deployed kernel width,
+ * qkv's rows and the weights 16-byte aligned. Uniform: the grid takes one path or the other. */
+KT_DEV bool kt_conv_vec8(const kt_gdn_prefill_args &A)
+{
+    return A.conv_kw == kMaxKW && A.qkv_stride % 8 == 0 && ((unsigned long long)A.qkv & 15) == 0 &&
+           ((unsigned long long)A.conv_weight & 15) == 0;
+}
+
+/* The conv of channels gc .. gc + 7 (gc a multiple of 8) over chunk rows r0 .. r0 + 7, where
+ * kt_conv_vec8 holds: a row's eight inputs one 16-byte load, and all eleven rows (three before r0)
+ * in flight at once: one round trip, where kt_conv_rows takes a channel's rows 2 bytes a lane, a
+ * group of rows a round trip. put(rr, y) takes row r0 + rr's eight outputs rounded as stored (the
+ * dtype's bits; zero past the chunk's n rows, whose inputs are not loaded). */
+template <class Put>
+KT_DEV void kt_conv_rows8(const kt_gdn_prefill_args &A, const unsigned short *cs, int gc, int t0, int pos0, int r0,
+                          int n, bool init, Put put)
+{
+    constexpr int kIn = 8 + kMaxKW - 1;
+    const unsigned short *x0 = (const unsigned short *)A.qkv + (long long)t0 * A.qkv_stride + gc;
+    const unsigned short *cw = (const unsigned short *)A.conv_weight + (long long)gc * kMaxKW;
+    kt_v16 wt[kMaxKW], in[kIn];   /* weights: word m, channels 2m and 2m + 1's four taps */
+#pragma unroll
+    for (int m = 0; m < kMaxKW; m++) wt[m] = kt_ldg16(cw + 8 * m);
+#pragma unroll
+    for (int j = 0; j < kIn; j++) {
+        const int r = r0 + j - (kMaxKW - 1), p = pos0 + r;   /* input j: chunk row r, token p of the sequence */
+        in[j] = kt_v16_make(0, 0, 0, 0);
+        if (r >= n) continue;
+        if (p >= 0) {
+            in[j] = kt_ldg16(x0 + (long long)p * A.qkv_stride);
+        } else if (init) {   /* before the sequence: the slot's history, column kw - 1 + p */
+            const unsigned short *h = cs + (long long)gc * A.conv_chan_stride + (long long)(kMaxKW - 1 + p) * A.conv_col_stride;
+            unsigned wd[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                wd[q] = h[2 * q * A.conv_chan_stride] | (unsigned)h[(2 * q + 1) * A.conv_chan_stride] << 16;
+            in[j] = kt_v16_make(wd[0], wd[1], wd[2], wd[3]);
+        }
+    }
+#pragma unroll
+    for (int rr = 0; rr < 8; rr++) {
+        unsigned short y[8];
+#pragma unroll
+        for (int ch = 0; ch < 8; ch++) {
+            float acc = 0.0f;
+#pragma unroll
+            for (int t = 0; t < kMaxKW; t++) {
+                const unsigned wb = kt_v16_word(wt[ch / 2], (4 * (ch % 2) + t) / 2) >> (16 * (t % 2));
+                const unsigned xb = kt_v16_word(in[rr + t], ch / 2) >> (16 * (ch % 2));
+                acc += kt_to_float(kt_elem{(unsigned short)(wb & 0xffffu)}) * kt_to_float(kt_elem{(unsigned short)(xb & 0xffffu)});
+            }
+            y[ch] = r0 + rr < n ? kt_bits(kt_silu_fast(acc)) : (unsigned short)0;
+        }
+        put(rr, y);
+    }
+}
+
 /* ---------------- the WY form's pieces (_wy) ---------------- */
 
 struct alignas(16) kt_f4 { float x[4]; };
@@ -447,12 +510,24 @@ KT_DEV void kt_conv_qk(const kt_gdn_prefill_args &A, const unsigned short *cs, c
                        int hk, Tile &x, int tid, int lane, int wv)
 {
     const int H = A.num_k_heads;
+    const bool vec = kFusedPrep && kt_conv_vec8(A);
 #pragma unroll 1
     for (int part = 0; part < 2; part++) {
-        for (int i = tid; i < kDK; i += kNP) {
-            kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
-                         [&](int r, unsigned short y) { x[r][i] = y; });
-            for (int r = ch.n; r < kBT; r++) x[r][i] = 0;
+        if (vec) {   /* a thread 8 channels x 8 rows, each row's eight one 16-byte store */
+            for (int e = tid; e < kDK / 8 * (kBT / 8); e += kNP) {
+                const int i = 8 * (e % (kDK / 8)), r0 = 8 * (e / (kDK / 8));
+                kt_conv_rows8(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, r0, ch.n, init,
+                              [&](int rr, const unsigned short (&y)[8]) {
+                                  kt_sts16(&x[r0 + rr][i], kt_v16_make(y[0] | (unsigned)y[1] << 16, y[2] | (unsigned)y[3] << 16,
+                                                                       y[4] | (unsigned)y[5] << 16, y[6] | (unsigned)y[7] << 16));
+                              });
+            }
+        } else {
+            for (int i = tid; i < kDK; i += kNP) {
+                kt_conv_rows(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, ch.n, init,
+                             [&](int r, unsigned short y) { x[r][i] = y; });
+                for (int r = ch.n; r < kBT; r++) x[r][i] = 0;
+            }
         }
         kt_barrier();
         for (int r = wv; r < ch.n; r += 4) {
@@ -474,12 +549,7 @@ KT_DEV void kt_conv_qk(const kt_gdn_prefill_args &A, const unsigned short *cs, c
 }
 } /* namespace */
 
-/* ---------------- _prep (wave 64, or BT 16) ----------------
- * kFusedPrep: _wy does the conv and the norms itself (v's conv straight into its operand, v never
- * through the workspace), one launch fewer; on wave 64 (gfx942) that kernel spilled SGPRs and at
- * BT 16 sm_90a's VGPRs, so there _prep runs first and parks v in u's place (the same rule is
- * op_gdn_prefill.c's kt_gdn_prefill_runs_prep, which the emulation's launches follow) */
-constexpr bool kFusedPrep = KT_WAVE == 32 && kBT > 16;
+/* ---------------- _prep (wave 64, or BT 16) ---------------- */
 
 namespace {
 /* the conv's: a [BT][dk] tile of q, then of k */
@@ -522,13 +592,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 
 /* ---------------- _wy ---------------- */
 
-/* PF 3 and 4's _wy: told of its 4 blocks an SM (sm_90's LDS holds 4) ptxas takes 127 registers;
- * untold, 80 and a spill (AMD: no such hint) */
-#if KT_PF >= 3
+/* _wy, told of its 4 blocks an SM (sm_90's LDS holds 4): ptxas takes 128 registers; untold, the
+ * 8 x 8 conv took 168 (3 blocks an SM), and PF 3's fragments 80 and a spill (AMD: no such hint) */
 KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
-#else
-KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
-#endif
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     kt_wy_smem &sm = *(kt_wy_smem *)sm_raw;
@@ -606,10 +672,27 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _wy), kNP)(kt_gdn_prefill_args A)
          * sequence); unfused, v parked in u's place by _prep */
         unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
         if constexpr (kFusedPrep) {
-            for (int j = tid; j < kDV; j += kNP) {
-                kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
-                             [&](int r, unsigned short y) { sm.u.t[j][r] = kt_bits(kt_to_float(kt_elem{y}) * sm.beta[r]); });
-                for (int r = ch.n; r < kBT; r++) sm.u.t[j][r] = 0;
+            if (kt_conv_vec8(A)) {   /* 8 channels x 8 rows a thread, each channel's eight rows one 16-byte store */
+                for (int e = tid; e < kDV / 8 * (kBT / 8); e += kNP) {
+                    const int j = 8 * (e % (kDV / 8)), r0 = 8 * (e / (kDV / 8));
+                    unsigned short t[8][8];   /* [channel][row] */
+                    kt_conv_rows8(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, r0, ch.n, init,
+                                  [&](int rr, const unsigned short (&y)[8]) {
+#pragma unroll
+                                      for (int c = 0; c < 8; c++)
+                                          t[c][rr] = kt_bits(kt_to_float(kt_elem{y[c]}) * sm.beta[r0 + rr]);
+                                  });
+#pragma unroll
+                    for (int c = 0; c < 8; c++)
+                        kt_sts16(&sm.u.t[j + c][r0], kt_v16_make(t[c][0] | (unsigned)t[c][1] << 16, t[c][2] | (unsigned)t[c][3] << 16,
+                                                                 t[c][4] | (unsigned)t[c][5] << 16, t[c][6] | (unsigned)t[c][7] << 16));
+                }
+            } else {
+                for (int j = tid; j < kDV; j += kNP) {
+                    kt_conv_rows(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, ch.n, init,
+                                 [&](int r, unsigned short y) { sm.u.t[j][r] = kt_bits(kt_to_float(kt_elem{y}) * sm.beta[r]); });
+                    for (int r = ch.n; r < kBT; r++) sm.u.t[j][r] = 0;
+                }
             }
         } else {
             for (int j = tid; j < kDV; j += kNP)

@@ -123,8 +123,9 @@ static double rel_inf(const std::vector<double> &ref, const std::vector<double> 
 extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[4]);
 extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
 
-/* odd: z and out rows an element longer than hv x dv (odd strides: out's stores and z's loads an
- * element at a time where the layout would pair them) */
+/* odd: z, out and qkv rows an element longer than hv x dv and the conv's channels (odd strides:
+ * out's stores and z's loads an element at a time where the layout would pair them, the conv a
+ * channel at a time where it would take 8 a 16-byte load) */
 static void run(const variant &v, int norm, int ds_layout, int odd)
 {
     int qsl[BATCH + 1] = {0};
@@ -132,9 +133,9 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     const int T = qsl[BATCH];
     const int conv_chan = ds_layout ? 1 : LCOL, conv_col = ds_layout ? CDIM : 1;
     const long long conv_slot = (long long)CDIM * LCOL, ssm_slot = (long long)HV * DK * DV;
-    const int os = HV * DV + odd;   /* z's and out's row strides */
+    const int os = HV * DV + odd, qs = CDIM + odd;   /* z's and out's row strides, qkv's */
 
-    std::vector<unsigned short> qkv((size_t)T * CDIM), z((size_t)T * os), a((size_t)T * HV), b((size_t)T * HV);
+    std::vector<unsigned short> qkv((size_t)T * qs), z((size_t)T * os), a((size_t)T * HV), b((size_t)T * HV);
     std::vector<unsigned short> cw((size_t)CDIM * KW), nw(DV), out((size_t)T * os, 0x7fc1);
     std::vector<float> A_log(HV), dt_bias(HV);
     for (auto &x : qkv) x = bf(urand(-1, 1));
@@ -173,7 +174,7 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
             d.query_start_loc = q2; d.state_indices = &slot_of[i];
             d.conv_slot_stride = conv_slot; d.ssm_slot_stride = ssm_slot;
             d.conv_chan_stride = conv_chan; d.conv_col_stride = conv_col;
-            d.qkv_stride = CDIM; d.z_stride = os; d.ab_stride = HV; d.out_stride = os;
+            d.qkv_stride = qs; d.z_stride = os; d.ab_stride = HV; d.out_stride = os;
             d.batch = 1; d.num_k_heads = H; d.num_v_heads = HV; d.dk = DK; d.dv = DV;
             d.conv_kw = KW; d.conv_len = LCOL; d.max_tokens = 1; d.state_vk = v.vk;
             d.scale = 1.0f / sqrtf((float)DK); d.norm_eps = 1e-6f;
@@ -195,7 +196,7 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     A.out = out.data();
     A.conv_slot_stride = conv_slot; A.ssm_slot_stride = ssm_slot;
     A.conv_chan_stride = conv_chan; A.conv_col_stride = conv_col;
-    A.qkv_stride = CDIM; A.z_stride = os; A.ab_stride = HV; A.out_stride = os;
+    A.qkv_stride = qs; A.z_stride = os; A.ab_stride = HV; A.out_stride = os;
     A.batch = BATCH; A.num_k_heads = H; A.num_v_heads = HV; A.dk = DK; A.dv = DV; A.conv_kw = KW;
     A.tokens = T; A.state_vk = v.vk; A.scale = 1.0f / sqrtf((float)DK); A.norm_eps = 1e-6f;
     A.chunks = chunks;
