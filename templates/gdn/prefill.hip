@@ -275,10 +275,17 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
 constexpr bool kFusedPrep = KT_WAVE == 32 && kBT > 16;
 
 /* Whether the conv may take 8 channels a 16-byte load (kt_conv_rows8): the deployed kernel width,
- * qkv's rows and the weights 16-byte aligned. Uniform: the grid takes one path or the other. */
+ * qkv's rows and the weights 16-byte aligned. Uniform: the grid takes one path or the other.
+ * NVIDIA only for now: beside the channel-a-thread path it falls back to, gfx1201's _wy spilled 21
+ * to 28 SGPRs (the rows' uniform offsets and masks, hoisted over the value heads' loop) */
+#if defined(KT_ARCH_SM90_H)
+constexpr bool kConvVec8 = true;
+#else
+constexpr bool kConvVec8 = false;
+#endif
 KT_DEV bool kt_conv_vec8(const kt_gdn_prefill_args &A)
 {
-    return A.conv_kw == kMaxKW && A.qkv_stride % 8 == 0 && ((unsigned long long)A.qkv & 15) == 0 &&
+    return kConvVec8 && A.conv_kw == kMaxKW && A.qkv_stride % 8 == 0 && ((unsigned long long)A.qkv & 15) == 0 &&
            ((unsigned long long)A.conv_weight & 15) == 0;
 }
 
@@ -710,10 +717,24 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
         kt_x_product_t<kDV>(sm, uh, wv, lane);   /* u^T over v's place: every v read before the barrier */
         kt_barrier();
 
-        /* w = X (beta e^G k) */
-        for (int e = tid; e < kBT * kDK; e += kNP) {
-            const int r = e % kBT, i = e / kBT;
-            sm.u.t[i][r] = kt_bits(kt_to_float(kt_elem{sm.x[r][i]}) * sm.fw[r]);
+        /* w = X (beta e^G k): k's rows scaled into the transposed operand, a thread 8 rows x 8 keys
+         * by 16-byte loads and stores (8 lanes of consecutive rows span a transposed row's 128
+         * bytes; an element a thread met 4-way bank conflicts on x's 272-byte rows) */
+        for (int e = tid; e < kBT / 8 * (kDK / 8); e += kNP) {
+            const int r0 = 8 * (e % (kBT / 8)), i0 = 8 * (e / (kBT / 8));
+            unsigned short t[8][8];   /* [key][row] */
+#pragma unroll
+            for (int rr = 0; rr < 8; rr++) {
+                const kt_v16 v = *(const kt_v16 *)&sm.x[r0 + rr][i0];
+                const float f = sm.fw[r0 + rr];
+#pragma unroll
+                for (int q = 0; q < 8; q++)
+                    t[q][rr] = kt_bits(kt_to_float(kt_elem{(unsigned short)((kt_v16_word(v, q / 2) >> (16 * (q % 2))) & 0xffffu)}) * f);
+            }
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                kt_sts16(&sm.u.t[i0 + q][r0], kt_v16_make(t[q][0] | (unsigned)t[q][1] << 16, t[q][2] | (unsigned)t[q][3] << 16,
+                                                          t[q][4] | (unsigned)t[q][5] << 16, t[q][6] | (unsigned)t[q][7] << 16));
         }
         /* kd = k e^{G_last - G}: the state pass's update operand (PF 3: none; k's fragments at the end) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
