@@ -229,7 +229,8 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
  *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
  *  3. the next chunk's loads in flight: PF 4 (the operands as fragments, the next chunk's all in a
- *     second set of registers) first, timed 9% under PF 1 (H200, s29); then PF 1, a chunk costing
+ *     second set of registers) first, timed 9% under PF 1 on an H200 (s29; AMD untimed: where its
+ *     registers spill the sweep excludes it and PF 1 serves); then PF 1, a chunk costing
  *     its compute rather than its latency; PF 2 (tiles also in LDS ahead, half the barriers) and
  *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide;
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);

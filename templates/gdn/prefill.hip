@@ -121,13 +121,13 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
     }
 }
 
-/* PF 3's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
+/* PF 3 and 4's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
  * fragment's registers as they are (512 bytes a tile on every target but gfx11, whose replicated
- * operands the recipe keeps off PF 3) */
+ * operands the recipe keeps off PF 3 and 4) */
 constexpr int kFragTile = KT_WAVE * (int)sizeof(kt_frag_b);
-static_assert(!kDirect || kFragTile == 512, "PF 3: a fragment tile in a dense tile's bytes");
+static_assert(!kDirect || kFragTile == 512, "PF 3, 4: a fragment tile in a dense tile's bytes");
 
-/* PF 3: where V's fragment (kt_load_v, arch/prefill_ops.h) holds row k, column n of a 16 x 16
+/* PF 3, 4: where V's fragment (kt_load_v, arch/prefill_ops.h) holds row k, column n of a 16 x 16
  * [k][n] tile: its slot lane x elements + element, the inverse of the operand's map (checked below
  * over every slot), so that _wy stores each accumulator element straight into its fragment slot */
 #if defined(KT_ARCH_SM90_H)
@@ -146,7 +146,7 @@ constexpr bool kt_v_slots_invert()
             if (kt_v_slot(kt_v_k(l, e), kt_v_n(l, e)) != l * kt_frag_ab_elems + e) return false;
     return true;
 }
-static_assert(!kDirect || kt_v_slots_invert(), "PF 3: V's slot map inverts its operand's");
+static_assert(!kDirect || kt_v_slots_invert(), "PF 3, 4: V's slot map inverts its operand's");
 #if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
 /* its own four registers: a struct copy of them went through memory (sm_90a's _wy spilled) */
 KT_DEV void kt_frag_stg(unsigned char *p, const kt_frag_b &f) { kt_sts16(p, kt_v16_make(f.r[0], f.r[1], f.r[2], f.r[3])); }
@@ -358,6 +358,7 @@ struct alignas(16) kt_wy_smem {
     };
     float g[kBT], beta[kBT], fw[kBT];        /* fw: beta e^G, w's row factor */
 };
+static_assert(__builtin_offsetof(kt_wy_smem, a) % 16 == 0, "A's rows 16-byte aligned: the inverse's 4-column loads");
 
 /* X = (I + A)^-1 of the strictly lower-triangular A in sm.a, in place (fp32), then rounded into
  * sm.xb (a's bytes): the 16 x 16 diagonal blocks by forward substitution, a thread a (block, column) writing
@@ -466,7 +467,7 @@ constexpr bool kColPairs = kt_pairs_adjacent<kt_acc_row, kt_acc_col>();
 static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
- * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows); Frags (PF 3's
+ * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows); Frags (PF 3, 4's
  * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile */
 template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
@@ -477,7 +478,7 @@ template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem
         kt_acc c;
         kt_acc_zero(c);
         kt_tile_mma<kBT>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[16 * ti][0], kLT, lane);
-        if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3) */
+        if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3, 4) */
             unsigned short *t = dst + (tj * kR + ti) * 256;
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) t[kt_v_slot(kt_acc_row(lane, i), kt_acc_col(lane, i))] = kt_bits(kt_acc_get(c, i));
@@ -494,7 +495,7 @@ template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem
     }
 }
 
-/* PF 3: k ([BT][dk] in x, rounded) in the state pass's fragments of its update, tile (token tile,
+/* PF 3, 4: k ([BT][dk] in x, rounded) in the state pass's fragments of its update, tile (token tile,
  * key tile) at dst + (token tile x dk / 16 + key tile) x kFragTile */
 template <class Tile> KT_DEV void kt_k_frag(const Tile &x, unsigned char *dst, int wv, int lane)
 {
@@ -686,13 +687,13 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
                     kt_conv_rows8(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, r0, ch.n, init,
                                   [&](int rr, const unsigned short (&y)[8]) {
 #pragma unroll
-                                      for (int c = 0; c < 8; c++)
-                                          t[c][rr] = kt_bits(kt_to_float(kt_elem{y[c]}) * sm.beta[r0 + rr]);
+                                      for (int q = 0; q < 8; q++)
+                                          t[q][rr] = kt_bits(kt_to_float(kt_elem{y[q]}) * sm.beta[r0 + rr]);
                                   });
 #pragma unroll
-                    for (int c = 0; c < 8; c++)
-                        kt_sts16(&sm.u.t[j + c][r0], kt_v16_make(t[c][0] | (unsigned)t[c][1] << 16, t[c][2] | (unsigned)t[c][3] << 16,
-                                                                 t[c][4] | (unsigned)t[c][5] << 16, t[c][6] | (unsigned)t[c][7] << 16));
+                    for (int q = 0; q < 8; q++)
+                        kt_sts16(&sm.u.t[j + q][r0], kt_v16_make(t[q][0] | (unsigned)t[q][1] << 16, t[q][2] | (unsigned)t[q][3] << 16,
+                                                                 t[q][4] | (unsigned)t[q][5] << 16, t[q][6] | (unsigned)t[q][7] << 16));
                 }
             } else {
                 for (int j = tid; j < kDV; j += kNP) {
@@ -736,7 +737,7 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
                 kt_sts16(&sm.u.t[i0 + q][r0], kt_v16_make(t[q][0] | (unsigned)t[q][1] << 16, t[q][2] | (unsigned)t[q][3] << 16,
                                                           t[q][4] | (unsigned)t[q][5] << 16, t[q][6] | (unsigned)t[q][7] << 16));
         }
-        /* kd = k e^{G_last - G}: the state pass's update operand (PF 3: none; k's fragments at the end) */
+        /* kd = k e^{G_last - G}: the state pass's update operand (PF 3, 4: none; k's fragments at the end) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
         for (int e = tid; !kDirect && e < kBT * kDK / 8; e += kNP) {
             const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
@@ -755,7 +756,7 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
         kt_x_product_t<kDK, kDirect>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT, wv, lane);
         kt_barrier();
     }
-    /* PF 3: k's fragments, the key head's (x holds k to the end; the state pass decays vn instead
+    /* PF 3, 4: k's fragments, the key head's (x holds k to the end; the state pass decays vn instead
      * of k: no kd) */
     if constexpr (kDirect) kt_k_frag(sm.x, (unsigned char *)A.ws_kd + ((long long)c * H + hk) * kBT * kDK * 2, wv, lane);
 }
@@ -778,8 +779,8 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
  * right after a barrier each warp reaches only once done with that buffer's previous chunk: the
  * partials' barrier where warps split keys (a chunk's two barriers, not four), else the chunk's
  * closing one (one, not two).
- * PF 3 takes w^T and k as the products' own fragments from the workspace, a warp its key slice, a
- * chunk ahead in registers: no LDS but the exchange's, no barrier but its two (none without a key
+ * PF 3 and 4 take w^T and k as the products' own fragments from the workspace, a warp its key slice,
+ * a chunk ahead in registers (PF 4: in a second set): no LDS but the exchange's, no barrier but its two (none without a key
  * split); kd's decay e^{G_last - G} moves onto vn's P operand (vn^T kd = (vn e^{G_last - G})^T k),
  * vn itself stored as it is for out. */
 namespace {
@@ -795,7 +796,7 @@ constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
-    unsigned short wt[kBufs][kDirect ? 1 : kDK][kLT];   /* w^T (PF 3: in registers; a row, never used) */
+    unsigned short wt[kBufs][kDirect ? 1 : kDK][kLT];   /* w^T (PF 3, 4: in registers; a row, never used) */
     unsigned short kd[kBufs][kDirect ? 1 : kBT][kLK];   /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
     kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
@@ -894,7 +895,7 @@ KT_DEV void kt_state_stage(kt_state_smem &sm, int b, const kt_state_in &in, int 
     }
 }
 
-/* PF 3: a chunk's inputs in registers, a chunk ahead: the warp's w^T fragments (its key tiles x
+/* PF 3, 4: a chunk's inputs in registers, a chunk ahead: the warp's w^T fragments (its key tiles x
  * the token tiles), k's (token tiles x its key tiles), u^T of its own token tiles, G_last, and G
  * at each accumulator place of those tiles (the decay of vn's P) */
 struct kt_state_frags {
@@ -978,7 +979,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     kt_state_frags din, dnx;   /* PF 3, 4: this chunk's; PF 4: the next chunk's, in flight */
     kt_acc_words un[kOwn];
     float gn = 0.0f;
-    const long long hkv = h / (HV / A.num_k_heads);   /* the key head (PF 3's k) */
+    const long long hkv = h / (HV / A.num_k_heads);   /* the key head (PF 3 and 4's k) */
     if constexpr (kDirect) {
         kt_state_frags_w(din, A, (long long)c0 * HV + h, key0, lane);
         kt_state_frags_k(din, A, (long long)c0 * A.num_k_heads + hkv, key0, lane);

@@ -75,7 +75,7 @@ namespace pg {
 #define KT_VK 0
 #define KT_BV 16
 #define KT_NW 8
-#define KT_PF 4
+#define KT_PF 3
 #include "gdn_prefill_emu_variant.inc"
 }
 namespace ph {
@@ -83,7 +83,7 @@ namespace ph {
 #define KT_VK 1
 #define KT_BV 32
 #define KT_NW 4
-#define KT_PF 3
+#define KT_PF 4
 #include "gdn_prefill_emu_variant.inc"
 }
 
@@ -92,8 +92,8 @@ static const variant variants[] = {
     VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
     VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 6 owning none; LDS a chunk ahead)"),
     VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
-    VARIANT_ROW(pg, 64, 0, 16, 8, 4, "bt64 vk0 bv16 nw8 pf4 (8 key splits; fragments, the next chunk's in a second set)"),
-    VARIANT_ROW(ph, 32, 1, 32, 4, 3, "bt32 vk1 bv32 nw4 pf3 (2 value tiles, 2 key splits; fragments, each reloaded once used)"),
+    VARIANT_ROW(pg, 64, 0, 16, 8, 3, "bt64 vk0 bv16 nw8 pf3 (8 key splits, 4 owning none; fragments, each reloaded once used)"),
+    VARIANT_ROW(ph, 32, 1, 32, 4, 4, "bt32 vk1 bv32 nw4 pf4 (2 value tiles, 2 key splits, 3 chunks; fragments, the next chunk's in a second set)"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };
