@@ -1,9 +1,9 @@
 """peer_fla.py: flash-linear-attention's chunked gated delta rule (fla.ops.gated_delta_rule, Triton)
 as the GDN prefill's peer. fla is not installed on the device machine: a source tree is carried and
 named by --fla (the folder holding fla/). Only the op's own modules are imported: the packages
-above them (fla, fla.ops, fla.modules) are entered as bare namespaces, so the model layers and their
-dependencies (transformers) never load; einops, imported by fla's naive reference only, is stood in
-for where it is missing.
+above them (fla, fla.ops, fla.modules, fla.ops.gated_delta_rule) are entered as bare namespaces, so
+neither the model layers and their dependencies (transformers) nor fla's naive references (einops)
+ever load.
 
 What the peer runs: fla's chunk_gated_delta_rule with the q/k L2 norm, the gate
 (-exp(A_log) softplus(a + dt_bias)) and beta's sigmoid in its kernels, from each slot's state, the
@@ -12,6 +12,7 @@ outside the timing) and the output's gated norm. Its times are therefore a floor
 time for our op's whole work."""
 import importlib
 import os
+import re
 import sys
 import types
 
@@ -21,27 +22,16 @@ def load(root):
     pkg = os.path.join(os.path.abspath(root), "fla")
     if not os.path.isdir(os.path.join(pkg, "ops", "gated_delta_rule")):
         raise FileNotFoundError("--fla %s: no fla/ops/gated_delta_rule under it" % root)
-    for name, path in (("fla", pkg), ("fla.ops", os.path.join(pkg, "ops")),
-                       ("fla.modules", os.path.join(pkg, "modules"))):
+    with open(os.path.join(pkg, "__init__.py")) as f:   # fla.utils reads the package's version
+        v = re.search(r'__version__\s*=\s*"([^"]+)"', f.read())
+    for name in ("fla", "fla.ops", "fla.modules", "fla.ops.gated_delta_rule"):
         if name not in sys.modules:
             m = types.ModuleType(name)
-            m.__path__ = [path]
-            if name == "fla":   # fla.utils reads the package's version
-                import re
-                with open(os.path.join(pkg, "__init__.py")) as f:
-                    v = re.search(r'__version__\s*=\s*"([^"]+)"', f.read())
+            m.__path__ = [os.path.join(pkg, *name.split(".")[1:])]
+            if name == "fla":
                 m.__version__ = v.group(1) if v else "0"
             sys.modules[name] = m
-    try:
-        import einops  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("einops")
-
-        def rearrange(*a, **k):
-            raise RuntimeError("einops stand-in: fla's naive reference is not used here")
-        stub.rearrange = stub.repeat = stub.reduce = rearrange
-        sys.modules["einops"] = stub
-    return importlib.import_module("fla.ops.gated_delta_rule").chunk_gated_delta_rule
+    return importlib.import_module("fla.ops.gated_delta_rule.chunk").chunk_gated_delta_rule
 
 
 class Problem:
