@@ -274,6 +274,15 @@ KT_DEV void kt_conv_rows(const kt_gdn_prefill_args &A, const unsigned short *cs,
  * op_gdn_prefill.c's kt_gdn_prefill_runs_prep, which the emulation's launches follow) */
 constexpr bool kFusedPrep = KT_WAVE == 32 && kBT > 16;
 
+/* eight dtype bit patterns as one 16-byte word in memory order (element e: half e % 2 of word
+ * e / 2), and element e of such a word */
+KT_DEV kt_v16 kt_v16_pack8(const unsigned short (&h)[8])
+{
+    return kt_v16_make(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16, h[4] | (unsigned)h[5] << 16,
+                       h[6] | (unsigned)h[7] << 16);
+}
+KT_DEV unsigned short kt_v16_half(kt_v16 v, int e) { return (unsigned short)(kt_v16_word(v, e / 2) >> (16 * (e % 2))); }
+
 /* Whether the conv may take 8 channels a 16-byte load (kt_conv_rows8): the deployed kernel width,
  * qkv's rows and the weights 16-byte aligned. Uniform: the grid takes one path or the other.
  * NVIDIA only for now: beside the channel-a-thread path it falls back to, gfx1201's _wy spilled 21
@@ -313,11 +322,10 @@ KT_DEV void kt_conv_rows8(const kt_gdn_prefill_args &A, const unsigned short *cs
             in[j] = kt_ldg16(x0 + (long long)p * A.qkv_stride);
         } else if (init) {   /* before the sequence: the slot's history, column kw - 1 + p */
             const unsigned short *h = cs + (long long)gc * A.conv_chan_stride + (long long)(kMaxKW - 1 + p) * A.conv_col_stride;
-            unsigned wd[4];
+            unsigned short hc[8];
 #pragma unroll
-            for (int q = 0; q < 4; q++)
-                wd[q] = h[2 * q * A.conv_chan_stride] | (unsigned)h[(2 * q + 1) * A.conv_chan_stride] << 16;
-            in[j] = kt_v16_make(wd[0], wd[1], wd[2], wd[3]);
+            for (int q = 0; q < 8; q++) hc[q] = h[q * A.conv_chan_stride];
+            in[j] = kt_v16_pack8(hc);
         }
     }
 #pragma unroll
@@ -327,11 +335,8 @@ KT_DEV void kt_conv_rows8(const kt_gdn_prefill_args &A, const unsigned short *cs
         for (int ch = 0; ch < 8; ch++) {
             float acc = 0.0f;
 #pragma unroll
-            for (int t = 0; t < kMaxKW; t++) {
-                const unsigned wb = kt_v16_word(wt[ch / 2], (4 * (ch % 2) + t) / 2) >> (16 * (t % 2));
-                const unsigned xb = kt_v16_word(in[rr + t], ch / 2) >> (16 * (ch % 2));
-                acc += kt_to_float(kt_elem{(unsigned short)(wb & 0xffffu)}) * kt_to_float(kt_elem{(unsigned short)(xb & 0xffffu)});
-            }
+            for (int t = 0; t < kMaxKW; t++)
+                acc += kt_to_float(kt_elem{kt_v16_half(wt[ch / 2], 4 * (ch % 2) + t)}) * kt_to_float(kt_elem{kt_v16_half(in[rr + t], ch)});
             y[ch] = r0 + rr < n ? kt_bits(kt_silu_fast(acc)) : (unsigned short)0;
         }
         put(rr, y);
@@ -526,8 +531,7 @@ KT_DEV void kt_conv_qk(const kt_gdn_prefill_args &A, const unsigned short *cs, c
                 const int i = 8 * (e % (kDK / 8)), r0 = 8 * (e / (kDK / 8));
                 kt_conv_rows8(A, cs, (part * H + hk) * kDK + i, ch.t0, ch.pos0, r0, ch.n, init,
                               [&](int rr, const unsigned short (&y)[8]) {
-                                  kt_sts16(&x[r0 + rr][i], kt_v16_make(y[0] | (unsigned)y[1] << 16, y[2] | (unsigned)y[3] << 16,
-                                                                       y[4] | (unsigned)y[5] << 16, y[6] | (unsigned)y[7] << 16));
+                                  kt_sts16(&x[r0 + rr][i], kt_v16_pack8(y));
                               });
             }
         } else {
@@ -691,9 +695,7 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
                                           t[q][rr] = kt_bits(kt_to_float(kt_elem{y[q]}) * sm.beta[r0 + rr]);
                                   });
 #pragma unroll
-                    for (int q = 0; q < 8; q++)
-                        kt_sts16(&sm.u.t[j + q][r0], kt_v16_make(t[q][0] | (unsigned)t[q][1] << 16, t[q][2] | (unsigned)t[q][3] << 16,
-                                                                 t[q][4] | (unsigned)t[q][5] << 16, t[q][6] | (unsigned)t[q][7] << 16));
+                    for (int q = 0; q < 8; q++) kt_sts16(&sm.u.t[j + q][r0], kt_v16_pack8(t[q]));
                 }
             } else {
                 for (int j = tid; j < kDV; j += kNP) {
@@ -719,8 +721,8 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
         kt_barrier();
 
         /* w = X (beta e^G k): k's rows scaled into the transposed operand, a thread 8 rows x 8 keys
-         * by 16-byte loads and stores (8 lanes of consecutive rows span a transposed row's 128
-         * bytes; an element a thread met 4-way bank conflicts on x's 272-byte rows) */
+         * by 16-byte loads and stores (the lanes of a key's consecutive row groups write its
+         * transposed row contiguously; an element a thread met 4-way bank conflicts on x's rows) */
         for (int e = tid; e < kBT / 8 * (kDK / 8); e += kNP) {
             const int r0 = 8 * (e % (kBT / 8)), i0 = 8 * (e / (kBT / 8));
             unsigned short t[8][8];   /* [key][row] */
@@ -729,13 +731,10 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
                 const kt_v16 v = *(const kt_v16 *)&sm.x[r0 + rr][i0];
                 const float f = sm.fw[r0 + rr];
 #pragma unroll
-                for (int q = 0; q < 8; q++)
-                    t[q][rr] = kt_bits(kt_to_float(kt_elem{(unsigned short)((kt_v16_word(v, q / 2) >> (16 * (q % 2))) & 0xffffu)}) * f);
+                for (int q = 0; q < 8; q++) t[q][rr] = kt_bits(kt_to_float(kt_elem{kt_v16_half(v, q)}) * f);
             }
 #pragma unroll
-            for (int q = 0; q < 8; q++)
-                kt_sts16(&sm.u.t[i0 + q][r0], kt_v16_make(t[q][0] | (unsigned)t[q][1] << 16, t[q][2] | (unsigned)t[q][3] << 16,
-                                                          t[q][4] | (unsigned)t[q][5] << 16, t[q][6] | (unsigned)t[q][7] << 16));
+            for (int q = 0; q < 8; q++) kt_sts16(&sm.u.t[i0 + q][r0], kt_v16_pack8(t[q]));
         }
         /* kd = k e^{G_last - G}: the state pass's update operand (PF 3, 4: none; k's fragments at the end) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
@@ -780,8 +779,8 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
  * partials' barrier where warps split keys (a chunk's two barriers, not four), else the chunk's
  * closing one (one, not two).
  * PF 3 and 4 take w^T and k as the products' own fragments from the workspace, a warp its key slice,
- * a chunk ahead in registers (PF 4: in a second set): no LDS but the exchange's, no barrier but its two (none without a key
- * split); kd's decay e^{G_last - G} moves onto vn's P operand (vn^T kd = (vn e^{G_last - G})^T k),
+ * a chunk ahead in registers (PF 4: in a second set): no LDS but the exchange's, no barrier but its
+ * two (none without a key split); kd's decay e^{G_last - G} moves onto vn's P operand (vn^T kd = (vn e^{G_last - G})^T k),
  * vn itself stored as it is for out. */
 namespace {
 constexpr int kVW = kBV / 16;                /* value tiles a block */
