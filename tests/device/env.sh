@@ -22,3 +22,24 @@ call_end() {
     tar czf "$OUT/$1.tgz" -C "$OUT" "$1" && rm -rf "$R"
     echo "done $(el)"
 }
+
+# The prefill calls' repeated steps (after call_begin). unpack NAME: out/NAME/gdn_all.ktdb.xz to
+# $W/NAME.ktdb. prefill_check NAME: gdn_prefill_check.py on it (log $R/check-NAME.log, its verdict
+# echoed). prefill_ab A B ROWS: bench_gdn_prefill.py on $W/A.ktdb against $W/B.ktdb in the same
+# rounds with each launch's time (log $R/ab-A-B.log, its rows and kernels echoed).
+unpack() {
+    xz -dc "out/$1/gdn_all.ktdb.xz" > "$W/$1.ktdb"
+}
+prefill_check() {
+    timeout 45 python3 tests/device/gdn_prefill_check.py --lib "$L" --db "$W/$1.ktdb" > "$R/check-$1.log" 2>&1
+    echo "prefill check ($1) rc=$? $(el)"
+    grep -E "gdn_prefill_check:|FAIL|WRONG" "$R/check-$1.log" | head -4 | cut -c1-200
+}
+prefill_ab() {
+    f="$R/ab-$1-$2.log"
+    timeout 100 python3 tests/device/bench_gdn_prefill.py --lib "$L" --db "$W/$1.ktdb" --ab "$W/$2.ktdb" --profile \
+        --rounds 7 --rows "$3" > "$f" 2>&1
+    echo "$1 / $2 $3 rc=$? $(el)"
+    grep -E "^[0-9]+x|--ab" "$f" | cut -c1-110
+    grep -E "kernel" "$f" | sed 's/kt_gdn_prefill_[a-z0-9]*_vk[01]_dk[0-9]*_dv[0-9]*_//' | cut -c1-90
+}
