@@ -41,6 +41,22 @@
 #include "abi/gdn.h"
 #include "gdn/gdn_ops.h"
 
+/* KT_GDN_TRACE (a measurement build, NVIDIA only, never in a database that serves): thread 0 and
+ * the last thread of each block store the SM clock at the step's phase boundaries into spec_log
+ * (a plain step does not read it), 32 words a block (16 each), thread 0's word 15 the global timer
+ * at entry and 14 at its end: where a step's time goes (tests/device/trace_gdn.py reads them) */
+#ifdef KT_GDN_TRACE
+#define KT_TR(i) do { const int tr_ = kt_thread_id(); \
+    if ((tr_ == 0 || tr_ == blockDim.x - 1) && args.spec_log && !args.num_accepted) { \
+    unsigned long long c_; \
+    if ((i) >= 14) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(c_) :: "memory"); \
+    else asm volatile("mov.u64 %0, %%clock64;" : "=l"(c_) :: "memory"); \
+    ((unsigned long long *)args.spec_log)[(((long long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * 32 \
+                                          + (tr_ ? 16 : 0) + (i)] = c_; } } while (0)
+#else
+#define KT_TR(i) do { } while (0)
+#endif
+
 namespace {
 
 constexpr int kNT = KT_NW * KT_WAVE;         /* threads */
@@ -63,6 +79,10 @@ constexpr bool kSplitNorm = KT_BV < KT_DV;   /* the gated norm, where used, over
  * their pass */
 constexpr bool kFoldNorms = KT_OB == 0;
 constexpr bool kZAhead = !kSplitNorm && KT_OB == 0 && kVPT <= 8;   /* the gated norm's inputs loaded with the conv's */
+/* the taps, the replayed log's and the gates' inputs loaded ahead (the taps and the per-head ones
+ * before the metadata arrives), but at OB 2, where their registers beside the conv's spilled (and
+ * the other block hides their round trip) */
+constexpr bool kAuxAhead = KT_OB == 0;
 constexpr int kTail = (kMaxT * KT_DV + kNT - 1) / kNT;   /* a thread's outputs in the split norm's rows */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
@@ -179,27 +199,34 @@ KT_DEV int kt_conv_channel(int c, int hk, int H, int h, int vb)
 }
 
 /* A channel's inputs E (abi: history column na + u for u < kw - 1, then the tokens; zero past
- * them), every load issued before any is used */
+ * them), every load issued before any is used: one predicated load an input from a selected
+ * address (a branch an input kept the loads apart) */
 KT_DEV void kt_conv_load(const unsigned short *col, const unsigned short *x, int na, int n, int kw,
                          long long col_stride, long long x_stride, unsigned short (&e)[kE])
 {
 #pragma unroll
     for (int u = 0; u < kE; u++) {
-        e[u] = 0;
-        if (u < kw - 1) e[u] = col[(na + u) * col_stride];
-        else if (u < kw - 1 + n) e[u] = x[(u - (kw - 1)) * x_stride];
+        const bool hist = u < kw - 1;
+        const unsigned short *p = hist ? col + (na + u) * col_stride : x + (u - (kw - 1)) * x_stride;
+        e[u] = u < kw - 1 + n ? *p : (unsigned short)0;
     }
 }
 
-/* SiLU of the conv over taps w of the inputs from u0 on (the unrolled loops keep every index static) */
-template <int N> KT_DEV float kt_conv_at(const unsigned short (&e)[N], const float (&w)[kMaxKW], int u0, int kw)
+/* SiLU of the conv over raw taps w (zero past kw) of the inputs from u0 on (the unrolled loops keep
+ * every index static) */
+template <int N> KT_DEV float kt_conv_at(const unsigned short (&e)[N], const unsigned short (&w)[kMaxKW], int u0)
 {
     float y = 0.0f;
 #pragma unroll
     for (int j = 0; j < kMaxKW; j++)
-        if (j < kw && u0 + j < N) y += w[j] * kt_to_float(kt_elem{e[u0 + j]});
-    return kt_silu(y);
+        if (u0 + j < N) y += kt_to_float(kt_elem{w[j]}) * kt_to_float(kt_elem{e[u0 + j]});
+    return kt_silu_fast(y);
 }
+
+/* Thread t's channel in conv round ro: round 0 from the first thread up, later rounds (a remainder
+ * of channels short of a round) from the last thread down, away from warp 0, which holds the
+ * gates and the counts */
+KT_DEV int kt_round_channel(int t, int ro) { return ro == 0 ? t : ro * kNT + (kNT - 1 - t); }
 
 /* A channel's new conv state (abi) from its inputs: plain, column u = E[n + u] for u < kw - 1;
  * speculative, column u = E[u] for u < kw - 1 + n. Only stores: every input is already held. */
@@ -221,7 +248,7 @@ struct kt_gdn_smem {
     kt_v16 log[kMaxNA][kLogV4];     /* the replayed tokens' log entries {d, g} of the block's columns */
     float nq[kMaxT], nk[kMaxT], kq[kMaxT], nkr[kMaxNA];   /* q's norm * scale, k's norm, k.q (unless
                                                             folded); the replayed tokens' k norms */
-    float g[kMaxT], beta[kMaxT];
+    float g[kMaxT], beta[kMaxT], dec[kMaxT];   /* dec = e^g */
     float red[2][2][kParts > 1 ? kParts : 1][KT_BV];     /* row sums: parity, {S^T k, S^T q} */
     float red3[2][kParts > 1 && kFoldNorms ? kParts : 1][4];   /* and the token's k.k, q.q, k.q */
     float nrm[2][KT_NW];           /* the gated norm's sum of squares */
@@ -235,84 +262,115 @@ struct kt_gdn_smem {
 KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
 {
     KT_SHARED kt_gdn_smem sm;
+    KT_TR(0);
+    KT_TR(15);
 
     const int t = kt_thread_id();
     const int vb = kt_block_id_x(), h = kt_block_id_y(), seq = kt_block_id_z();
     const int t0 = args.query_start_loc[seq];
-    const int n = args.query_start_loc[seq + 1] - t0;
+    const int t1 = args.query_start_loc[seq + 1];
     const int slot = args.state_indices[seq];
-    if (n <= 0 || n > kMaxT || slot < 0) return;   /* uniform over the sequence's blocks */
     const int acc = args.num_accepted ? args.num_accepted[seq] : 0;
-    const int na = acc < 0 ? 0 : acc > kMaxNA ? kMaxNA : acc;   /* logged tokens replayed */
-    const bool spec = args.num_accepted != nullptr;
 
+    /* ---- in the metadata's shadow, what needs the parameters alone: the key head (two integer
+     * divisions, which the compiler keeps below the early return), the thread's place, the taps
+     * (raw), the gates' per-head inputs, the norm's weights ---- */
     const int H = args.num_k_heads, HV = args.num_v_heads, kw = args.conv_kw;
     constexpr int dv = KT_DV;   /* compiled in: the state's row offsets are immediates */
     const int hk = h / (HV / H);
     const int ti = kt_ti(t), tj = kt_tj(t);
     const int j0 = vb * KT_BV + tj * kVPT;
+    const bool rep_thread = ti == 0;   /* one thread a column set writes out and the log */
+    const bool gated = args.norm_weight != nullptr;   /* grid-uniform */
+    const unsigned short *cw = (const unsigned short *)args.conv_weight;
+    const unsigned short *nw = (const unsigned short *)args.norm_weight;
+    int gc[kRounds];   /* the thread's channels in the qkv row and the conv state */
+    unsigned short w[kRounds][kMaxKW];
+    auto load_taps = [&]() {
+#pragma unroll
+        for (int ro = 0; ro < kRounds; ro++) {
+            const int c = kt_round_channel(t, ro);
+            gc[ro] = kt_conv_channel(c < kCh ? c : 0, hk, H, h, vb);
+#pragma unroll
+            for (int j = 0; j < kMaxKW; j++) w[ro][j] = c < kCh && j < kw ? cw[(long long)gc[ro] * kw + j] : (unsigned short)0;
+        }
+    };
+    if constexpr (kAuxAhead) load_taps();
+    kt_gdn_gate_in gin{};
+    if (kAuxAhead && t < kMaxT) {
+        gin.A_log = args.A_log[h];
+        gin.dt_bias = args.dt_bias[h];
+    }
+    unsigned short nwt[kVPT], zn[kVPT];
+    if (kZAhead && gated && rep_thread) {
+#pragma unroll
+        for (int c = 0; c < kVPT; c++) nwt[c] = nw[j0 + c];
+    }
 
-    /* ---- the state's loads first: the stream the step is made of ---- */
+    const int n = t1 - t0;
+    if (n <= 0 || n > kMaxT || slot < 0) return;   /* uniform over the sequence's blocks */
+    KT_TR(1);
+    const int na = acc < 0 ? 0 : acc > kMaxNA ? kMaxNA : acc;   /* logged tokens replayed */
+    const bool spec = args.num_accepted != nullptr;
+
+    /* ---- every load the step needs before its tokens, issued before any is used (one round trip
+     * behind the metadata): the state first (the stream the step is made of), each channel's inputs,
+     * the replayed log, the gates' token inputs and z, all kept raw until every one is in flight (a
+     * conversion beside its load waits on it: the conv's taps converted as they were loaded held
+     * each channel round's loads behind the round before) ---- */
     float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)h * KT_DK * dv;
     float s[KT_KPT * kVPT];
     kt_state_io<false>(head, ti, j0, s);
+    KT_TR(11);
 
-    /* ---- the conv: a thread a channel; every input of every channel of the thread in flight at once ---- */
-    const unsigned short *cw = (const unsigned short *)args.conv_weight;
     unsigned short *cs = (unsigned short *)args.conv_state + (long long)slot * args.conv_slot_stride;
     const unsigned short *xq = (const unsigned short *)args.qkv + (long long)t0 * args.qkv_stride;
     const long long ccs = args.conv_chan_stride, cls = args.conv_col_stride, xs = args.qkv_stride;
+    if constexpr (!kAuxAhead) load_taps();
     unsigned short e[kRounds][kE];
-    float w[kRounds][kMaxKW];
 #pragma unroll
     for (int ro = 0; ro < kRounds; ro++) {
-        const int c = t + ro * kNT;
-        if (c >= kCh) continue;
-        const int gc = kt_conv_channel(c, hk, H, h, vb);
-        kt_conv_load(cs + gc * ccs, xq + gc, na, n, kw, cls, xs, e[ro]);
-#pragma unroll
-        for (int j = 0; j < kMaxKW; j++) w[ro][j] = j < kw ? kt_to_float(kt_elem{cw[(long long)gc * kw + j]}) : 0.0f;
+        if (kt_round_channel(t, ro) >= kCh) continue;
+        kt_conv_load(cs + gc[ro] * ccs, xq + gc[ro], na, n, kw, cls, xs, e[ro]);
     }
+    KT_TR(12);
     /* the log entries of the replayed tokens, the block's columns (speculative) */
     float *log = spec ? args.spec_log + (long long)slot * args.log_slot_stride + (long long)h * kMaxNA * dv * 2 : nullptr;
-    {
-        kt_v16 lv[kLogRounds];
+    kt_v16 lv[kLogRounds];
+    auto load_aux = [&]() {
 #pragma unroll
         for (int i = 0; i < kLogRounds; i++) {
             const int f = t + i * kNT, u = f / kLogV4;
             if (u < na) lv[i] = *(const kt_v16 *)(log + ((long long)u * dv + vb * KT_BV) * 2 + (f % kLogV4) * 4);
         }
-#pragma unroll
-        for (int i = 0; i < kLogRounds; i++) {
-            const int f = t + i * kNT, u = f / kLogV4;
-            if (u < na) sm.log[u][f % kLogV4] = lv[i];
+        if (t < n) {
+            const long long r = (long long)(t0 + t) * args.ab_stride + h;
+            gin.a = ((const unsigned short *)args.a)[r];
+            gin.b = ((const unsigned short *)args.b)[r];
+            if constexpr (!kAuxAhead) {
+                gin.A_log = args.A_log[h];
+                gin.dt_bias = args.dt_bias[h];
+            }
         }
-    }
-    if (t < n) kt_gdn_gates(args.a, args.b, args.A_log, args.dt_bias, (long long)(t0 + t) * args.ab_stride, h, sm.g[t], sm.beta[t]);
-    /* the gated norm's inputs of the thread's columns (the writer threads'): the weights, and z a
-     * token ahead of its use, in flight with the conv's, so that the norm waits on no round trip.
-     * Not where OB holds the registers to two blocks an SM (there the other block hides the wait,
-     * and these registers would spill), nor past 8 columns a thread (gfx1201's vk1 kpt4 mt8 forms
-     * spilled them). */
-    const bool rep_thread = ti == 0;   /* one thread a column set writes out and the log */
-    const bool gated = args.norm_weight != nullptr;   /* grid-uniform */
+    };
+    if constexpr (kAuxAhead) load_aux();
+    /* the gated norm's z of the thread's columns (the writer threads'), a token ahead of its use,
+     * so that the norm waits on no round trip. Not where OB holds the registers to two blocks an SM
+     * (there the other block hides the wait, and these registers would spill), nor past 8 columns
+     * a thread (gfx1201's vk1 kpt4 mt8 forms spilled them). */
     const unsigned short *zp = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv + j0;
-    float nwt[kVPT];
-    unsigned short zn[kVPT];
     if (kZAhead && gated && rep_thread) {
 #pragma unroll
-        for (int c = 0; c < kVPT; c++) {
-            nwt[c] = kt_elem_f(args.norm_weight, j0 + c);
-            zn[c] = zp[c];
-        }
+        for (int c = 0; c < kVPT; c++) zn[c] = zp[c];
     }
+    /* ---- the conv, the log's copy and the gates, now that their inputs are in ---- */
 #pragma unroll
     for (int ro = 0; ro < kRounds; ro++) {
-        const int c = t + ro * kNT;
+        const int c = kt_round_channel(t, ro);
         if (c >= kCh) continue;
 #pragma unroll
         for (int tt = 0; tt < kMaxT; tt++)
-            if (tt < n) sm.y[tt][c] = kt_rnd(kt_conv_at(e[ro], w[ro], tt, kw));
+            if (tt < n) sm.y[tt][c] = kt_rnd(kt_conv_at(e[ro], w[ro], tt));
         if (c < 2 * KT_DK) {
 #pragma unroll
             for (int u = 0; u < kE; u++) sm.eqk[c][u] = e[ro][u];
@@ -320,12 +378,26 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             kt_conv_store(cs + kt_conv_channel(c, hk, H, h, vb) * ccs, e[ro], n, kw, spec, cls);
         }
     }
+    if constexpr (!kAuxAhead) load_aux();
+#pragma unroll
+    for (int i = 0; i < kLogRounds; i++) {
+        const int f = t + i * kNT, u = f / kLogV4;
+        if (u < na) sm.log[u][f % kLogV4] = lv[i];
+    }
+    if (t < n) {
+        float g, beta;
+        kt_gdn_gates_of(gin, g, beta);
+        sm.g[t] = g;
+        sm.beta[t] = beta;
+        sm.dec[t] = kt_exp_fast(g);
+    }
+    KT_TR(13);
     /* the replayed tokens' k (speculative, after an acceptance): their inputs are history columns
      * 0 .. na + kw - 2, a round trip of their own so that a step that replays nothing holds none */
     if (na > 0) {
 #pragma unroll
         for (int ro = 0; ro < kRounds; ro++) {
-            const int c = t + ro * kNT;
+            const int c = kt_round_channel(t, ro);
             if (c < KT_DK || c >= 2 * KT_DK) continue;
             const unsigned short *col = cs + kt_conv_channel(c, hk, H, h, vb) * ccs;
             unsigned short r[kR];
@@ -333,10 +405,12 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             for (int u = 0; u < kR; u++) r[u] = u < na + kw - 1 ? col[u * cls] : (unsigned short)0;
 #pragma unroll
             for (int tt = 0; tt < kMaxNA; tt++)
-                if (tt < na) sm.yr[tt][c - KT_DK] = kt_rnd(kt_conv_at(r, w[ro], tt, kw));
+                if (tt < na) sm.yr[tt][c - KT_DK] = kt_rnd(kt_conv_at(r, w[ro], tt));
         }
     }
+    KT_TR(2);
     kt_barrier();
+    KT_TR(3);
 
     /* ---- the count of the q/k conv-state readers (its answer is read at the end); the replayed
      * tokens' k norms, and the step's own tokens' norms where they are not folded into their row
@@ -346,7 +420,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     unsigned arrived = 0u;
     /* no fence first: this block's reads of those columns were used (their values are in LDS)
      * before the barrier above, so they are done, and the count publishes no write */
-    if (t == 0 && readers > 1) arrived = kt_atomic_add_device(cnt, 1u);
+    if (t == 0 && readers > 1) arrived = kt_count_relaxed(cnt);
     const int nn = kFoldNorms ? 0 : n;
     if (nn + na > 0) {   /* uniform over the block */
         for (int tt = kt_wave_id(); tt < nn + na; tt += KT_NW) {
@@ -367,11 +441,11 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 qk += kt_shfl_xor(qk, m);
             }
             if (kt_lane_id() == 0) {
-                const float rk = 1.0f / __builtin_sqrtf(sk + 1e-6f);
+                const float rk = kt_rsqrt_fast(sk + 1e-6f);
                 if (rep) {
                     sm.nkr[u] = rk;
                 } else {
-                    const float rq = args.scale / __builtin_sqrtf(sq + 1e-6f);
+                    const float rq = args.scale * kt_rsqrt_fast(sq + 1e-6f);
                     sm.nq[u] = rq;
                     sm.nk[u] = rk;
                     sm.kq[u] = qk * rq * rk;
@@ -390,7 +464,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             for (int c = 0; c < kVPT; c++) {
                 const float *pr = sl + ((long long)u * KT_BV + tj * kVPT + c) * 2;
                 d[c] = pr[0];
-                dec[c] = __builtin_expf(pr[1]);
+                dec[c] = kt_exp_fast(pr[1]);
             }
 #pragma unroll
             for (int r = 0; r < KT_KPT; r++) {
@@ -402,6 +476,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         kt_state_io<true>(head, ti, j0, s);
     }
 
+    KT_TR(4);
     /* ---- the step's tokens ---- */
     unsigned short *out = (unsigned short *)args.out;
     for (int tt = 0; tt < n; tt++) {
@@ -420,7 +495,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         /* the row sums of the decayed state against k and q; folded (kFoldNorms), against the conv's
          * raw k and q with the rows' k.k, q.q and k.q beside them: the same reduction yields the
          * norms, and S^T k of the normalized k is rk S^T k_raw */
-        const float dec = __builtin_expf(sm.g[tt]);
+        const float dec = sm.dec[tt];
         float pk[kVPT], pq[kVPT], kk = 0.0f, qq = 0.0f, kq = 0.0f;
 #pragma unroll
         for (int c = 0; c < kVPT; c++) { pk[c] = 0.0f; pq[c] = 0.0f; }
@@ -470,6 +545,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 }
             }
             kt_barrier();
+            if (tt == 0) KT_TR(5);
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
                 float a0 = 0.0f, a1 = 0.0f;
@@ -491,8 +567,8 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                 }
             }
         }
-        const float rk = kFoldNorms ? 1.0f / __builtin_sqrtf(kk + 1e-6f) : 1.0f;
-        const float rq = kFoldNorms ? args.scale / __builtin_sqrtf(qq + 1e-6f) : 1.0f;
+        const float rk = kFoldNorms ? kt_rsqrt_fast(kk + 1e-6f) : 1.0f;
+        const float rq = kFoldNorms ? args.scale * kt_rsqrt_fast(qq + 1e-6f) : 1.0f;
         /* d = beta (v - S^T k); S += k d^T; o = S'^T q + d (k . q) */
         const float beta = sm.beta[tt], kqn = kFoldNorms ? kq * rq * rk : sm.kq[tt];
         float d[kVPT], o[kVPT];
@@ -522,18 +598,18 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             ss = 0.0f;
 #pragma unroll
             for (int w = 0; w < KT_NW; w++) ss += sm.nrm[tt & 1][w];
-            const float rstd = 1.0f / __builtin_sqrtf(ss / (float)dv + args.norm_eps);
+            const float rstd = kt_rsqrt_fast(ss / (float)dv + args.norm_eps);
             if (rep_thread) {
 #pragma unroll
                 for (int c = 0; c < kVPT; c++) {
-                    const float wt = kZAhead ? nwt[c] : kt_elem_f(args.norm_weight, j0 + c);
-                    const float y = o[c] * rstd * wt * kt_silu(kt_to_float(kt_elem{zc[c]}));
-                    out[orow + j0 + c] = kt_from_float<kt_elem>(y).bits;
+                    const float wt = kZAhead ? kt_to_float(kt_elem{nwt[c]}) : kt_elem_f(args.norm_weight, j0 + c);
+                    const float y = o[c] * rstd * wt * kt_silu_fast(kt_to_float(kt_elem{zc[c]}));
+                    out[orow + j0 + c] = kt_bits(y);
                 }
             }
         } else if (rep_thread) {
 #pragma unroll
-            for (int c = 0; c < kVPT; c++) out[orow + j0 + c] = kt_from_float<kt_elem>(o[c]).bits;
+            for (int c = 0; c < kVPT; c++) out[orow + j0 + c] = kt_bits(o[c]);
         }
         if (spec && rep_thread) {
 #pragma unroll
@@ -544,49 +620,56 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         }
     }
 
+    KT_TR(6);
     /* ---- the gated norm of a head split over blocks: each stored its columns' rnd(o) above; the
      * last of the head's blocks to finish reads the head's rows back and normalizes them in place
      * (vLLM's order: o rounded to the dtype, then the norm over its dv values). No block waits on
      * another: at batch 1 the split spreads a head's state stream and work over dv / BV compute
-     * units, for one hand-off at the end. The count goes before the state's stores, so that the
-     * fence waits on the rows' stores alone and the stores fly behind the count's round trip ---- */
-    const unsigned short *zh = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv;
+     * units, for one hand-off at the end. Only the rows' writers fence (the count publishes their
+     * stores alone); the count goes before the state's stores, which fly behind its round trip;
+     * the last block's thread 0 acquires for the block (its fence, then the barrier) ---- */
     unsigned short *oh = (unsigned short *)args.out + (long long)t0 * args.out_stride + (long long)h * dv;
-    unsigned short zt[kTail];   /* the thread's elements of the rows (token-major, a token's dv by whole waves) */
-    float wt[kTail];
     unsigned hand = 0u;
     unsigned *const hand_cnt = args.counters + (long long)args.batch * H + (long long)seq * HV + h;   /* the head's word */
     if (kSplitNorm && gated) {
-        kt_fence_device();   /* this block's rows visible before its count */
-#pragma unroll
-        for (int i = 0; i < kTail; i++) {   /* z and the weights in flight across the hand-off */
-            const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
-            zt[i] = 0;
-            wt[i] = 0.0f;
-            if (u < n) {
-                zt[i] = zh[(long long)u * args.z_stride + c];
-                wt[i] = kt_elem_f(args.norm_weight, c);
-            }
-        }
+        if (rep_thread) kt_fence_acq_rel();   /* this block's rows visible before its count */
         kt_barrier();
-        if (t == 0) hand = kt_atomic_add_device(hand_cnt, 1u);
+        if (t == 0) hand = kt_count_relaxed(hand_cnt);
     }
+    KT_TR(7);
     if (!spec) kt_state_io<true>(head, ti, j0, s);
+    KT_TR(8);
     if constexpr (kSplitNorm) {
         if (gated) {
             if (t == 0) {
                 const bool last = hand == (unsigned)(dv / KT_BV - 1);
-                if (last) *hand_cnt = 0u;   /* every block counted */
+                if (last) {
+                    *hand_cnt = 0u;   /* every block counted */
+                    kt_fence_acq_rel();
+                }
                 sm.last = last;
             }
             kt_barrier();
             if (sm.last) {
-                kt_fence_device();
+                /* the thread's elements of the head's rows (token-major, a token's dv by whole
+                 * waves): the rows, z and the weights in one round trip */
+                const unsigned short *zh = (const unsigned short *)args.z + (long long)t0 * args.z_stride + (long long)h * dv;
+                unsigned short ro[kTail], zt[kTail], wt[kTail];
+#pragma unroll
+                for (int i = 0; i < kTail; i++) {
+                    const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
+                    ro[i] = zt[i] = wt[i] = 0;
+                    if (u < n) {
+                        ro[i] = kt_load_coherent_u16(oh + (long long)u * args.out_stride + c);
+                        zt[i] = zh[(long long)u * args.z_stride + c];
+                        wt[i] = nw[c];
+                    }
+                }
                 float r[kTail];
 #pragma unroll
                 for (int i = 0; i < kTail; i++) {
                     const int e = t + i * kNT, u = e / KT_DV, c = e % KT_DV;
-                    r[i] = u < n ? kt_to_float(kt_elem{kt_load_coherent_u16(oh + (long long)u * args.out_stride + c)}) : 0.0f;
+                    r[i] = kt_to_float(kt_elem{ro[i]});
                     float sq = r[i] * r[i];
 #pragma unroll
                     for (int m = KT_WAVE / 2; m > 0; m >>= 1) sq += kt_shfl_xor(sq, m);
@@ -600,14 +683,15 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
                     float ss = 0.0f;
 #pragma unroll
                     for (int w = 0; w < KT_DV / KT_WAVE; w++) ss += sm.nsq[u][w];
-                    const float rstd = 1.0f / __builtin_sqrtf(ss / (float)dv + args.norm_eps);
-                    const float y = r[i] * rstd * wt[i] * kt_silu(kt_to_float(kt_elem{zt[i]}));
-                    oh[(long long)u * args.out_stride + c] = kt_from_float<kt_elem>(y).bits;
+                    const float rstd = kt_rsqrt_fast(ss / (float)dv + args.norm_eps);
+                    const float y = r[i] * rstd * kt_to_float(kt_elem{wt[i]}) * kt_silu_fast(kt_to_float(kt_elem{zt[i]}));
+                    oh[(long long)u * args.out_stride + c] = kt_bits(y);
                 }
             }
         }
     }
 
+    KT_TR(9);
     /* ---- the last reader of the q/k channels writes their new conv state ---- */
     if (readers > 1) {
         if (t == 0) {
@@ -621,4 +705,6 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             kt_conv_store(cs + kt_conv_channel(c, hk, H, h, vb) * ccs, sm.eqk[c], n, kw, spec, cls);
         }
     }
+    KT_TR(10);
+    KT_TR(14);
 }

@@ -20,7 +20,7 @@ end
 
 -- kt_gdn_smem: the step's conv outputs (q, k, v columns, MT tokens), the replayed k (MAX_T), the
 -- q/k channels' inputs (2-byte, MAX_KW - 1 + MT a channel, rounded to 4 bytes), the replayed log
--- entries (two floats a column a token), five per-token scalars and the replayed k's norms, the
+-- entries (two floats a column a token), six per-token scalars and the replayed k's norms, the
 -- row sums' partials (two parities, two sums) and the token's k.k, q.q, k.q beside them (OB 0),
 -- the norm's wave sums, the split norm's wave sums a token (BV < DV), the writer and last flags
 local function smem_bytes(p, t)
@@ -32,7 +32,7 @@ local function smem_bytes(p, t)
   local eqk = 4 * math.ceil(2 * p.DK * (MAX_KW - 1 + p.MT) * 2 / 4)
   local nsq = p.BV < p.DV and div(p.DV, t.wave_size) or 1
   local red3 = p.OB == 0 and parts or 1
-  return eqk + 4 * (p.MT * (2 * p.DK + p.BV) + MAX_T * p.DK + MAX_T * 2 * p.BV + 5 * p.MT + MAX_T
+  return eqk + 4 * (p.MT * (2 * p.DK + p.BV) + MAX_T * p.DK + MAX_T * 2 * p.BV + 6 * p.MT + MAX_T
                     + 2 * 2 * parts * p.BV + 2 * red3 * 4 + 2 * p.NW + p.MT * nsq + 2)
 end
 

@@ -77,36 +77,6 @@ constexpr int kKUnroll = 2;
 constexpr int kRowGroup = KT_WAVE == 64 ? 1 : 8;
 #endif
 
-/* a value rounded to the dtype (round to nearest even): one conversion on NVIDIA, where the
- * prelude's kt_elem_bits rounds in software as AMD must (six instructions, on every element the
- * chunk-parallel launches write) */
-#if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
-KT_DEV unsigned short kt_bits(float x) { return (unsigned short)(kt_round2<kt_elem>(x, 0.0f) & 0xffffu); }
-#else
-KT_DEV unsigned short kt_bits(float x) { return kt_elem_bits(x); }
-#endif
-KT_DEV float kt_rnd_bits(float x) { return kt_to_float(kt_elem{kt_bits(x)}); }
-
-/* e^x, x <= 0, for the decays inside a chunk, applied an element at a time and rounded to the
- * dtype next: the target's 2^x approximation (relative error near 2^-22) */
-KT_DEV float kt_exp_fast(float x) { return kt_exp2(1.44269504088896341f * x); }
-
-/* SiLU where its result is rounded to the dtype next (the conv's outputs, out's gate): the
- * target's 2^x and reciprocal approximations (relative error near 2^-22, far below the rounding),
- * where x / (1 + e^-x) costs an IEEE division and expf's range reduction, most of the conv's
- * instructions (the conv issued near its peak as a launch of its own) */
-KT_DEV float kt_silu_fast(float x)
-{
-    const float d = 1.0f + kt_exp2(-1.44269504088896341f * x);
-#if defined(KT_EMU_PRELUDE_H)
-    return x / d;
-#elif defined(KT_ARCH_SM90_H)
-    return __fdividef(x, d);
-#else
-    return x * __builtin_amdgcn_rcpf(d);
-#endif
-}
-
 /* C (16 x 16) += A W^T over K: A at a ([m][k], lda), W at w ([n][k], ldw), both in LDS */
 template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
                                          int lane)
@@ -1212,7 +1182,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
 #pragma unroll
     for (int t = 0; t < kDV / 16; t++)
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(o[t], i, kt_rnd_bits(kt_acc_get(o[t], i)));
+        for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(o[t], i, kt_rnd(kt_acc_get(o[t], i)));
     if (A.norm_weight) {
         float ss[kt_acc_elems];
 #pragma unroll
