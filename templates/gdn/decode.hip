@@ -83,6 +83,11 @@ constexpr bool kZAhead = !kSplitNorm && KT_OB == 0 && kVPT <= 8;   /* the gated 
  * before the metadata arrives), but at OB 2, where their registers beside the conv's spilled (and
  * the other block hides their round trip) */
 constexpr bool kAuxAhead = KT_OB == 0;
+/* the replayed tokens' k inputs (history columns 0 .. na + kw - 2 of the k channels) loaded with
+ * the conv's too, in the speculative forms at OB 0 whose k channels all fall in one channel round
+ * (kKRound: 256 threads hold them in round 0, 128 in round 1), not a round trip after the conv */
+constexpr bool kReplayAhead = KT_MT > 1 && KT_OB == 0 && kNT >= KT_DK;
+constexpr int kKRound = KT_DK / kNT < kRounds ? KT_DK / kNT : 0;
 constexpr int kTail = (kMaxT * KT_DV + kNT - 1) / kNT;   /* a thread's outputs in the split norm's rows */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
@@ -333,6 +338,15 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         if (kt_round_channel(t, ro) >= kCh) continue;
         kt_conv_load(cs + gc[ro] * ccs, xq + gc[ro], na, n, kw, cls, xs, e[ro]);
     }
+    unsigned short rin[kReplayAhead ? kR : 1];
+    if constexpr (kReplayAhead) {
+        const int c = kt_round_channel(t, kKRound);
+        if (na > 0 && c >= KT_DK && c < 2 * KT_DK) {
+            const unsigned short *col = cs + gc[kKRound] * ccs;
+#pragma unroll
+            for (int u = 0; u < kR; u++) rin[u] = u < na + kw - 1 ? col[u * cls] : (unsigned short)0;
+        }
+    }
     KT_TR(12);
     /* the log entries of the replayed tokens, the block's columns (speculative) */
     float *log = spec ? args.spec_log + (long long)slot * args.log_slot_stride + (long long)h * kMaxNA * dv * 2 : nullptr;
@@ -393,7 +407,8 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     }
     KT_TR(13);
     /* the replayed tokens' k (speculative, after an acceptance): their inputs are history columns
-     * 0 .. na + kw - 2, a round trip of their own so that a step that replays nothing holds none */
+     * 0 .. na + kw - 2, loaded above (kReplayAhead) or here, a round trip of their own so that a
+     * step that replays nothing holds none */
     if (na > 0) {
 #pragma unroll
         for (int ro = 0; ro < kRounds; ro++) {
@@ -402,7 +417,8 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             const unsigned short *col = cs + kt_conv_channel(c, hk, H, h, vb) * ccs;
             unsigned short r[kR];
 #pragma unroll
-            for (int u = 0; u < kR; u++) r[u] = u < na + kw - 1 ? col[u * cls] : (unsigned short)0;
+            for (int u = 0; u < kR; u++)
+                r[u] = kReplayAhead && ro == kKRound ? rin[u] : u < na + kw - 1 ? col[u * cls] : (unsigned short)0;
 #pragma unroll
             for (int tt = 0; tt < kMaxNA; tt++)
                 if (tt < na) sm.yr[tt][c - KT_DK] = kt_rnd(kt_conv_at(r, w[ro], tt));
