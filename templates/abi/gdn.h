@@ -16,7 +16,10 @@
  *        y_t[c] = rnd(silu(sum_j w[c][j] * E[t + j]))       (rnd: to the dtype, as vLLM stores it)
  *    The new conv state: plain, column u = E[n + u] for u < kw - 1 (the last kw - 1 inputs);
  *    speculative, column u = E[u] for u < kw - 1 + n (conv_len must hold kw - 1 + max tokens), so
- *    that any accepted prefix a' resumes at columns a' .. a'+kw-2.
+ *    that any accepted prefix a' resumes at columns a' .. a'+kw-2. The activations are finite: a
+ *    non-finite input may turn NaN the outputs of up to KT_GDN_MAX_KW - kw tokens before it as
+ *    well as its own (none at kw = KT_GDN_MAX_KW, the models' 4): the kernel's conv multiplies its
+ *    zero taps past kw by the inputs past a token's window.
  * 2. Per token and value head h (fp32): q, k = y's key-head slices, each L2-normalized
  *    (x * rsqrt(sum x^2 + 1e-6)), q times scale; v = y's value slice;
  *        g = -exp(A_log[h]) * softplus(a[h] + dt_bias[h])    (softplus(x) = x above 20)

@@ -85,7 +85,8 @@ constexpr bool kZAhead = !kSplitNorm && KT_OB == 0 && kVPT <= 8;   /* the gated 
 constexpr bool kAuxAhead = KT_OB == 0;
 /* the replayed tokens' k inputs (history columns 0 .. na + kw - 2 of the k channels) loaded with
  * the conv's too, in the speculative forms at OB 0 whose k channels all fall in one channel round
- * (kKRound: 256 threads hold them in round 0, 128 in round 1), not a round trip after the conv */
+ * (kKRound: 256 or more threads hold them in round 0, 128 in round 1), not a round trip after the
+ * conv */
 constexpr bool kReplayAhead = KT_MT > 1 && KT_OB == 0 && kNT >= KT_DK;
 constexpr int kKRound = KT_DK / kNT < kRounds ? KT_DK / kNT : 0;
 constexpr int kTail = (kMaxT * KT_DV + kNT - 1) / kNT;   /* a thread's outputs in the split norm's rows */
@@ -218,7 +219,10 @@ KT_DEV void kt_conv_load(const unsigned short *col, const unsigned short *x, int
 }
 
 /* SiLU of the conv over raw taps w (zero past kw) of the inputs from u0 on (the unrolled loops keep
- * every index static) */
+ * every index static). A zero tap still multiplies the input past the window (kw < kMaxKW): a
+ * non-finite activation there (a later token of the step, a replayed column) makes this output
+ * NaN too. The guard that skips those taps pushed the batch-128 form (bv128 kpt16 OB 2) past its
+ * 128 registers (48 bytes spilled): finite activations are the contract (abi/gdn.h, step 1) */
 template <int N> KT_DEV float kt_conv_at(const unsigned short (&e)[N], const unsigned short (&w)[kMaxKW], int u0)
 {
     float y = 0.0f;
@@ -641,16 +645,19 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
      * last of the head's blocks to finish reads the head's rows back and normalizes them in place
      * (vLLM's order: o rounded to the dtype, then the norm over its dv values). No block waits on
      * another: at batch 1 the split spreads a head's state stream and work over dv / BV compute
-     * units, for one hand-off at the end. Only the rows' writers fence (the count publishes their
-     * stores alone); the count goes before the state's stores, which fly behind its round trip;
-     * the last block's thread 0 acquires for the block (its fence, then the barrier) ---- */
+     * units, for one hand-off at the end. The barrier, then thread 0's fence and count release the
+     * block's rows (the count goes before the state's stores, so the fence waits on the rows'
+     * alone and the stores fly behind its round trip); the last block's thread 0 acquires for the
+     * block (its fence, then the barrier) ---- */
     unsigned short *oh = (unsigned short *)args.out + (long long)t0 * args.out_stride + (long long)h * dv;
     unsigned hand = 0u;
     unsigned *const hand_cnt = args.counters + (long long)args.batch * H + (long long)seq * HV + h;   /* the head's word */
     if (kSplitNorm && gated) {
-        if (rep_thread) kt_fence_acq_rel();   /* this block's rows visible before its count */
         kt_barrier();
-        if (t == 0) hand = kt_count_relaxed(hand_cnt);
+        if (t == 0) {
+            kt_fence_acq_rel();   /* the block's rows (ordered before it by the barrier) before its count */
+            hand = kt_count_relaxed(hand_cnt);
+        }
     }
     KT_TR(7);
     if (!spec) kt_state_io<true>(head, ti, j0, s);

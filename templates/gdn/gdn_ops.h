@@ -1,7 +1,8 @@
 /* gdn_ops.h: what the GDN templates (decode.hip, prefill.hip) share, included after the prelude and
- * the ABI: the element type the recipe's dtype names, its rounding, the fast exp, rsqrt and SiLU, and the gates
- * (templates/abi/gdn.h, step 2). No include guard: the host emulation includes a template once per
- * variant namespace (tests/unit/gdn_emu_variant.inc). */
+ * the ABI: the element type the recipe's dtype names, its rounding, the targets' fast exp, rsqrt,
+ * log2, reciprocal and SiLU, the gates (templates/abi/gdn.h, step 2), and a hand-off's count and
+ * fence. No include guard: the host emulation includes a template once per variant namespace
+ * (tests/unit/gdn_emu_variant.inc). */
 
 #define KT_CAT_(a, b) a##b
 #define KT_CAT(a, b) KT_CAT_(a, b)
@@ -36,38 +37,28 @@ KT_DEV unsigned short kt_bits(float x) { return kt_elem_bits(x); }
 #endif
 KT_DEV float kt_rnd(float x) { return kt_to_float(kt_elem{kt_bits(x)}); }
 
-/* e^x for decays: the target's 2^x approximation (relative error near 2^-22) */
+/* e^x for decays and the gates: the target's 2^x approximation (relative error near 2^-22) */
 KT_DEV float kt_exp_fast(float x) { return kt_exp2(1.44269504088896341f * x); }
 
-/* 1 / sqrt(x), x > 0, for the L2 and RMS norms: the target's approximation (NVIDIA rsqrt.approx,
- * relative error near 2^-22; AMD v_rsq_f32, 1 ulp), where an IEEE square root and division cost a
- * few dozen dependent instructions on the decode step's one-token path */
-KT_DEV float kt_rsqrt_fast(float x)
-{
+/* One unary approximation a target: the emulation's libm form, NVIDIA's PTX instruction, AMD's
+ * builtin (defined once: this header is included once a variant namespace in the emulation) */
+#ifndef KT_GDN_FAST_UNARY
 #if defined(KT_EMU_PRELUDE_H)
-    return 1.0f / sqrtf(x);
+#define KT_GDN_FAST_UNARY(name, emu, ptx, amd) KT_DEV float name(float x) { return emu; }
 #elif defined(KT_ARCH_SM90_H)
-    float y;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
+#define KT_GDN_FAST_UNARY(name, emu, ptx, amd) \
+    KT_DEV float name(float x) { float y; asm(ptx " %0, %1;" : "=f"(y) : "f"(x)); return y; }
 #else
-    return __builtin_amdgcn_rsqf(x);
+#define KT_GDN_FAST_UNARY(name, emu, ptx, amd) KT_DEV float name(float x) { return amd(x); }
 #endif
-}
+#endif
 
-/* log2(x), x > 0: the target's approximation (NVIDIA lg2.approx, AMD v_log_f32) */
-KT_DEV float kt_log2_fast(float x)
-{
-#if defined(KT_EMU_PRELUDE_H)
-    return log2f(x);
-#elif defined(KT_ARCH_SM90_H)
-    float y;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-#else
-    return __builtin_amdgcn_logf(x);
-#endif
-}
+/* 1 / sqrt(x), x > 0, for the L2 and RMS norms (NVIDIA rsqrt.approx, relative error near 2^-22;
+ * AMD v_rsq_f32, 1 ulp), where an IEEE square root and division cost a few dozen dependent
+ * instructions on the decode step's one-token path; log2(x), x > 0 (lg2.approx; AMD llvm.log2,
+ * v_log_f32 where the argument is normal: __builtin_amdgcn_logf is not in hipcc 5.2's clang 15) */
+KT_GDN_FAST_UNARY(kt_rsqrt_fast, 1.0f / sqrtf(x), "rsqrt.approx.ftz.f32", __builtin_amdgcn_rsqf)
+KT_GDN_FAST_UNARY(kt_log2_fast, log2f(x), "lg2.approx.ftz.f32", __builtin_log2f)
 
 /* 1 / x: the target's approximation */
 KT_DEV float kt_rcp_fast(float x)

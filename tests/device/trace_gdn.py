@@ -3,8 +3,8 @@
 built by `kt gen --flags -DKT_GDN_TRACE`), hot, after warm-up launches: each block's SM clock at the
 step's phase boundaries (thread 0 and the last thread), printed as the median and max over blocks
 of the cycles since the block's entry, and the step's span on the global timer (first block's entry
-to last block's end). Phases: 1 metadata back, 2 conv inputs back
-and convolved, 3 first barrier, 4 norms / replay done, 5 first token's row sums across waves, 6
+to last block's end). Phases: 1 metadata back, 11 state loads issued, 12 conv loads issued, 13
+gates done, 2 conv inputs back and convolved, 3 first barrier, 4 norms / replay done, 5 first token's row sums across waves, 6
 tokens done, 7 split norm's hand-off, 8 state stores issued, 9 split norm's last block done, 10 end."""
 import os
 import statistics
