@@ -23,17 +23,23 @@ call_end() {
     echo "done $(el)"
 }
 
-# The prefill calls' repeated steps (after call_begin). unpack NAME: out/NAME/gdn_all.ktdb.xz to
-# $W/NAME.ktdb. prefill_check NAME: gdn_prefill_check.py on it (log $R/check-NAME.log, its verdict
-# echoed). prefill_ab A B ROWS: bench_gdn_prefill.py on $W/A.ktdb against $W/B.ktdb in the same
-# rounds with each launch's time (log $R/ab-A-B.log, its rows and kernels echoed).
+# The GDN calls' repeated steps (after call_begin). unpack NAME: out/NAME/gdn_all.ktdb.xz to
+# $W/NAME.ktdb. decode_check NAME: gdn_check.py on it (log $R/check-NAME.log, its verdict echoed);
+# prefill_check NAME: gdn_prefill_check.py the same way (log $R/prefill-check-NAME.log).
+# prefill_ab A B ROWS: bench_gdn_prefill.py on $W/A.ktdb against $W/B.ktdb in the same rounds with
+# each launch's time (log $R/ab-A-B.log, its rows and kernels echoed).
 unpack() {
     xz -dc "out/$1/gdn_all.ktdb.xz" > "$W/$1.ktdb"
 }
+decode_check() {
+    timeout 60 python3 tests/device/gdn_check.py --lib "$L" --db "$W/$1.ktdb" > "$R/check-$1.log" 2>&1
+    echo "decode check ($1) rc=$? $(el)"
+    grep -E "gdn_check:|WRONG|FAIL|fail" "$R/check-$1.log" | head -4 | cut -c1-200
+}
 prefill_check() {
-    timeout 45 python3 tests/device/gdn_prefill_check.py --lib "$L" --db "$W/$1.ktdb" > "$R/check-$1.log" 2>&1
+    timeout 45 python3 tests/device/gdn_prefill_check.py --lib "$L" --db "$W/$1.ktdb" > "$R/prefill-check-$1.log" 2>&1
     echo "prefill check ($1) rc=$? $(el)"
-    grep -E "gdn_prefill_check:|FAIL|WRONG" "$R/check-$1.log" | head -4 | cut -c1-200
+    grep -E "gdn_prefill_check:|FAIL|WRONG" "$R/prefill-check-$1.log" | head -4 | cut -c1-200
 }
 prefill_ab() {
     f="$R/ab-$1-$2.log"
