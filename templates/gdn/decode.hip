@@ -392,7 +392,8 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         if (c < 2 * KT_DK) {
 #pragma unroll
             for (int u = 0; u < kE; u++) sm.eqk[c][u] = e[ro][u];
-        } else {                /* the block's own v channels: their new conv state */
+        } else {                /* the block's own v channels: their new conv state (the channel
+                                 * recomputed, not gc[ro]: kept live, it spilled the OB 2 form) */
             kt_conv_store(cs + kt_conv_channel(c, hk, H, h, vb) * ccs, e[ro], n, kw, spec, cls);
         }
     }

@@ -115,16 +115,12 @@ KT_DEV float kt_silu_fast(float x)
 #endif
 }
 
-/* The gates' inputs of value head h for the token whose a/b row starts at element r, loaded raw
- * (a step issues them beside its other loads and converts them after); g = -exp(A_log)
- * softplus(a + dt_bias) (softplus(x) = x above 20), beta = sigmoid(b), by the targets' exp2 / log2 /
- * reciprocal approximations (a decode step's one-token path waited on IEEE log and exp) */
+/* The gates of value head h from its inputs as loaded, raw (decode issues them beside its other
+ * loads and converts them after): g = -exp(A_log) softplus(a + dt_bias) (softplus(x) = x above
+ * 20), beta = sigmoid(b), by the targets' exp2 / log2 / reciprocal approximations (a decode step's
+ * one-token path waited on IEEE log and exp); kt_gdn_gates, of the token whose a/b row starts at
+ * element r */
 struct kt_gdn_gate_in { unsigned short a, b; float A_log, dt_bias; };
-KT_DEV kt_gdn_gate_in kt_gdn_gate_load(const void *a, const void *b, const float *A_log, const float *dt_bias,
-                                       long long r, int h)
-{
-    return kt_gdn_gate_in{((const unsigned short *)a)[r + h], ((const unsigned short *)b)[r + h], A_log[h], dt_bias[h]};
-}
 KT_DEV void kt_gdn_gates_of(const kt_gdn_gate_in &in, float &g, float &beta)
 {
     const float x = kt_to_float(kt_elem{in.a}) + in.dt_bias;
@@ -135,7 +131,8 @@ KT_DEV void kt_gdn_gates_of(const kt_gdn_gate_in &in, float &g, float &beta)
 KT_DEV void kt_gdn_gates(const void *a, const void *b, const float *A_log, const float *dt_bias, long long r, int h,
                          float &g, float &beta)
 {
-    kt_gdn_gates_of(kt_gdn_gate_load(a, b, A_log, dt_bias, r, h), g, beta);
+    const kt_gdn_gate_in in{((const unsigned short *)a)[r + h], ((const unsigned short *)b)[r + h], A_log[h], dt_bias[h]};
+    kt_gdn_gates_of(in, g, beta);
 }
 
 } /* namespace */
