@@ -90,6 +90,15 @@ constexpr bool kAuxAhead = KT_OB == 0;
 constexpr bool kReplayAhead = KT_MT > 1 && KT_OB == 0 && kNT >= KT_DK;
 constexpr int kKRound = KT_DK / kNT < kRounds ? KT_DK / kNT : 0;
 constexpr int kTail = (kMaxT * KT_DV + kNT - 1) / kNT;   /* a thread's outputs in the split norm's rows */
+/* the gated norm's sum of squares within each wave, no barrier, where every wave holds all the
+ * block's columns (VK 0 with the columns' threads within a wave): its lanes below kTJ hold each
+ * column once */
+constexpr bool kNormInWave = !KT_VK && kTJ <= KT_WAVE;
+/* several tokens a step (MT > 1): the decay kept as a block-uniform scale of the thread's piece
+ * (the state is alpha * s) instead of a multiply of every element a token; the row sums take the
+ * scale after their reduction, the update divides it out of d (a few columns, not the piece), and
+ * the piece takes it once, at the end, where the state is stored */
+constexpr bool kLazyDecay = KT_MT > 1;
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
 static_assert(KT_DK % KT_KPT == 0 && kNT % kTI == 0, "KPT divides DK, and DK / KPT divides the threads");
@@ -500,6 +509,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     KT_TR(4);
     /* ---- the step's tokens ---- */
     unsigned short *out = (unsigned short *)args.out;
+    float alpha = 1.0f;   /* kLazyDecay: the state is alpha * s */
     for (int tt = 0; tt < n; tt++) {
         unsigned short zc[kVPT];
         if (gated && !kSplitNorm && rep_thread) {
@@ -516,7 +526,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         /* the row sums of the decayed state against k and q; folded (kFoldNorms), against the conv's
          * raw k and q with the rows' k.k, q.q and k.q beside them: the same reduction yields the
          * norms, and S^T k of the normalized k is rk S^T k_raw */
-        const float dec = sm.dec[tt];
+        const float dec = kLazyDecay ? 1.0f : sm.dec[tt];
         float pk[kVPT], pq[kVPT], kk = 0.0f, qq = 0.0f, kq = 0.0f;
 #pragma unroll
         for (int c = 0; c < kVPT; c++) { pk[c] = 0.0f; pq[c] = 0.0f; }
@@ -532,8 +542,8 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             }
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
-                const float v = s[r * kVPT + c] * dec;
-                s[r * kVPT + c] = v;
+                const float v = kLazyDecay ? s[r * kVPT + c] : s[r * kVPT + c] * dec;
+                if constexpr (!kLazyDecay) s[r * kVPT + c] = v;
                 pk[c] += v * k;
                 pq[c] += v * q;
             }
@@ -590,35 +600,56 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         }
         const float rk = kFoldNorms ? kt_rsqrt_fast(kk + 1e-6f) : 1.0f;
         const float rq = kFoldNorms ? args.scale * kt_rsqrt_fast(qq + 1e-6f) : 1.0f;
+        /* the decayed state is sc * s (kLazyDecay), s itself otherwise */
+        float sc = kLazyDecay ? alpha * sm.dec[tt] : 1.0f;
         /* d = beta (v - S^T k); S += k d^T; o = S'^T q + d (k . q) */
         const float beta = sm.beta[tt], kqn = kFoldNorms ? kq * rq * rk : sm.kq[tt];
         float d[kVPT], o[kVPT];
 #pragma unroll
         for (int c = 0; c < kVPT; c++) {
-            d[c] = beta * (sm.y[tt][2 * KT_DK + tj * kVPT + c] - pk[c] * rk);
-            o[c] = pq[c] * rq + d[c] * kqn;
+            d[c] = beta * (sm.y[tt][2 * KT_DK + tj * kVPT + c] - pk[c] * (rk * sc));
+            o[c] = pq[c] * (rq * sc) + d[c] * kqn;
+        }
+        float du[kVPT];   /* the update's d, in the piece's scale */
+#pragma unroll
+        for (int c = 0; c < kVPT; c++) du[c] = d[c];
+        if constexpr (kLazyDecay) {
+            /* the scale folded into the piece before 1 / sc could overflow (a run of strong
+             * decays; dec <= 1 by the gate's sign): block-uniform, every thread has the same sc */
+            if (!(sc >= 0x1p-40f)) {
+#pragma unroll
+                for (int i = 0; i < KT_KPT * kVPT; i++) s[i] *= sc;
+                sc = 1.0f;
+            }
+            const float inv = kt_rcp_fast(sc);
+#pragma unroll
+            for (int c = 0; c < kVPT; c++) du[c] = d[c] * inv;
+            alpha = sc;
         }
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
             const float k = sm.y[tt][KT_DK + ti * KT_KPT + r] * (kFoldNorms ? rk : sm.nk[tt]);
 #pragma unroll
-            for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * d[c];
+            for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * du[c];
         }
         const long long orow = (long long)(t0 + tt) * args.out_stride + (long long)h * dv;
         if (gated && !kSplitNorm) {   /* the block holds the head's dv columns */
             float ss = 0.0f;
+            const bool adds = kNormInWave ? kt_lane_id() < kTJ : rep_thread;   /* each column once */
 #pragma unroll
             for (int c = 0; c < kVPT; c++) {
                 o[c] = kt_rnd(o[c]);
-                ss += rep_thread ? o[c] * o[c] : 0.0f;
+                ss += adds ? o[c] * o[c] : 0.0f;
             }
 #pragma unroll
             for (int m = KT_WAVE / 2; m > 0; m >>= 1) ss += kt_shfl_xor(ss, m);
-            if (kt_lane_id() == 0) sm.nrm[tt & 1][kt_wave_id()] = ss;
-            kt_barrier();
-            ss = 0.0f;
+            if constexpr (!kNormInWave) {
+                if (kt_lane_id() == 0) sm.nrm[tt & 1][kt_wave_id()] = ss;
+                kt_barrier();
+                ss = 0.0f;
 #pragma unroll
-            for (int w = 0; w < KT_NW; w++) ss += sm.nrm[tt & 1][w];
+                for (int w = 0; w < KT_NW; w++) ss += sm.nrm[tt & 1][w];
+            }
             const float rstd = kt_rsqrt_fast(ss / (float)dv + args.norm_eps);
             if (rep_thread) {
 #pragma unroll
@@ -641,6 +672,10 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
         }
     }
 
+    if (kLazyDecay && !spec && alpha != 1.0f) {   /* the piece in the state's scale before its store */
+#pragma unroll
+        for (int i = 0; i < KT_KPT * kVPT; i++) s[i] *= alpha;
+    }
     KT_TR(6);
     /* ---- the gated norm of a head split over blocks: each stored its columns' rnd(o) above; the
      * last of the head's blocks to finish reads the head's rows back and normalizes them in place
