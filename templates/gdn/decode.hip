@@ -27,7 +27,7 @@
  * the rows a token needs (S^T k and S^T q, both of the decayed state: o = S'^T q + d (k . q))
  * are reduced together, in-thread, by butterflies in the wave, then through LDS across waves,
  * at OB 0 with the rows' k.k, q.q and k.q beside them (the L2 norms scale the sums after): one
- * barrier a token (two with a head's norm in one block).
+ * barrier a token (two with a head's norm in one block, unless each wave holds all its columns).
  *
  * The conv: each block convolves the channels it reads (its key head's q and k, its own v
  * columns), a thread a channel, every token at once. Every input a thread's channels need (the
