@@ -42,6 +42,7 @@ static const kt_op_param gdn_params[KT_GDN_NPARAMS] = {
     {"KPT", 0, 1},
     {"MT", KT_GDN_MAX_TOKENS, 1},   /* tokens a sequence it steps; kernels built before the axis: all */
     {"OB", 0, 0},                   /* resident blocks asked of ptxas: the occupancy it read back says what came */
+    {"PS", 0, 0},                   /* persistent blocks a compute unit (0: a block an item; kernels before the axis) */
 };
 
 static const char *const gdn_workspaces[] = {"hand-off counters"};
@@ -49,6 +50,8 @@ static const char *const gdn_workspaces[] = {"hand-off counters"};
 #define DIM(p, d) ((p)->dim[KT_GDN_D_##d])
 #define PAR(v, n) ((v)->p[KT_GDN_P_##n])
 static long long gdn_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM(p, DK) + DIM(p, HV) * DIM(p, DV); }
+/* work items: a block's columns of a head of a sequence (the one-item-a-block grid's blocks) */
+static long long gdn_items(const kt_variant *v, const kt_problem *p) { return DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, BATCH); }
 
 /* ---- geometry ---- */
 
@@ -87,6 +90,10 @@ static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int unit
         snprintf(buf, len, "batch=%lld hv=%lld: the grid's y and z hold at most 65535", DIM(p, BATCH), DIM(p, HV));
         return buf;
     }
+    if (PAR(v, PS) > 0 && gdn_items(v, p) > INT_MAX) {
+        snprintf(buf, len, "PS=%d: %lld work items do not fit the kernel's int", PAR(v, PS), gdn_items(v, p));
+        return buf;
+    }
     if (gdn_conv_dim(p) > INT_MAX / KT_GDN_MAX_TOKENS) {
         snprintf(buf, len, "conv_dim=%lld does not fit the argument struct's ints", gdn_conv_dim(p));
         return buf;
@@ -108,6 +115,12 @@ static int gdn_launches(const kt_variant *v, const kt_problem *p, int wave_size,
     out[0].dims.block[1] = 1;
     out[0].dims.block[2] = 1;
     out[0].dims.shared = 0;   /* static shared memory only */
+    if (PAR(v, PS) > 0) {     /* a persistent grid over the items, with its state buffer */
+        const long long items = gdn_items(v, p), cap = (long long)(units > 0 ? units : 1) * PAR(v, PS);
+        out[0].dims.grid[0] = (unsigned)(items < cap ? items : cap);
+        out[0].dims.grid[1] = out[0].dims.grid[2] = 1;
+        out[0].dims.shared = (unsigned)(4 * PAR(v, DK) * PAR(v, BV));
+    }
     return 1;
 }
 
@@ -186,16 +199,18 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     paid once a block: fewer blocks, less of both);
  *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
  *     gets, x block threads): the bytes in flight;
- *  4. no residency asked of the register allocator (OB 0) where the grid does not need it: the
+ *  4. a persistent grid (PS) where the one-item-a-block grid takes more than one wave of resident
+ *     blocks (its blocks keep the next item's state in flight), none where it takes one;
+ *  5. no residency asked of the register allocator (OB 0) where the grid does not need it: the
  *     bound costs the registers that keep a block's loads in flight (the H100: 9.70 us at batch
  *     1 x hv 8 with OB 2, 6.98 without; 66.5% of the copy ceiling at batch 128 x hv 32 with it,
  *     58.6% without);
- *  5. the row sums reduced in the wave alone (no LDS round and barrier a token);
- *  6. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
+ *  6. the row sums reduced in the wave alone (no LDS round and barrier a token);
+ *  7. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
  *     per-token LDS are sized by MT;
- *  7. fewer registers, then the first candidate.
+ *  8. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
-#define GDN_LAW_KEYS 7
+#define GDN_LAW_KEYS 8
 
 static int gdn_parts(const kt_variant *v, int wave)
 {
@@ -215,6 +230,7 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, BV);
     key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
+    key[i++] = per_unit > occ ? PAR(v, PS) : -PAR(v, PS);
     key[i++] = -PAR(v, OB);
     key[i++] = -gdn_parts(v, wave);
     key[i++] = -PAR(v, MT);

@@ -40,6 +40,7 @@
  * flies behind the step's tokens instead of before them. */
 #include "abi/gdn.h"
 #include "gdn/gdn_ops.h"
+#include "arch/copy_ops.h"
 
 /* KT_GDN_TRACE (a measurement build, NVIDIA only, never in a database that serves): thread 0 and
  * the last thread of each block store the SM clock at the step's phase boundaries into spec_log
@@ -55,6 +56,10 @@
                                           + (tr_ ? 16 : 0) + (i)] = c_; } } while (0)
 #else
 #define KT_TR(i) do { } while (0)
+#endif
+
+#ifndef KT_PS
+#define KT_PS 0   /* kernels built before the axis */
 #endif
 
 namespace {
@@ -99,6 +104,15 @@ constexpr bool kNormInWave = !KT_VK && kTJ <= KT_WAVE;
  * scale after their reduction, the update divides it out of d (a few columns, not the piece), and
  * the piece takes it once, at the end, where the state is stored */
 constexpr bool kLazyDecay = KT_MT > 1;
+/* PS > 0: a persistent grid (PS blocks a compute unit) whose blocks step work items (a head's
+ * columns of a sequence) in turn; where the target copies global -> LDS without registers
+ * (KT_ASYNC_COPY), the next item's state is copied into the block's LDS while this item computes,
+ * so each block keeps a head's state in flight through its whole life instead of only at its
+ * start; the item takes its state from LDS where it first needs it (no registers held while it
+ * flies). Elsewhere the loop alone (the item loads its state there, one round trip) */
+constexpr bool kPersist = KT_PS > 0;
+constexpr bool kPrefetch = kPersist && KT_ASYNC_COPY;
+constexpr unsigned kBufBytes = kPersist ? KT_DK * KT_BV * 4u : 0u;   /* the LDS given at launch */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
 static_assert(KT_DK % KT_KPT == 0 && kNT % kTI == 0, "KPT divides DK, and DK / KPT divides the threads");
@@ -204,6 +218,41 @@ template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float
     }
 }
 
+/* The thread's piece in the block's state buffer (PS): the head's DK x BV block in the state's
+ * own layout, so that a wave's 16-byte pieces are contiguous in both. Store: issue the copies of
+ * the piece from the state at head (asynchronous, no registers); load: read the piece back. */
+KT_DEV int kt_buf_at(int i, int j) { return KT_VK ? j * KT_DK + i : i * KT_BV + j; }
+template <bool Issue> KT_DEV void kt_buf_io(const float *head, float *buf, int ti, int tj, int j0, float (&s)[KT_KPT * kVPT])
+{
+    const int i0 = ti * KT_KPT, jb = tj * kVPT;
+    if constexpr (!KT_VK) {
+#pragma unroll
+        for (int r = 0; r < KT_KPT; r++) {
+            if constexpr (Issue) {
+#pragma unroll
+                for (int k = 0; k < kVPT / 4; k++)
+                    kt_copy16_async(kt_lds_addr(buf + kt_buf_at(i0 + r, jb + 4 * k)), head + (i0 + r) * KT_DV + j0 + 4 * k);
+            } else {
+                kt_ld_f32<kVPT>(buf + kt_buf_at(i0 + r, jb), s + r * kVPT);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < kVPT; c++) {
+            if constexpr (Issue) {
+#pragma unroll
+                for (int k = 0; k < KT_KPT / 4; k++)
+                    kt_copy16_async(kt_lds_addr(buf + kt_buf_at(i0 + 4 * k, jb + c)), head + (j0 + c) * KT_DK + i0 + 4 * k);
+            } else {
+                float col[KT_KPT];
+                kt_ld_f32<KT_KPT>(buf + kt_buf_at(i0, jb + c), col);
+#pragma unroll
+                for (int r = 0; r < KT_KPT; r++) s[r * kVPT + c] = col[r];
+            }
+        }
+    }
+}
+
 /* Block channel c's place in the qkv row and the conv state (abi): its key head's q (c < dk),
  * then its k, then the block's own v columns */
 KT_DEV int kt_conv_channel(int c, int hk, int H, int h, int vb)
@@ -275,20 +324,48 @@ struct kt_gdn_smem {
     int last;                      /* this block is its head's last: it normalizes (split norm) */
 };
 
-} /* namespace */
-
-KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
+/* Work item w's place: columns vb of value head h of sequence seq (the grid's x, y, z order) */
+struct kt_item { int vb, h, seq; };
+KT_DEV kt_item kt_item_of(int w, int hv)
 {
-    KT_SHARED kt_gdn_smem sm;
+    constexpr int nvb = KT_DV / KT_BV;
+    return kt_item{w % nvb, (w / nvb) % hv, w / nvb / hv};
+}
+
+/* PS with the copy: issue the copy of item w's state piece into buf, if the item steps (tokens, a
+ * slot); whether it did */
+KT_DEV bool kt_prefetch(const kt_gdn_decode_args &args, float *buf, kt_item w, int n, int slot)
+{
+    if (n <= 0 || n > kMaxT || slot < 0) return false;   /* uniform over the block */
+    const int t = kt_thread_id(), ti = kt_ti(t), tj = kt_tj(t);
+    const float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)w.h * KT_DK * KT_DV;
+    float none[KT_KPT * kVPT];
+    kt_buf_io<true>(head, buf, ti, tj, w.vb * KT_BV + tj * kVPT, none);
+    kt_copy_commit();
+    return true;
+}
+
+/* One work item: the step of columns [vb*BV, vb*BV + BV) of value head h for sequence seq. PS:
+ * pre says buf holds its state (copied during the item before), next is the block's next item
+ * (-1: none), and the return says whether this item issued the copy of next's state. */
+KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *buf, int vb, int h, int seq, bool pre,
+                        int next)
+{
     KT_TR(0);
     KT_TR(15);
 
     const int t = kt_thread_id();
-    const int vb = kt_block_id_x(), h = kt_block_id_y(), seq = kt_block_id_z();
     const int t0 = args.query_start_loc[seq];
     const int t1 = args.query_start_loc[seq + 1];
     const int slot = args.state_indices[seq];
     const int acc = args.num_accepted ? args.num_accepted[seq] : 0;
+    /* PS with the copy: the next item's metadata, a whole item ahead of its use */
+    const kt_item nx = kt_item_of(next < 0 ? 0 : next, args.num_v_heads);
+    int nx_n = 0, nx_slot = -1;
+    if (kPrefetch && next >= 0) {
+        nx_n = args.query_start_loc[nx.seq + 1] - args.query_start_loc[nx.seq];
+        nx_slot = args.state_indices[nx.seq];
+    }
 
     /* ---- in the metadata's shadow, what needs the parameters alone: the key head (two integer
      * divisions, which the compiler keeps below the early return), the thread's place, the taps
@@ -326,7 +403,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     }
 
     const int n = t1 - t0;
-    if (n <= 0 || n > kMaxT || slot < 0) return;   /* uniform over the sequence's blocks */
+    if (n <= 0 || n > kMaxT || slot < 0) return false;   /* uniform over the sequence's blocks */
     KT_TR(1);
     const int na = acc < 0 ? 0 : acc > kMaxNA ? kMaxNA : acc;   /* logged tokens replayed */
     const bool spec = args.num_accepted != nullptr;
@@ -338,7 +415,7 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
      * each channel round's loads behind the round before) ---- */
     float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)h * KT_DK * dv;
     float s[KT_KPT * kVPT];
-    kt_state_io<false>(head, ti, j0, s);
+    if constexpr (!kPersist) kt_state_io<false>(head, ti, j0, s);
     KT_TR(11);
 
     unsigned short *cs = (unsigned short *)args.conv_state + (long long)slot * args.conv_slot_stride;
@@ -483,6 +560,19 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
             }
         }
         kt_barrier();
+    }
+
+    /* PS: the state where it is first needed, from LDS where it was copied; then the next item's
+     * copy into the freed buffer, in flight through this item's tokens and the next's conv */
+    bool issued = false;
+    if constexpr (kPersist) {
+        if (pre) {
+            kt_copy_wait();
+            kt_buf_io<false>(head, buf, ti, tj, j0, s);
+        } else {
+            kt_state_io<false>(head, ti, j0, s);
+        }
+        if (kPrefetch && next >= 0) issued = kt_prefetch(args, buf, nx, nx_n, nx_slot);
     }
 
     /* ---- speculative: replay the accepted logged tokens, then store the entering state ---- */
@@ -766,4 +856,31 @@ KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
     }
     KT_TR(10);
     KT_TR(14);
+    return issued;
+}
+
+} /* namespace */
+
+KT_KERNEL_MIN_BLOCKS(KT_KERNEL_NAME, kNT, KT_OB)(kt_gdn_decode_args args)
+{
+    KT_SHARED kt_gdn_smem sm;
+    if constexpr (!kPersist) {
+        kt_gdn_item(args, sm, nullptr, kt_block_id_x(), kt_block_id_y(), kt_block_id_z(), false, -1);
+    } else {
+        KT_DYNAMIC_SHARED(float, buf);
+        if (!kt_dynamic_shared_fits(kBufBytes)) return;   /* less LDS than the buffer: nothing written */
+        const int items = KT_DV / KT_BV * args.num_v_heads * args.batch, G = kt_grid_blocks_x();
+        int w = kt_block_id_x();
+        bool pre = false;
+        if (kPrefetch && w < items) {
+            const kt_item it = kt_item_of(w, args.num_v_heads);
+            pre = kt_prefetch(args, buf, it, args.query_start_loc[it.seq + 1] - args.query_start_loc[it.seq],
+                              args.state_indices[it.seq]);
+        }
+        for (; w < items; w += G) {
+            const kt_item it = kt_item_of(w, args.num_v_heads);
+            pre = kt_gdn_item(args, sm, buf, it.vb, it.h, it.seq, pre, w + G < items ? w + G : -1);
+            kt_barrier();   /* the next item rewrites the block's LDS */
+        }
+    }
 }

@@ -4,7 +4,9 @@
 -- columns a block owns (under the gated norm, BV < DV splits a head over blocks), NW warps, KPT
 -- state rows a thread holds; a thread holds KPT x VPT of the block's DK x BV fp32 state, VPT = BV *
 -- KPT / (DK's share of the threads); MT the tokens a sequence it steps at most (1: plain decode);
--- OB the blocks ptxas must keep resident on an SM (0: its choice).
+-- OB the blocks ptxas must keep resident on an SM (0: its choice); PS a persistent grid of PS blocks a
+-- compute unit stepping the work items in turn, the next item's state copied into LDS meanwhile
+-- (0: a block an item).
 
 local function div(a, b) return math.floor(a / b) end
 local MAX_T, MAX_KW = 8, 4
@@ -36,6 +38,9 @@ local function smem_bytes(p, t)
                     + 2 * 2 * parts * p.BV + 2 * red3 * 4 + 2 * p.NW + p.MT * nsq + 2)
 end
 
+-- PS: the state buffer, given at launch
+local function buf_bytes(p) return p.PS > 0 and 4 * p.DK * p.BV or 0 end
+
 return {
   family = "gdn",
   template = "decode.hip",
@@ -51,13 +56,14 @@ return {
     { "KPT", { 4, 8, 16, 32 } },
     { "MT", { 1, 8 } },
     { "OB", { 0, 2 } },
+    { "PS", { 0, 2 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
 
   lds_bytes = function(p, t)
     if not layout(p, t) then return 0 end
-    return smem_bytes(p, t)
+    return smem_bytes(p, t) + buf_bytes(p)
   end,
 
   constraint = function(p, t)
@@ -74,12 +80,16 @@ return {
     if p.KPT * vpt > 64 then return false, "more than 64 state floats a thread" end
     if p.KPT * vpt < 8 then return false, "fewer than 8 state floats a thread: the block's state is too thin" end
     if p.NW * t.wave_size < MAX_T then return false, "fewer threads than tokens" end
+    -- PS: a grid of PS blocks a unit steps the items; the one-item-a-block forms serve the small
+    -- grids, and a persistent form is only worth its LDS where OB holds its blocks resident
+    if p.PS > 0 and t.vendor == "nvidia" and p.OB ~= p.PS then return false, "PS without OB = PS: its blocks' residency unasked" end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
+    if smem_bytes(p, t) + buf_bytes(p) > t.lds_at_launch_max then return false, "PS: the state buffer over the target's LDS" end
     -- registers: the state piece about twice over (its decayed copy and the products' operands,
     -- as ptxas allocated the first builds: 64 floats ~210 at MT 8), and each channel round's conv
     -- inputs and taps; OB is offered where it binds and is not a sure spill (gen/recipe.c)
     local rounds = math.ceil((2 * p.DK + p.BV) / (p.NW * t.wave_size))
     local regs = 2 * p.KPT * vpt + rounds * (MAX_KW - 1 + p.MT + MAX_KW)
-    return t.occupancy_fits(p.NW * t.wave_size, p.OB, smem_bytes(p, t), regs)
+    return t.occupancy_fits(p.NW * t.wave_size, p.OB, smem_bytes(p, t) + buf_bytes(p), regs)
   end,
 }

@@ -23,7 +23,7 @@
 
 struct alignas(16) kt_emu_v16 { unsigned w[4]; };
 struct kt_emu_block {
-    int bx, by, bz, threads;
+    int bx, by, bz, gx, threads;
     pthread_barrier_t block;
     std::vector<pthread_barrier_t> waves;
     std::vector<float> xchg;                    /* a float a thread for the shuffles */
@@ -38,6 +38,7 @@ KT_DEV int kt_thread_id(void) { return kt_emu_tid; }
 KT_DEV int kt_block_id_x(void) { return kt_emu_cur->bx; }
 KT_DEV int kt_block_id_y(void) { return kt_emu_cur->by; }
 KT_DEV int kt_block_id_z(void) { return kt_emu_cur->bz; }
+KT_DEV int kt_grid_blocks_x(void) { return kt_emu_cur->gx; }
 KT_DEV int kt_lane_id(void) { return kt_emu_tid % KT_WAVE; }
 KT_DEV int kt_wave_id(void) { return kt_emu_tid / KT_WAVE; }
 KT_DEV void kt_barrier(void) { pthread_barrier_wait(&kt_emu_cur->block); }
@@ -73,7 +74,17 @@ KT_DEV void kt_sts16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
 #define KT_ARCH_COPY_OPS_H
 #define KT_DYNAMIC_SHARED(type, name) type *name = (type *)kt_emu_cur->dyn.data()
 KT_DEV bool kt_dynamic_shared_fits(unsigned bytes) { return kt_emu_cur->dyn.size() * sizeof(kt_v16) >= bytes; }
-#define KT_ASYNC_COPY 0
+/* the global -> LDS copy, done at its issue (a test that wants a template's copying path defines
+ * KT_EMU_ASYNC_COPY 1 before this file; 0, the targets without the copy: gfx11, gfx12) */
+#ifndef KT_EMU_ASYNC_COPY
+#define KT_EMU_ASYNC_COPY 0
+#endif
+#define KT_ASYNC_COPY KT_EMU_ASYNC_COPY
+KT_DEV unsigned kt_lds_addr(const void *p) { return (unsigned)((const char *)p - (const char *)kt_emu_cur->dyn.data()); }
+KT_DEV void kt_copy16_async(unsigned lds, const void *src) { memcpy((char *)kt_emu_cur->dyn.data() + lds, src, 16); }
+KT_DEV void kt_copy_commit(void) {}
+KT_DEV void kt_copy_wait(void) {}
+template <int N> KT_DEV void kt_copy_wait_pending(void) {}
 
 /* 16 x 16 x 16 fragments in one target's layout (KT_EMU_LAYOUT: 0 gfx12's, 1 sm_90's mma.sync,
  * 2 CDNA's at wave 64), its index math read from the prelude itself (KT_LAYOUT_ONLY: the part
@@ -195,6 +206,7 @@ template <class Args> void kt_emu_run(void (*kernel)(Args), Args args, int gx, i
     kt_emu_launch<Args> l;
     l.kernel = kernel; l.args = args; l.gx = gx; l.gy = gy; l.gz = gz;
     l.b.threads = threads;
+    l.b.gx = gx;
     pthread_barrier_init(&l.b.block, nullptr, (unsigned)threads);
     l.b.waves.resize((size_t)(threads / KT_WAVE));
     for (auto &w : l.b.waves) pthread_barrier_init(&w, nullptr, KT_WAVE);

@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#ifndef KT_EMU_ASYNC_COPY
+#define KT_EMU_ASYNC_COPY 1   /* the persistent forms copy the next item's state, as sm_80 on do */
+#endif
 #include "emu_prelude.h"
 #include "abi/gdn.h"
 #include "runtime/gdn_ref.h"
@@ -31,7 +34,7 @@ extern "C" {
 struct variant {
     const char *name;
     void (*kernel)(kt_gdn_decode_args);
-    int vk, bv, nw, kpt, mt;  /* the kernel's axes; its block is nw * KT_WAVE threads */
+    int vk, bv, nw, kpt, mt, ps;  /* the kernel's axes; its block is nw * KT_WAVE threads */
 };
 
 #if KT_WAVE == 32
@@ -42,6 +45,7 @@ namespace va {
 #define KT_KPT 8
 #define KT_MT 8
 #define KT_OB 2
+#define KT_PS 0
 #include "gdn_emu_variant.inc"
 }
 namespace vb {
@@ -51,6 +55,7 @@ namespace vb {
 #define KT_KPT 4
 #define KT_MT 8
 #define KT_OB 0
+#define KT_PS 0
 #include "gdn_emu_variant.inc"
 }
 namespace vc {
@@ -60,6 +65,7 @@ namespace vc {
 #define KT_KPT 8
 #define KT_MT 8
 #define KT_OB 0
+#define KT_PS 0
 #include "gdn_emu_variant.inc"
 }
 namespace vd {
@@ -69,6 +75,7 @@ namespace vd {
 #define KT_KPT 16
 #define KT_MT 8
 #define KT_OB 0
+#define KT_PS 0
 #include "gdn_emu_variant.inc"
 }
 
@@ -79,15 +86,28 @@ namespace ve {
 #define KT_KPT 8
 #define KT_MT 1
 #define KT_OB 0
+#define KT_PS 0
+#include "gdn_emu_variant.inc"
+}
+
+namespace vf {
+#define KT_VK 0
+#define KT_BV 64
+#define KT_NW 4
+#define KT_KPT 16
+#define KT_MT 8
+#define KT_OB 0
+#define KT_PS 2
 #include "gdn_emu_variant.inc"
 }
 
 static const variant variants[] = {
-    {"vk0 bv128 nw8 kpt8 ob2 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8},
-    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8},
-    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8, 8},
-    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8},
-    {"vk1 bv128 nw8 kpt8 mt1 (one token a step, replays)", ve::kernel, 1, 128, 8, 8, 1},
+    {"vk0 bv128 nw8 kpt8 ob2 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8, 0},
+    {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8, 0},
+    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8, 8, 0},
+    {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8, 0},
+    {"vk1 bv128 nw8 kpt8 mt1 (one token a step, replays)", ve::kernel, 1, 128, 8, 8, 1, 0},
+    {"vk0 bv64 nw4 kpt16 ps2 (3 blocks step 40 items, copy ahead)", vf::kernel, 0, 64, 4, 16, 8, 2},
 };
 
 #else
@@ -100,6 +120,7 @@ namespace va {
 #define KT_KPT 8
 #define KT_MT 8
 #define KT_OB 0
+#define KT_PS 0
 #include "gdn_emu_variant.inc"
 }
 namespace vb {
@@ -109,11 +130,23 @@ namespace vb {
 #define KT_KPT 4
 #define KT_MT 8
 #define KT_OB 0
+#define KT_PS 0
+#include "gdn_emu_variant.inc"
+}
+namespace vc {
+#define KT_VK 1
+#define KT_BV 32
+#define KT_NW 8
+#define KT_KPT 4
+#define KT_MT 8
+#define KT_OB 0
+#define KT_PS 2
 #include "gdn_emu_variant.inc"
 }
 static const variant variants[] = {
-    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 8, 8, 8},
-    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 8, 4, 8},
+    {"w64 vk0 bv128 nw8 kpt8 (half-wave lanes + 8 waves)", va::kernel, 0, 128, 8, 8, 8, 0},
+    {"w64 vk1 bv32 nw8 kpt4 (16 lanes, 4 blocks a head)", vb::kernel, 1, 32, 8, 4, 8, 0},
+    {"w64 vk1 bv32 nw8 kpt4 ps2 (3 blocks step 80 items, no copy)", vc::kernel, 1, 32, 8, 4, 8, 2},
 };
 #endif
 
@@ -203,7 +236,13 @@ static void chain(const variant &v, int spec, int ds_layout, int norm, int steps
         a.batch = BATCH; a.num_k_heads = H; a.num_v_heads = HV; a.dk = DK; a.dv = DV;
         a.conv_kw = KW; a.conv_len = LCOL; a.max_tokens = 4; a.scale = 1.0f / sqrtf((float)DK); a.norm_eps = 1e-6f;
         a.counters = counters.data();
-        kt_emu_run(v.kernel, a, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
+        if (v.ps) {   /* fewer blocks than items: each steps several, odd strides over heads and sequences */
+            kt_emu_dyn_bytes = (size_t)DK * v.bv * 4;
+            kt_emu_run(v.kernel, a, 3, 1, 1, v.nw * KT_WAVE);
+            kt_emu_dyn_bytes = 0;
+        } else {
+            kt_emu_run(v.kernel, a, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
+        }
         for (unsigned c : counters) KT_CHECK_INT(c, 0);
 
         kt_gdn_ref_pools rp = {p.rconv.data(), p.rssm.data(), p.rlog.data(), v.vk};
@@ -281,8 +320,8 @@ static void descriptor_flow(const variant &v, const char *key)
     char err[256];
     KT_CHECK(kt_problem_parse(key, &p, err, sizeof err) == 0);
     char params[160];
-    snprintf(params, sizeof params, "{\"dtype\":\"bf16\",\"VK\":%d,\"DK\":128,\"DV\":128,\"BV\":%d,\"NW\":%d,\"KPT\":%d}", v.vk,
-             v.bv, v.nw, v.kpt);
+    snprintf(params, sizeof params, "{\"dtype\":\"bf16\",\"VK\":%d,\"DK\":128,\"DV\":128,\"BV\":%d,\"NW\":%d,\"KPT\":%d,\"PS\":%d}",
+             v.vk, v.bv, v.nw, v.kpt, v.ps);
     kt_variant kv;
     KT_CHECK(kt_variant_parse(op, params, &kv, nullptr, 0, err, sizeof err) == 0);
     kt_op_buffer bufs[KT_OP_MAX_BUFFERS];
@@ -306,7 +345,10 @@ static void descriptor_flow(const variant &v, const char *key)
     kt_op_launch l[KT_OP_MAX_LAUNCHES];
     KT_CHECK(op->launches(&kv, &p, KT_WAVE, 132, l) == 1);
     KT_CHECK((int)l[0].dims.block[0] == v.nw * KT_WAVE);
+    KT_CHECK(v.ps == 0 || ((int)l[0].dims.grid[1] == 1 && (int)l[0].dims.shared == 128 * v.bv * 4));
+    kt_emu_dyn_bytes = l[0].dims.shared;
     kt_emu_run(v.kernel, a, (int)l[0].dims.grid[0], (int)l[0].dims.grid[1], (int)l[0].dims.grid[2], v.nw * KT_WAVE);
+    kt_emu_dyn_bytes = 0;
     for (unsigned c : counters) KT_CHECK_INT(c, 0);
     std::vector<double> ref(op->ref_count(&p));
     op->ref_cpu(&p, init.data(), ref.data());
@@ -336,12 +378,16 @@ int main(void)
     descriptor_flow(variants[1], "gdn_decode bf16 dk=128 dv=128 hk=1 hv=2 kw=4 norm=0 vk=1 q<=1 batch<=8");
     descriptor_flow(variants[2], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=3 norm=0 vk=1 q<=8 batch<=4");
     descriptor_flow(variants[3], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=0 q<=4 batch<=8");
+    descriptor_flow(variants[5], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=0 q<=4 batch<=8");
 #else
     chain(variants[0], 0, 0, 1, 2);
     chain(variants[0], 1, 1, 1, 3);
     chain(variants[1], 1, 0, 0, 3);
     chain(variants[1], 1, 1, 1, 3);
     descriptor_flow(variants[1], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=0 vk=1 q<=4 batch<=8");
+    chain(variants[2], 0, 0, 1, 2);
+    chain(variants[2], 1, 1, 1, 3);
+    descriptor_flow(variants[2], "gdn_decode bf16 dk=128 dv=128 hk=2 hv=4 kw=4 norm=1 vk=1 q<=4 batch<=8");
 #endif
     KT_TEST_END();
 }
