@@ -197,9 +197,17 @@ static void test_launches(void)
             kt_op_launch l[KT_OP_MAX_LAUNCHES];
             KT_CHECK_INT(op->launches(&rv[i].v, &p, wave, 64, l), 1);
             KT_CHECK_INT(l[0].dims.block[0], rv[i].threads);
-            KT_CHECK_INT(l[0].dims.grid[0] * rv[i].v.p[KT_GDN_P_BV], 128);
-            KT_CHECK_INT(l[0].dims.grid[1], 6);
-            KT_CHECK_INT(l[0].dims.grid[2], 37);
+            if (rv[i].v.p[KT_GDN_P_PS] > 0) {   /* persistent: min(items, 64 units x PS) blocks, the state buffer */
+                const int items = 128 / rv[i].v.p[KT_GDN_P_BV] * 6 * 37, cap = 64 * rv[i].v.p[KT_GDN_P_PS];
+                KT_CHECK_INT(l[0].dims.grid[0], items < cap ? items : cap);
+                KT_CHECK_INT(l[0].dims.grid[1] * l[0].dims.grid[2], 1);
+                KT_CHECK_INT(l[0].dims.shared, 4 * 128 * rv[i].v.p[KT_GDN_P_BV]);
+            } else {
+                KT_CHECK_INT(l[0].dims.grid[0] * rv[i].v.p[KT_GDN_P_BV], 128);
+                KT_CHECK_INT(l[0].dims.grid[1], 6);
+                KT_CHECK_INT(l[0].dims.grid[2], 37);
+                KT_CHECK_INT(l[0].dims.shared, 0);
+            }
             KT_CHECK_INT(op->workspace_bytes(&rv[i].v, &p, 64, 0), 4 * 37 * (2 + 6));
         }
         free(rv);
@@ -274,15 +282,18 @@ static void test_law_ob(void)
     }
     KT_CHECK(ob2 > 0);
     law_device d = law_device_from_target(kt_target_find("sm_90a"), units);
-    const struct { int hv, batch, q, ob; } rows[] = {
-        {8, 1, 1, 0}, {32, 1, 1, 0}, {8, 8, 1, 0}, {32, 4, 1, 0}, {8, 16, 1, 0},
-        {8, 32, 1, 2}, {32, 32, 1, 2}, {32, 128, 1, 2}, {32, 128, 4, 2}, {8, 1, 4, 0}};
+    /* and PS (a persistent grid) only where the one-item-a-block grid takes more than one wave of
+     * resident blocks: 8 x 32 heads fill one wave of two blocks a unit exactly */
+    const struct { int hv, batch, q, ob, ps; } rows[] = {
+        {8, 1, 1, 0, 0}, {32, 1, 1, 0, 0}, {8, 8, 1, 0, 0}, {32, 4, 1, 0, 0}, {8, 16, 1, 0, 0},
+        {8, 32, 1, 2, 0}, {32, 32, 1, 2, 2}, {32, 128, 1, 2, 2}, {32, 128, 4, 2, 2}, {8, 1, 4, 0, 0}};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         kt_problem p = prob(rows[r].hv / 2, rows[r].hv, 1, 0, rows[r].q, rows[r].batch);
         const int k = op->law_pick(&d, c, n, &p);
         KT_CHECK(k >= 0);
         if (k < 0) continue;
         KT_CHECK_INT(c[k].v.p[KT_GDN_P_OB], rows[r].ob);
+        KT_CHECK_INT(c[k].v.p[KT_GDN_P_PS], rows[r].ps);
     }
     free(c);
     free(rv);
