@@ -90,7 +90,7 @@ static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int unit
         snprintf(buf, len, "batch=%lld hv=%lld: the grid's y and z hold at most 65535", DIM(p, BATCH), DIM(p, HV));
         return buf;
     }
-    if (PAR(v, PS) > 0 && gdn_items(v, p) > INT_MAX) {
+    if (PAR(v, PS) > 0 && gdn_items(v, p) > INT_MAX - (long long)(units > 0 ? units : 1) * PAR(v, PS)) {
         snprintf(buf, len, "PS=%d: %lld work items do not fit the kernel's int", PAR(v, PS), gdn_items(v, p));
         return buf;
     }
@@ -225,7 +225,10 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     const int wave = d && d->wave_size > 0 ? d->wave_size : 32;
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long blocks = DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, BATCH);
-    const long long occ = v->occupancy > 0 ? v->occupancy : 1, per_unit = (blocks + units - 1) / units;
+    /* a persistent grid keeps at most PS blocks a unit, whatever more its resources would allow */
+    long long occ = v->occupancy > 0 ? v->occupancy : 1;
+    if (PAR(v, PS) > 0 && occ > PAR(v, PS)) occ = PAR(v, PS);
+    const long long per_unit = (blocks + units - 1) / units;
     int i = 0;
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, BV);

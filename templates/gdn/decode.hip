@@ -19,7 +19,8 @@
  *        8 warps, and one block an SM leaves the state's stream idle while it computes.
  *
  * Grid (dv / BV, HV, batch): block (vb, h, i) owns columns [vb*BV, vb*BV + BV) of value head h's
- * state for sequence i, for every token of the sequence. Decode is a state stream (64 KiB a
+ * state for sequence i, for every token of the sequence (PS > 0: a 1-D grid of PS blocks a unit,
+ * each stepping those items in turn, x fastest). Decode is a state stream (64 KiB a
  * 128 x 128 head, read and written once a step whatever the token count) with a little compute
  * a token, so the block's first act is to issue its state loads; the conv, the gates and the
  * norms run while they are in flight. Threads are laid over the tile so that the state moves in

@@ -82,7 +82,10 @@ return {
     if p.NW * t.wave_size < MAX_T then return false, "fewer threads than tokens" end
     -- PS: a grid of PS blocks a unit steps the items; the one-item-a-block forms serve the small
     -- grids, and a persistent form is only worth its LDS where OB holds its blocks resident
-    if p.PS > 0 and t.vendor == "nvidia" and p.OB ~= p.PS then return false, "PS without OB = PS: its blocks' residency unasked" end
+    -- (and only where global -> LDS copies hold no registers: sm_80 on; gfx11 / gfx12 have none, and
+    -- without the copy the loop only delays each item's state load)
+    if p.PS > 0 and t.vendor ~= "nvidia" then return false, "PS: no global -> LDS copy on this target" end
+    if p.PS > 0 and p.OB ~= p.PS then return false, "PS without OB = PS: its blocks' residency unasked" end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
     if smem_bytes(p, t) + buf_bytes(p) > t.lds_at_launch_max then return false, "PS: the state buffer over the target's LDS" end
     -- registers: the state piece about twice over (its decayed copy and the products' operands,
