@@ -13,7 +13,7 @@ N=${CALL:-c1}
 call_begin $N
 DB=$W/q.ktdb
 if [ -f out/s31/resume.ktdb.xz ]; then xz -dc out/s31/resume.ktdb.xz > $DB; else xz -dc out/s31/all.ktdb.xz > $DB; fi
-timeout -s INT 500 ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB --no-build --resume \
+timeout -s INT ${SWEEP_TIMEOUT:-440} ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB --no-build --resume \
     --budget-min ${BUDGET:-7.5} > $R/sweep.log 2>&1
 echo "sweep rc=$? $(el)"
 grep -E "^coverage|^sweep|refused|wrong|failed" $R/sweep.log | head -12 | cut -c1-200
