@@ -199,8 +199,9 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     paid once a block: fewer blocks, less of both);
  *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
  *     gets, x block threads): the bytes in flight;
- *  4. a persistent grid (PS) where the one-item-a-block grid takes more than one wave of resident
- *     blocks (its blocks keep the next item's state in flight), none where it takes one;
+ *  4. no persistent grid (PS 0): it streams the next item's state into LDS while this one computes,
+ *     yet took 0.80x the one-item-a-block grid's speed wherever it ran (the H100: batch 128 x hv 32
+ *     262.6 us against 209.8, batch 32 x hv 32 74.6 against 59.4); only a measurement selects it;
  *  5. no residency asked of the register allocator (OB 0) where the grid does not need it: the
  *     bound costs the registers that keep a block's loads in flight (the H100: 9.70 us at batch
  *     1 x hv 8 with OB 2, 6.98 without; 66.5% of the copy ceiling at batch 128 x hv 32 with it,
@@ -233,7 +234,7 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     key[i++] = blocks < units ? blocks : units;
     key[i++] = PAR(v, BV);
     key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
-    key[i++] = per_unit > occ ? PAR(v, PS) : -PAR(v, PS);
+    key[i++] = -PAR(v, PS);
     key[i++] = -PAR(v, OB);
     key[i++] = -gdn_parts(v, wave);
     key[i++] = -PAR(v, MT);

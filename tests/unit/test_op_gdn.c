@@ -282,11 +282,11 @@ static void test_law_ob(void)
     }
     KT_CHECK(ob2 > 0);
     law_device d = law_device_from_target(kt_target_find("sm_90a"), units);
-    /* and PS (a persistent grid) only where the one-item-a-block grid takes more than one wave of
-     * resident blocks: 8 x 32 heads fill one wave of two blocks a unit exactly */
+    /* and never PS (a persistent grid: 0.80x the one-item-a-block grid's speed where it ran, even
+     * at 32 x 128 heads, four waves of two blocks a unit) */
     const struct { int hv, batch, q, ob, ps; } rows[] = {
         {8, 1, 1, 0, 0}, {32, 1, 1, 0, 0}, {8, 8, 1, 0, 0}, {32, 4, 1, 0, 0}, {8, 16, 1, 0, 0},
-        {8, 32, 1, 2, 0}, {32, 32, 1, 2, 2}, {32, 128, 1, 2, 2}, {32, 128, 4, 2, 2}, {8, 1, 4, 0, 0}};
+        {8, 32, 1, 2, 0}, {32, 32, 1, 2, 0}, {32, 128, 1, 2, 0}, {32, 128, 4, 2, 0}, {8, 1, 4, 0, 0}};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         kt_problem p = prob(rows[r].hv / 2, rows[r].hv, 1, 0, rows[r].q, rows[r].batch);
         const int k = op->law_pick(&d, c, n, &p);
