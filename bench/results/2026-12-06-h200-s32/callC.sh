@@ -15,7 +15,7 @@ call_begin $N
 DB=$W/q.ktdb
 if [ -f out/s32/resume.ktdb.xz ]; then xz -dc out/s32/resume.ktdb.xz > $DB; else xz -dc out/s32/all.ktdb.xz > $DB; fi
 timeout -s INT ${SWEEP_TIMEOUT:-440} ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB --no-build --resume \
-    --budget-min ${BUDGET:-7.5} > $R/sweep.log 2>&1
+    --budget-min ${BUDGET:-7.5} ${ONLY:+--only $ONLY} > $R/sweep.log 2>&1
 echo "sweep rc=$? $(el)"
 grep -E "^coverage|^sweep|refused|wrong|failed" $R/sweep.log | head -12 | cut -c1-200
 out/bin/kt dump --db $DB > $R/dump.txt 2>&1; echo "dump rc=$? $(el)"; gzip $R/dump.txt
