@@ -193,8 +193,13 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  * compute a token, latency-bound when the batch is small. Among the candidates that can serve p,
  * lexicographically:
  *  1. blocks enough to fill the device (min(blocks, units) with blocks = dv/BV x hv x batch): at
- *     batch 1 the state of a few heads is spread over more compute units by a narrower BV (under
- *     the gated norm too: the head's last block normalizes its rows, one hand-off a step);
+ *     batch 1 the state of a few heads is spread over more compute units by a narrower BV. Under
+ *     the gated norm a head split over blocks pays a hand-off a step (the head's last block
+ *     normalizes its rows: three round trips) and each block repeats its key head's q/k conv, so
+ *     there the split counts only while whole heads would leave all but 1 / GDN_SPLIT_SHARE of
+ *     the units idle, where one unit's load rate, not the device's, bounds a head's state (the
+ *     H100's Qwen3-Next tp 4 sweep: the split wins at 32 heads on 132 units, bv128 by 9-29% at
+ *     64 and 128);
  *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
  *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
@@ -212,6 +217,7 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *  8. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
 #define GDN_LAW_KEYS 8
+#define GDN_SPLIT_SHARE 4
 
 static int gdn_parts(const kt_variant *v, int wave)
 {
@@ -230,8 +236,12 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     long long occ = v->occupancy > 0 ? v->occupancy : 1;
     if (PAR(v, PS) > 0 && occ > PAR(v, PS)) occ = PAR(v, PS);
     const long long per_unit = (blocks + units - 1) / units;
+    const long long heads = DIM(p, HV) * DIM(p, BATCH);
+    /* a split under the gated norm that buys no units worth its hand-off counts as whole heads */
+    const int split_pays = PAR(v, BV) >= DIM(p, DV) || !DIM(p, NORM) || GDN_SPLIT_SHARE * heads <= units;
+    const long long used = split_pays ? blocks : heads;
     int i = 0;
-    key[i++] = blocks < units ? blocks : units;
+    key[i++] = used < units ? used : units;
     key[i++] = PAR(v, BV);
     key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
     key[i++] = -PAR(v, PS);
