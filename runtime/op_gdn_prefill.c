@@ -227,15 +227,22 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  * two 16 x 16 fragment products of BT x dk x BV a chunk. Lexicographically:
  *  1. its blocks filling the device (min(dv / BV x hv x seqs, units)): one long sequence at 8 value
  *     heads has 8 x dv / BV chains, and a chain's time is the prefill's;
- *  2. the largest chunk BT (fewer serial steps; the chunk-parallel launches do more per chunk);
+ *  2. the chunk BT: no larger than the sequences' mean length (past it a chunk is mostly padding,
+ *     which the chunk-parallel launches compute: 64 sequences of 1 token took 1.37x at BT 64), then
+ *     the chunk-parallel launches' blocks (chunks x hv) filling the device (1,024 tokens at hv 8:
+ *     BT 64's 128 blocks took 1.08x BT 32's 256 on 132 units), then the largest (fewer serial
+ *     steps: 4,096 tokens, BT 32 took 1.22x BT 64);
  *  3. the next chunk's loads in flight: PF 4 (the operands as fragments, the next chunk's all in a
  *     second set of registers) first, timed 9% under PF 1 on an H200 (s29; AMD untimed: where its
  *     registers spill the sweep excludes it and PF 1 serves); then PF 1, a chunk costing
  *     its compute rather than its latency; PF 2 (tiles also in LDS ahead, half the barriers) and
- *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide;
+ *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide. Where the
+ *     chains fill the device twice over, any PF past 0 ranks alike: PF 4's registers (one block a
+ *     unit, BV 16 only) lost to wider, more resident forms there (the tp 4 sweep: 4,096 tokens x
+ *     32 sequences, BV 16 PF 4 +11.9% over BV 64 PF 2);
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
-#define GDNP_LAW_KEYS 6
+#define GDNP_LAW_KEYS 8
 
 static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDNP_LAW_KEYS])
 {
@@ -244,12 +251,19 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long blocks = DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, SEQS);
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
-    key[0] = blocks < units ? blocks : units;
-    key[1] = PAR(v, BT);
-    key[2] = PAR(v, PF) == 4 ? 2 : PAR(v, PF) > 1 ? 1 : PAR(v, PF);
-    key[3] = PAR(v, BV);
-    key[4] = occ * PAR(v, NW) * wave;
-    key[5] = -(long long)c->regs;
+    /* the chunk: the mean sequence's length, and the chunks of that length the launches run */
+    const long long seqs = DIM(p, SEQS) > 0 ? DIM(p, SEQS) : 1, bt = PAR(v, BT);
+    const long long mean = (DIM(p, TOKENS) + seqs - 1) / seqs;
+    const long long par_blocks = seqs * ((mean + bt - 1) / bt) * DIM(p, HV);
+    int i = 0;
+    key[i++] = blocks < units ? blocks : units;
+    key[i++] = -(bt > mean ? bt - mean : 0);
+    key[i++] = par_blocks < units ? par_blocks : units;
+    key[i++] = bt;
+    key[i++] = blocks >= 2 * units ? PAR(v, PF) > 0 : PAR(v, PF) == 4 ? 2 : PAR(v, PF) > 1 ? 1 : PAR(v, PF);
+    key[i++] = PAR(v, BV);
+    key[i++] = occ * PAR(v, NW) * wave;
+    key[i++] = -(long long)c->regs;
 }
 
 static int gdnp_law_pick(const law_device *d, const kt_candidate *c, int n, const kt_problem *p)
