@@ -385,7 +385,7 @@ fi
 if echo "$TARGETS" | grep -q sm_90a; then
     GDNL=templates/gdn/_decode_picks.lua
     narrow $GDN $GDNL 'dtype { "bf16" }' 'VK { 0 }' 'BV { 32, 128 }' 'NW { 8 }' 'KPT { 4, 16 }'
-    check "gdn_decode sm_90a: the law's picks of the issue's rows are ok and spill nothing" sh -c "
+    check "gdn_decode sm_90a: the law's picks of the issue's rows (and the persistent form, measured 0.80x, the sweep's to take) are ok and spill nothing" sh -c "
         $KT gen --recipe $GDNL --target sm_90a --db $DB --quiet $WHOLE > $DIR/gdnl.txt 2>&1 || { cat $DIR/gdnl.txt; exit 1; }
         for f in bv32_nw8_kpt4_mt1_ob0_ps0 bv32_nw8_kpt4_mt8_ob0_ps0 bv128_nw8_kpt16_mt1_ob2_ps0 bv128_nw8_kpt16_mt1_ob2_ps2 bv128_nw8_kpt16_mt8_ob0_ps0; do
             n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name='kt_gdn_decode_bf16_vk0_dk128_dv128_\$f' AND target='sm_90a' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
