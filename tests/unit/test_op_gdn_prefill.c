@@ -255,6 +255,20 @@ static void test_verification_set(void)
         }
 }
 
+/* the recipe's variants as the law's candidates, two blocks a unit each */
+static kt_candidate *law_candidates(const recipe_variant *rv, int n)
+{
+    kt_candidate *c = calloc((size_t)n, sizeof *c);
+    for (int i = 0; c && i < n; i++) {
+        c[i].name = rv[i].name;
+        c[i].law_class = "prefill";
+        c[i].v = rv[i].v;
+        c[i].v.occupancy = 2;
+        c[i].threads = rv[i].threads;
+    }
+    return c;
+}
+
 static void test_law(void)
 {
     const struct { const char *target; int units; } devs[] = {{"sm_90a", 132}, {"gfx1201", 64}};
@@ -262,14 +276,7 @@ static void test_law(void)
     for (int di = 0; di < 2; di++) {
         recipe_variant *rv;
         const int n = load_recipe(devs[di].target, &rv);
-        kt_candidate *c = calloc((size_t)n, sizeof *c);
-        for (int i = 0; i < n; i++) {
-            c[i].name = rv[i].name;
-            c[i].law_class = "prefill";
-            c[i].v = rv[i].v;
-            c[i].v.occupancy = 2;
-            c[i].threads = rv[i].threads;
-        }
+        kt_candidate *c = law_candidates(rv, n);
         law_device d = law_device_from_target(kt_target_find(devs[di].target), devs[di].units);
         for (int h = 0; h < 3; h++)
             for (int t = 0; t < 3; t++)
@@ -310,14 +317,7 @@ static void test_law_bt(void)
 {
     recipe_variant *rv;
     const int n = load_recipe("sm_90a", &rv);
-    kt_candidate *c = calloc((size_t)n, sizeof *c);
-    for (int i = 0; i < n; i++) {
-        c[i].name = rv[i].name;
-        c[i].law_class = "prefill";
-        c[i].v = rv[i].v;
-        c[i].v.occupancy = 2;
-        c[i].threads = rv[i].threads;
-    }
+    kt_candidate *c = law_candidates(rv, n);
     law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
     /* measured best BT (ratio of the others' best): 1024 x 1: BT 32 (64: 1.08), 4096 x 1: 64 (32:
      * 1.22), 64 x 64: 16 (64: 1.37), 1024 x 32: 32 (16: 1.12, 64: 1.17), 256 x 32: 16 (32: 1.05),
