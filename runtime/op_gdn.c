@@ -218,6 +218,7 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
 #define GDN_LAW_KEYS 8
 #define GDN_SPLIT_SHARE 4
+_Static_assert(GDN_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "the lexicographic pick's key array");
 
 static int gdn_parts(const kt_variant *v, int wave)
 {

@@ -237,12 +237,14 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
  *     registers spill the sweep excludes it and PF 1 serves); then PF 1, a chunk costing
  *     its compute rather than its latency; PF 2 (tiles also in LDS ahead, half the barriers) and
  *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide. Where the
- *     chains fill the device twice over, any PF past 0 ranks alike: PF 4's registers (one block a
- *     unit, BV 16 only) lost to wider, more resident forms there (the tp 4 sweep: 4,096 tokens x
- *     32 sequences, BV 16 PF 4 +11.9% over BV 64 PF 2);
+ *     problem's chains at the narrowest value tile (16 columns) fill the device twice over, any PF
+ *     past 0 ranks alike: PF 4's registers (one block a unit) lost to wider, more resident forms
+ *     there (the tp 4 sweep: 4,096 tokens x 32 sequences, BV 16 PF 4 +11.9% over BV 64 PF 2);
  *  4. the widest BV among those (each block re-reads the chunk's w^T and kd: fewer blocks, less of it);
  *  5. resident threads a compute unit, then fewer registers. */
 #define GDNP_LAW_KEYS 8
+#define GDNP_NARROWEST_BV 16   /* a warp's value tile: the recipe's narrowest BV */
+_Static_assert(GDNP_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "the lexicographic pick's key array");
 
 static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDNP_LAW_KEYS])
 {
@@ -260,7 +262,8 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = -(bt > mean ? bt - mean : 0);
     key[i++] = par_blocks < units ? par_blocks : units;
     key[i++] = bt;
-    key[i++] = blocks >= 2 * units ? PAR(v, PF) > 0 : PAR(v, PF) == 4 ? 2 : PAR(v, PF) > 1 ? 1 : PAR(v, PF);
+    const long long chains16 = DIM(p, DV) / GDNP_NARROWEST_BV * DIM(p, HV) * seqs;
+    key[i++] = chains16 >= 2 * units ? PAR(v, PF) > 0 : PAR(v, PF) == 4 ? 2 : PAR(v, PF) > 1 ? 1 : PAR(v, PF);
     key[i++] = PAR(v, BV);
     key[i++] = occ * PAR(v, NW) * wave;
     key[i++] = -(long long)c->regs;
