@@ -1,5 +1,6 @@
 -- tune.lua: the tune command, thin: parse flags, call libkt through the FFI.
--- Build stage: every recipe under templates/ for every target asked for, into one database, with
+-- Build stage: every recipe under templates/ for every target asked for (with --modelpath, only the
+-- variants some problem of the model can use), into one database, with
 -- kt gen's summary per (recipe, target). With --modelpath, then the tuner stage (tuner/tune.c):
 -- the model's GEMM problems at --tp, swept on the card (or picked by the law without one), the
 -- result table and the coverage report.
@@ -14,7 +15,14 @@ typedef struct kt_gen_options {
     int jobs;
     int quiet;
     int sample;
+    int (*keep)(const void *keep_ctx, const char *ops, const char *params_json);
+    const void *keep_ctx;
 } kt_gen_options;
+typedef struct kt_build_filter kt_build_filter;
+int kt_build_filter_open(const char *model, int tp, const char *shapes, const char *only, kt_build_filter **out,
+                         char *err, size_t errlen);
+int kt_build_filter_keeps(const void *filter, const char *ops, const char *params_json);
+void kt_build_filter_close(kt_build_filter *f);
 int pipeline_gen_and_print(const kt_gen_options *o, const char *target_name, char *err, size_t errlen);
 int kt_target_count(void);
 typedef struct kt_tune_options {
@@ -32,7 +40,7 @@ local script_dir = (arg[0]:match("^(.*)/[^/]*$") or ".")
 local usage = [[
 usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipes DIR|FILES] [--quiet]
        tune --modelpath DIR --tp N [--target auto|T] [--db FILE] [--resume] [--budget-min M]
-            [--only OPS] [--shapes JSON] [--gpus N] [--no-build] [--no-device]
+            [--only OPS] [--shapes JSON] [--gpus N] [--no-build] [--build-all] [--no-device]
 
   --modelpath  a model directory with config.json (models/ has some): build for one target,
                then sweep the model's per-rank GEMMs at tensor parallelism --tp on the GPU
@@ -45,6 +53,8 @@ usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipe
   --shapes     JSON file [{"n": N, "k": K}, ...] in place of the model's shapes
   --gpus       worker processes, one per GPU 0..N-1, over one sweep (default 1)
   --no-build   use the kernels already in the database (built on another machine)
+  --build-all  build every variant of every recipe (default: only those some problem of the
+               model can use: its dtypes, head sizes and state layouts)
   --no-device  do not look for a GPU: law picks only
   --target   targets to build (default: all; with --modelpath: auto, the GPU's, else gfx1201)
   --db       database to create or update (default: out/ktune.ktdb)
@@ -61,7 +71,7 @@ end
 
 local opt = { db = "out/ktune.ktdb", jobs = 0, recipes = script_dir .. "/templates" }
 local switches = { ["--quiet"] = "quiet", ["--resume"] = "resume", ["--no-build"] = "no_build",
-                   ["--no-device"] = "no_device" }
+                   ["--no-device"] = "no_device", ["--build-all"] = "build_all" }
 local i = 1
 while i <= #arg do
   local a, v = arg[i], arg[i + 1]
@@ -91,7 +101,7 @@ if opt.modelpath then
     fail("--budget-min " .. opt.budget_min .. ": expected minutes > 0")
   end
 else
-  for _, k in ipairs({ "tp", "gpus", "budget_min", "only", "shapes", "resume", "no_build", "no_device" }) do
+  for _, k in ipairs({ "tp", "gpus", "budget_min", "only", "shapes", "resume", "no_build", "no_device", "build_all" }) do
     if opt[k] then fail("--" .. k:gsub("_", "-") .. " needs --modelpath") end
   end
 end
@@ -171,6 +181,15 @@ o.sample = 0   -- every variant (kt gen --sample is for tests)
 local err = ffi.new("char[?]", 4096)
 local failures = 0
 if opt.no_build then recipes = {} end
+-- a model's build: only the variants some problem of the model can use (--build-all: every one)
+local filter = nil
+if opt.modelpath and not opt.build_all and #recipes > 0 then
+  local fp = ffi.new("kt_build_filter*[1]")
+  if kt.kt_build_filter_open(opt.modelpath, opt.tp, opt.shapes, opt.only, fp, err, 4096) ~= 0 then fail(ffi.string(err)) end
+  filter = ffi.gc(fp[0], kt.kt_build_filter_close)
+  o.keep = kt.kt_build_filter_keeps
+  o.keep_ctx = filter
+end
 for _, recipe in ipairs(recipes) do
   o.recipe = recipe
   for _, t in ipairs(targets) do
@@ -184,6 +203,7 @@ for _, recipe in ipairs(recipes) do
     end
   end
 end
+if filter then o.keep = nil; o.keep_ctx = nil; kt.kt_build_filter_close(ffi.gc(filter, nil)); filter = nil end
 if failures > 0 then fail(failures .. " recipe/target run(s) failed", 1) end
 
 if opt.modelpath then

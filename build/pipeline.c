@@ -194,6 +194,22 @@ static void pl_sample(gen_space *sp, int keep)
     sp->nvariants = w;
 }
 
+/* Drops the variants keep() declines (a model's build: none of its problems can use them);
+ * returns how many. */
+static int pl_keep(gen_space *sp, const kt_gen_options *o)
+{
+    if (!o->keep) return 0;
+    int w = 0;
+    for (int i = 0; i < sp->nvariants; i++) {
+        if (!o->keep(o->keep_ctx, sp->ops, sp->variants[i].params_json)) { free(sp->variants[i].source); continue; }
+        if (w != i) sp->variants[w] = sp->variants[i];
+        w++;
+    }
+    const int dropped = sp->nvariants - w;
+    sp->nvariants = w;
+    return dropped;
+}
+
 /* A kernel this recipe built earlier but no longer admits (its axes or constraint changed) must
  * not stay dispatchable on code no current source produces. Names are C identifiers: no quoting. */
 static int pl_retire_absent(kt_db *db, const gen_space *sp, const kt_target *t, kt_gen_summary *sum,
@@ -248,6 +264,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     db_toolchain_row tcrow = {tc.fingerprint, tc.kind, tc.path, tc.version, tc.flags, t->name};
     if (db_toolchain_put(db, &tcrow, err, errlen)) goto done;
 
+    sum->unused = pl_keep(&sp, o);
     pl_sample(&sp, o->sample);
     sum->space = sp.total;
     sum->variants = sp.nvariants;
@@ -349,7 +366,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
             goto done;
         }
     }
-    if (o->sample <= 0 && pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
+    if (o->sample <= 0 && !o->keep && pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
     if (db_commit(db, err, errlen)) goto done;
     rc = 0;
 done:
@@ -370,6 +387,7 @@ void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
     fprintf(f, "%s  %s\n", s->target, s->compiler);
     fprintf(f, "  space %d, variants %d (rejected by the recipe: %d)\n", s->space, s->variants, s->rejected);
     for (int i = 0; i < s->nrejected_by; i++) fprintf(f, "    %6d  %s\n", s->rejected_by[i].count, s->rejected_by[i].reason);
+    if (s->unused) fprintf(f, "  not built: %d no problem of the model can use (another dtype, head size or layout)\n", s->unused);
     fprintf(f, "  compiled %d, cached %d, failed %d, excluded %d, ok %d   (%.1f s)\n",
             s->compiled, s->cached, s->failed, s->excluded, s->ok, s->seconds);
     if (s->interrupted)

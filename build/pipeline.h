@@ -16,6 +16,11 @@ typedef struct kt_gen_options {
     int quiet;                 /* no progress line */
     int sample;                /* > 0: build only this many of the admitted variants, evenly spaced in
                                   the recipe's order (a test's sample); nothing is retired then */
+    /* NULL, or which admitted variants to build (a model's: tuner/build_filter.h): keep(keep_ctx,
+     * the recipe's ops comma-separated, the variant's params JSON) nonzero to build it. The others
+     * are counted, not built; nothing is retired then (the database may serve other models) */
+    int (*keep)(const void *keep_ctx, const char *ops, const char *params_json);
+    const void *keep_ctx;
 } kt_gen_options;
 
 #define KT_GEN_MAX_REASONS 16
@@ -35,6 +40,7 @@ typedef struct kt_gen_summary {
     char first_failure[512];   /* the first failed variant and its first error line */
     double seconds;
     int retired;               /* stored kernels of this recipe it no longer admits, now excluded */
+    int unused;                /* admitted variants the keep filter left out (no problem of the model) */
     int interrupted;           /* compiles killed by a signal: neither cached nor stored (rerun) */
     char only_for[96];         /* set when the recipe's targets leave this one out: nothing ran */
 } kt_gen_summary;

@@ -52,7 +52,7 @@ int kt_cmd_problems(int argc, char **argv)
     sweep_problem *ps = NULL;
     int np = 0;
     char err[768];
-    if (kt_tune_problems(modelpath, (int)tp, only, &m, &ps, &np, err, sizeof err)) {
+    if (kt_tune_problems(modelpath, (int)tp, NULL, only, &m, &ps, &np, err, sizeof err)) {
         fprintf(stderr, "kt problems: %s\n", err);
         return 1;
     }

@@ -328,10 +328,10 @@ static int tune_problems(const char *model, int tp, const char *shapes, const ch
     return 0;
 }
 
-int kt_tune_problems(const char *model, int tp, const char *only, model_problems *mp, sweep_problem **ps, int *np,
-                     char *err, size_t errlen)
+int kt_tune_problems(const char *model, int tp, const char *shapes, const char *only, model_problems *mp,
+                     sweep_problem **ps, int *np, char *err, size_t errlen)
 {
-    return tune_problems(model, tp, NULL, only, mp, ps, np, err, errlen);
+    return tune_problems(model, tp, shapes, only, mp, ps, np, err, errlen);
 }
 
 int kt_tune_check_model(const char *model, int tp, const char *shapes, const char *only, char *err, size_t errlen)

@@ -25,12 +25,12 @@ int kt_target_auto(char *out, size_t len, char *msg, size_t msglen);
 int kt_tune_check_model(const char *model, int tp, const char *shapes, const char *only, char *err, size_t errlen);
 
 /* Every op family's problems of one rank of the model (or of the families in the comma list
- * only), each static shape crossed with its op's bucket edges, in table order: *ps malloc'd. 0, or
- * 2 with err naming the input at fault. */
+ * only; the GEMMs of the --shapes file when shapes is not NULL), each static shape crossed with its
+ * op's bucket edges, in table order: *ps malloc'd. 0, or 2 with err naming the input at fault. */
 struct model_problems;
 struct sweep_problem;
-int kt_tune_problems(const char *model, int tp, const char *only, struct model_problems *mp, struct sweep_problem **ps,
-                     int *np, char *err, size_t errlen);
+int kt_tune_problems(const char *model, int tp, const char *shapes, const char *only, struct model_problems *mp,
+                     struct sweep_problem **ps, int *np, char *err, size_t errlen);
 
 /* 0 ok, 1 failed (err says why), 2 bad input (err names it). */
 int kt_tune_model(const kt_tune_options *o, char *err, size_t errlen);

@@ -70,6 +70,13 @@ static int gen(const kt_gen_options *o, kt_gen_summary *sum)
     return rc;
 }
 
+/* a model's filter stand-in: only the N = 1 variant is used */
+static int keep_n1(const void *ctx, const char *ops, const char *params_json)
+{
+    (void)ctx;
+    return ops != NULL && strstr(params_json, "\"N\":1") != NULL;
+}
+
 #define ROW(col, name) "SELECT " col " FROM kernel WHERE name = '" name "' AND target = 'gfx1201'"
 
 int main(void)
@@ -150,6 +157,17 @@ int main(void)
     KT_CHECK(query_int(db, ROW("params = '{\"N\":2,\"law\":\"other\"}'", "kt_tiny_n2")) == 1);
     KT_CHECK_INT(query_int(db, ROW("length(code_hash)", "kt_tiny_n1")), hash_len);
     KT_CHECK_INT(query_int(db, ROW("waves_per_simd", "kt_tiny_n1")), waves256);
+
+    /* a keep filter builds what it keeps and retires nothing it leaves out (the database may serve
+     * other models) */
+    o.keep = keep_n1;
+    KT_CHECK_INT(gen(&o, &sum), 0);
+    KT_CHECK_INT(sum.unused, 1);
+    KT_CHECK_INT(sum.variants, 1);
+    KT_CHECK_INT(sum.ok, 1);
+    KT_CHECK_INT(sum.retired, 0);
+    KT_CHECK_INT(query_int(db, ROW("count(*)", "kt_tiny_n2") " AND status = 'ok'"), 1);
+    o.keep = NULL;
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
