@@ -49,8 +49,9 @@ usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipe
   --resume     continue the newest unfinished sweep of this model/tp/device (measurements are
                kept by code hash in any case: nothing measured is measured again)
   --budget-min stop starting new problems after M minutes (what is done is kept)
-  --only       op families to tune, comma-separated (default: every family; `kt ops` lists them)
-  --shapes     JSON file [{"n": N, "k": K}, ...] in place of the model's shapes
+  --only       op families to tune, comma-separated (default: every family; `kt ops` lists them);
+               the build follows: only their variants
+  --shapes     JSON file [{"n": N, "k": K}, ...] in place of the model's shapes (the build: GEMMs only)
   --gpus       worker processes, one per GPU 0..N-1, over one sweep (default 1)
   --no-build   use the kernels already in the database (built on another machine)
   --build-all  build every variant of every recipe (default: only those some problem of the
@@ -95,6 +96,7 @@ local function count_opt(name, value, min)
 end
 if opt.modelpath then
   if not opt.tp then fail("--modelpath needs --tp N (tensor-parallel ranks)") end
+  if opt.build_all and opt.no_build then fail("--build-all with --no-build: nothing is built") end
   opt.tp = count_opt("--tp", opt.tp, 1)
   opt.gpus = count_opt("--gpus", opt.gpus or 1, 1)
   if opt.budget_min and (not tonumber(opt.budget_min) or tonumber(opt.budget_min) <= 0) then

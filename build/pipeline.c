@@ -194,33 +194,47 @@ static void pl_sample(gen_space *sp, int keep)
     sp->nvariants = w;
 }
 
-/* Drops the variants keep() declines (a model's build: none of its problems can use them);
- * returns how many. */
-static int pl_keep(gen_space *sp, const kt_gen_options *o)
+/* Moves the variants keep() declines (a model's build: no problem of the run can use them) behind
+ * the first nvariants, in order, their sources freed: still admitted by the recipe (retiring reads
+ * their names), not built. Returns how many. */
+static int pl_keep(gen_space *sp, const kt_gen_options *o, char *err, size_t errlen)
 {
-    if (!o->keep) return 0;
-    int w = 0;
-    for (int i = 0; i < sp->nvariants; i++) {
-        if (!o->keep(o->keep_ctx, sp->ops, sp->variants[i].params_json)) { free(sp->variants[i].source); continue; }
-        if (w != i) sp->variants[w] = sp->variants[i];
-        w++;
+    const int n = sp->nvariants;
+    if (!o->keep || n == 0) return 0;
+    gen_variant *tmp = malloc((size_t)n * sizeof *tmp);
+    unsigned char *kept = malloc((size_t)n);
+    if (!tmp || !kept) {
+        free(tmp);
+        free(kept);
+        return snprintf(err, errlen, "out of memory"), -1;
     }
-    const int dropped = sp->nvariants - w;
+    int w = 0;
+    for (int i = 0; i < n; i++)
+        if ((kept[i] = o->keep(o->keep_ctx, sp->ops, sp->variants[i].params_json) != 0)) tmp[w++] = sp->variants[i];
+    for (int i = 0, d = w; i < n; i++) {
+        if (kept[i]) continue;
+        free(sp->variants[i].source);
+        sp->variants[i].source = NULL;
+        tmp[d++] = sp->variants[i];
+    }
+    memcpy(sp->variants, tmp, (size_t)n * sizeof *tmp);
+    free(tmp);
+    free(kept);
     sp->nvariants = w;
-    return dropped;
+    return n - w;
 }
 
 /* A kernel this recipe built earlier but no longer admits (its axes or constraint changed) must
  * not stay dispatchable on code no current source produces. Names are C identifiers: no quoting. */
-static int pl_retire_absent(kt_db *db, const gen_space *sp, const kt_target *t, kt_gen_summary *sum,
+static int pl_retire_absent(kt_db *db, const gen_space *sp, int admitted, const kt_target *t, kt_gen_summary *sum,
                             char *err, size_t errlen)
 {
     size_t cap = 3, used = 0;
-    for (int i = 0; i < sp->nvariants; i++) cap += strlen(sp->variants[i].name) + 3;
+    for (int i = 0; i < admitted; i++) cap += strlen(sp->variants[i].name) + 3;
     char *json = malloc(cap);
     if (!json) { snprintf(err, errlen, "out of memory"); return 1; }
     used += (size_t)snprintf(json, cap, "[");
-    for (int i = 0; i < sp->nvariants; i++)
+    for (int i = 0; i < admitted; i++)
         used += (size_t)snprintf(json + used, cap - used, "%s\"%s\"", i ? "," : "", sp->variants[i].name);
     snprintf(json + used, cap - used, "]");
     int rc = db_kernel_retire_absent(db, t->name, sp->template_rel, sp->kernel, json, &sum->retired, err, errlen);
@@ -264,7 +278,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     db_toolchain_row tcrow = {tc.fingerprint, tc.kind, tc.path, tc.version, tc.flags, t->name};
     if (db_toolchain_put(db, &tcrow, err, errlen)) goto done;
 
-    sum->unused = pl_keep(&sp, o);
+    if ((sum->unused = pl_keep(&sp, o, err, errlen)) < 0) goto done;
     pl_sample(&sp, o->sample);
     sum->space = sp.total;
     sum->variants = sp.nvariants;
@@ -277,7 +291,7 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
     }
     items = calloc((size_t)sp.nvariants, sizeof *items);
     jobs = calloc((size_t)sp.nvariants, sizeof *jobs);
-    if (!items || !jobs) { snprintf(err, errlen, "out of memory"); goto done; }
+    if (sp.nvariants > 0 && (!items || !jobs)) { snprintf(err, errlen, "out of memory"); goto done; }
 
     for (int i = 0; i < sp.nvariants; i++) {
         pl_item *it = &items[i];
@@ -366,7 +380,10 @@ int pipeline_gen(const kt_gen_options *o, const kt_target *t, kt_gen_summary *su
             goto done;
         }
     }
-    if (o->sample <= 0 && !o->keep && pl_retire_absent(db, &sp, t, sum, err, errlen)) { db_rollback(db); goto done; }
+    if (o->sample <= 0 && pl_retire_absent(db, &sp, sp.nvariants + sum->unused, t, sum, err, errlen)) {
+        db_rollback(db);
+        goto done;
+    }
     if (db_commit(db, err, errlen)) goto done;
     rc = 0;
 done:
@@ -387,7 +404,7 @@ void pipeline_print_summary(FILE *f, const kt_gen_summary *s)
     fprintf(f, "%s  %s\n", s->target, s->compiler);
     fprintf(f, "  space %d, variants %d (rejected by the recipe: %d)\n", s->space, s->variants, s->rejected);
     for (int i = 0; i < s->nrejected_by; i++) fprintf(f, "    %6d  %s\n", s->rejected_by[i].count, s->rejected_by[i].reason);
-    if (s->unused) fprintf(f, "  not built: %d no problem of the model can use (another dtype, head size or layout)\n", s->unused);
+    if (s->unused) fprintf(f, "  not built: %d no problem of this run can use (another dtype, head size or layout; --only)\n", s->unused);
     fprintf(f, "  compiled %d, cached %d, failed %d, excluded %d, ok %d   (%.1f s)\n",
             s->compiled, s->cached, s->failed, s->excluded, s->ok, s->seconds);
     if (s->interrupted)

@@ -18,7 +18,8 @@ typedef struct kt_gen_options {
                                   the recipe's order (a test's sample); nothing is retired then */
     /* NULL, or which admitted variants to build (a model's: tuner/build_filter.h): keep(keep_ctx,
      * the recipe's ops comma-separated, the variant's params JSON) nonzero to build it. The others
-     * are counted, not built; nothing is retired then (the database may serve other models) */
+     * are counted (unused), not built, and stay as they are in the database: still admitted, so
+     * only kernels the recipe no longer admits are retired */
     int (*keep)(const void *keep_ctx, const char *ops, const char *params_json);
     const void *keep_ctx;
 } kt_gen_options;
@@ -31,7 +32,7 @@ typedef struct kt_gen_summary {
     char compiler[600];        /* kind, path and first version line */
     char fingerprint[65];
     int space;                 /* size of the recipe's axes product */
-    int variants;              /* passed the recipe's constraint */
+    int variants;              /* passed the recipe's constraint and the keep filter (built) */
     int rejected;              /* failed it (reasons below) */
     int compiled, cached, failed, excluded, ok;
     struct { char reason[128]; int count; } rejected_by[KT_GEN_MAX_REASONS], excluded_by[KT_GEN_MAX_REASONS];
@@ -40,7 +41,7 @@ typedef struct kt_gen_summary {
     char first_failure[512];   /* the first failed variant and its first error line */
     double seconds;
     int retired;               /* stored kernels of this recipe it no longer admits, now excluded */
-    int unused;                /* admitted variants the keep filter left out (no problem of the model) */
+    int unused;                /* admitted variants the keep filter left out (no problem of the run) */
     int interrupted;           /* compiles killed by a signal: neither cached nor stored (rerun) */
     char only_for[96];         /* set when the recipe's targets leave this one out: nothing ran */
 } kt_gen_summary;

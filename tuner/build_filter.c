@@ -35,8 +35,9 @@ int kt_build_filter_open(const char *model, int tp, const char *shapes, const ch
     return 0;
 }
 
-/* Whether some problem of op admits the variant (misfit at one compute unit: the grid limits a
- * launch checks only grow with the device). */
+/* Whether some problem of op admits the variant. Misfit at one compute unit: the most permissive
+ * count (a persistent grid's item bound tightens with the units), so the filter may keep a form a
+ * device turns down, never drop one it could run. */
 static int bf_serves(const kt_build_filter *f, const kt_op *op, const char *params_json)
 {
     kt_variant v;

@@ -167,6 +167,16 @@ int main(void)
     KT_CHECK_INT(sum.ok, 1);
     KT_CHECK_INT(sum.retired, 0);
     KT_CHECK_INT(query_int(db, ROW("count(*)", "kt_tiny_n2") " AND status = 'ok'"), 1);
+    /* and still retires what the recipe no longer admits: N = 1 gone from the axes, N = 2 declined */
+    write_text("templates/toy/tiny.lua",
+               "return {\n  family = \"toy\", template = \"tiny.hip\", kernel = \"kt_tiny\", ops = { \"tiny\" },\n"
+               "  axes = { { \"N\", { 2 } } },\n  threads = function(p, t) return 256 end,\n"
+               "  constraint = function(p, t) return true end,\n}\n");
+    KT_CHECK_INT(gen(&o, &sum), 0);
+    KT_CHECK_INT(sum.unused, 1);
+    KT_CHECK_INT(sum.retired, 1);
+    KT_CHECK_INT(query_int(db, ROW("count(*)", "kt_tiny_n1") " AND status = 'excluded'"), 1);
+    KT_CHECK_INT(query_int(db, ROW("count(*)", "kt_tiny_n2") " AND status = 'ok'"), 1);
     o.keep = NULL;
 
     char cmd[600];
