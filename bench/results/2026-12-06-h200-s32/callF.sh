@@ -1,0 +1,29 @@
+#!/bin/sh
+# Prepared for the next session (not run): the GDN prefill law held out, then the tp 4 sweep
+# resumed where calls C / D stopped. Build here first (the model's filter keeps what its problems
+# can use; about 12 minutes on 2 cores):
+#   ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db /tmp/s33.ktdb --no-device
+#   sqlite3 /tmp/s33.ktdb "update kernel set code=NULL where status!='ok'; vacuum"
+#   mkdir -p out/s33 && xz -T2 -c /tmp/s33.ktdb > out/s33/all.ktdb.xz
+# and refresh out/device (KT_PACK_DB=0 KT_EXPORT_DB=/nonexistent sh tests/device/pack.sh).
+# Prediction (bench/NOTES.md, thirty-second session): the prefill law's regret at tp 2 (hv 16) and
+# tp 1 (hv 32), mean <= +5%, worst <= +15%. Carry out/bin out/lib out/device out/s33. $OUT/f1.tgz,
+# the database beside (restore its code with tests/device/restore_code.sh against /tmp/s33.ktdb).
+set -u
+. tests/device/env.sh
+call_begin f1
+DB=$W/q.ktdb
+xz -dc out/s33/all.ktdb.xz > $DB
+for tp in 2 1; do
+    timeout -s INT ${PREFILL_TIMEOUT:-120} ./tune --modelpath models/qwen3-next-80b-a3b --tp $tp --target sm_90a --db $DB \
+        --no-build --only gdn_prefill --budget-min ${PREFILL_BUDGET:-1.5} > $R/sweep-prefill-tp$tp.log 2>&1
+    echo "prefill tp $tp rc=$? $(el)"
+    grep -E "^sweep|^coverage" $R/sweep-prefill-tp$tp.log | cut -c1-200
+done
+timeout -s INT ${SWEEP_TIMEOUT:-240} ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB \
+    --no-build --budget-min ${BUDGET:-3.5} > $R/sweep-tp4.log 2>&1
+echo "sweep tp 4 rc=$? $(el)"
+grep -E "^sweep|^coverage" $R/sweep-tp4.log | cut -c1-200
+out/bin/kt dump --db $DB > $R/dump.txt 2>&1; echo "dump rc=$? $(el)"; gzip $R/dump.txt
+sh tests/device/return_db.sh $DB $OUT
+call_end f1
