@@ -6,6 +6,9 @@
 #   sqlite3 /tmp/s33.ktdb "update kernel set code=NULL where status!='ok'; vacuum"
 #   mkdir -p out/s33 && xz -T2 -c /tmp/s33.ktdb > out/s33/all.ktdb.xz
 # and refresh out/device (KT_PACK_DB=0 KT_EXPORT_DB=/nonexistent sh tests/device/pack.sh).
+# The tp 4 step starts over (GEMMs first); to resume calls C-E instead, carry e1-nocode.ktdb.xz (this
+# folder) with its code restored (tests/device/restore_code.sh) from a build of the same kernels:
+# s32's hand-narrowed recipes (bench/NOTES.md, "The Qwen3-Next tp 4 sweep"), not the filter's.
 # Prediction (bench/NOTES.md, thirty-second session): the prefill law's regret at tp 2 (hv 16) and
 # tp 1 (hv 32), mean <= +5%, worst <= +15%. Carry out/bin out/lib out/device out/s33. $OUT/f1.tgz,
 # the database beside (restore its code with tests/device/restore_code.sh against /tmp/s33.ktdb).
