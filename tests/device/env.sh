@@ -49,3 +49,26 @@ prefill_ab() {
     grep -E "^[0-9]+x|--ab" "$f" | cut -c1-110
     grep -E "kernel" "$f" | sed 's/kt_gdn_prefill_[a-z0-9]*_vk[01]_dk[0-9]*_dv[0-9]*_//' | cut -c1-90
 }
+
+# The sweep calls' repeated steps. db_unpack FILE.xz: DB=$W/q.ktdb, the carried database unpacked
+# there. model_sweep LOG TIMEOUT TUNE-ARGS...: ./tune on $DB with the
+# arguments (model, tp, --only, --budget-min ...), stopped by SIGINT at TIMEOUT seconds (what it
+# measured is kept), its log $R/LOG and its summary lines echoed. db_return: `kt dump` of $DB
+# ($R/dump.txt.gz) and the database itself back under $OUT (tests/device/return_db.sh).
+db_unpack() {
+    DB=$W/q.ktdb
+    xz -dc "$1" > "$DB"
+}
+model_sweep() {
+    log=$1 limit=$2
+    shift 2
+    timeout -s INT "$limit" ./tune --target sm_90a --db "$DB" --no-build "$@" > "$R/$log" 2>&1
+    echo "$log rc=$? $(el)"
+    grep -E "^sweep|^coverage" "$R/$log" | cut -c1-200
+}
+db_return() {
+    out/bin/kt dump --db "$DB" > "$R/dump.txt" 2>&1
+    echo "dump rc=$? $(el)"
+    gzip "$R/dump.txt"
+    sh tests/device/return_db.sh "$DB" "$OUT"
+}

@@ -15,18 +15,11 @@
 set -u
 . tests/device/env.sh
 call_begin f1
-DB=$W/q.ktdb
-xz -dc out/s33/all.ktdb.xz > $DB
+db_unpack out/s33/all.ktdb.xz
 for tp in 2 1; do
-    timeout -s INT ${PREFILL_TIMEOUT:-120} ./tune --modelpath models/qwen3-next-80b-a3b --tp $tp --target sm_90a --db $DB \
-        --no-build --only gdn_prefill --budget-min ${PREFILL_BUDGET:-1.5} > $R/sweep-prefill-tp$tp.log 2>&1
-    echo "prefill tp $tp rc=$? $(el)"
-    grep -E "^sweep|^coverage" $R/sweep-prefill-tp$tp.log | cut -c1-200
+    model_sweep sweep-prefill-tp$tp.log ${PREFILL_TIMEOUT:-120} --modelpath models/qwen3-next-80b-a3b --tp $tp \
+        --only gdn_prefill --budget-min ${PREFILL_BUDGET:-1.5}
 done
-timeout -s INT ${SWEEP_TIMEOUT:-240} ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target sm_90a --db $DB \
-    --no-build --budget-min ${BUDGET:-3.5} > $R/sweep-tp4.log 2>&1
-echo "sweep tp 4 rc=$? $(el)"
-grep -E "^sweep|^coverage" $R/sweep-tp4.log | cut -c1-200
-out/bin/kt dump --db $DB > $R/dump.txt 2>&1; echo "dump rc=$? $(el)"; gzip $R/dump.txt
-sh tests/device/return_db.sh $DB $OUT
+model_sweep sweep-tp4.log ${SWEEP_TIMEOUT:-240} --modelpath models/qwen3-next-80b-a3b --tp 4 --budget-min ${BUDGET:-3.5}
+db_return
 call_end f1
