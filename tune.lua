@@ -114,10 +114,19 @@ local lib_path = script_dir .. "/out/lib/libkt.so"
 local ok, kt = pcall(ffi.load, lib_path)
 if not ok then fail("cannot load " .. lib_path .. " (run 'make' first): " .. tostring(kt), 1) end
 
--- the model is read and validated before anything is built or any database is created
+-- the model is read and validated before anything is built or any database is created; a model's
+-- build reads it once, into the filter that keeps only the variants some problem of it can use
+-- (--build-all: every one)
+local filter = nil
 if opt.modelpath then
   local cerr = ffi.new("char[4096]")
-  if kt.kt_tune_check_model(opt.modelpath, opt.tp, opt.shapes, opt.only, cerr, 4096) ~= 0 then fail(ffi.string(cerr)) end
+  if opt.no_build or opt.build_all then
+    if kt.kt_tune_check_model(opt.modelpath, opt.tp, opt.shapes, opt.only, cerr, 4096) ~= 0 then fail(ffi.string(cerr)) end
+  else
+    local fp = ffi.new("kt_build_filter*[1]")
+    if kt.kt_build_filter_open(opt.modelpath, opt.tp, opt.shapes, opt.only, fp, cerr, 4096) ~= 0 then fail(ffi.string(cerr)) end
+    filter = ffi.gc(fp[0], kt.kt_build_filter_close)
+  end
 end
 
 local targets = {}
@@ -183,12 +192,7 @@ o.sample = 0   -- every variant (kt gen --sample is for tests)
 local err = ffi.new("char[?]", 4096)
 local failures = 0
 if opt.no_build then recipes = {} end
--- a model's build: only the variants some problem of the model can use (--build-all: every one)
-local filter = nil
-if opt.modelpath and not opt.build_all and #recipes > 0 then
-  local fp = ffi.new("kt_build_filter*[1]")
-  if kt.kt_build_filter_open(opt.modelpath, opt.tp, opt.shapes, opt.only, fp, err, 4096) ~= 0 then fail(ffi.string(err)) end
-  filter = ffi.gc(fp[0], kt.kt_build_filter_close)
+if filter then
   o.keep = kt.kt_build_filter_keeps
   o.keep_ctx = filter
 end

@@ -253,7 +253,8 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     const long long units = d && d->compute_units > 0 ? d->compute_units : 1;
     const long long blocks = DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, SEQS);
     const long long occ = v->occupancy > 0 ? v->occupancy : 1;
-    /* the chunk: the mean sequence's length, and the chunks of that length the launches run */
+    /* the chunk: the mean sequence's length, and the chunks of that length the launches run (not
+     * kt_gdn_prefill_chunks, the grid's bound for any mix of lengths, whose spare blocks exit) */
     const long long seqs = DIM(p, SEQS) > 0 ? DIM(p, SEQS) : 1, bt = PAR(v, BT);
     const long long mean = (DIM(p, TOKENS) + seqs - 1) / seqs;
     const long long par_blocks = seqs * ((mean + bt - 1) / bt) * DIM(p, HV);
