@@ -618,6 +618,15 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
          * raw k and q with the rows' k.k, q.q and k.q beside them: the same reduction yields the
          * norms, and S^T k of the normalized k is rk S^T k_raw */
         const float dec = kLazyDecay ? 1.0f : sm.dec[tt];
+        /* kLazyDecay: the decayed state is sc * s; the scale folded into the piece before 1 / sc
+         * could overflow (a run of strong decays; dec <= 1 by the gate's sign), here where only the
+         * piece is live: block-uniform, every thread has the same sc */
+        float sc = kLazyDecay ? alpha * sm.dec[tt] : 1.0f;
+        if (kLazyDecay && !(sc >= 0x1p-40f)) {
+#pragma unroll
+            for (int i = 0; i < KT_KPT * kVPT; i++) s[i] *= sc;
+            sc = 1.0f;
+        }
         float pk[kVPT], pq[kVPT], kk = 0.0f, qq = 0.0f, kq = 0.0f;
 #pragma unroll
         for (int c = 0; c < kVPT; c++) { pk[c] = 0.0f; pq[c] = 0.0f; }
@@ -691,8 +700,6 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
         }
         const float rk = kFoldNorms ? kt_rsqrt_fast(kk + 1e-6f) : 1.0f;
         const float rq = kFoldNorms ? args.scale * kt_rsqrt_fast(qq + 1e-6f) : 1.0f;
-        /* the decayed state is sc * s (kLazyDecay), s itself otherwise */
-        float sc = kLazyDecay ? alpha * sm.dec[tt] : 1.0f;
         /* d = beta (v - S^T k); S += k d^T; o = S'^T q + d (k . q) */
         const float beta = sm.beta[tt], kqn = kFoldNorms ? kq * rq * rk : sm.kq[tt];
         float d[kVPT], o[kVPT];
@@ -705,13 +712,6 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
 #pragma unroll
         for (int c = 0; c < kVPT; c++) du[c] = d[c];
         if constexpr (kLazyDecay) {
-            /* the scale folded into the piece before 1 / sc could overflow (a run of strong
-             * decays; dec <= 1 by the gate's sign): block-uniform, every thread has the same sc */
-            if (!(sc >= 0x1p-40f)) {
-#pragma unroll
-                for (int i = 0; i < KT_KPT * kVPT; i++) s[i] *= sc;
-                sc = 1.0f;
-            }
             const float inv = kt_rcp_fast(sc);
 #pragma unroll
             for (int c = 0; c < kVPT; c++) du[c] = d[c] * inv;

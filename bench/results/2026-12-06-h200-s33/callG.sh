@@ -1,0 +1,23 @@
+#!/bin/sh
+# Thirty-third session, device call G (~9 minutes): the MT 8 OB 2 forms without spills (the decay
+# scale's fold at the token's start; out/s33 = the Qwen3-Next tp 4 build, every kernel its problems
+# can use): gdn_check's chains on the law's picks, the issue's decode rows against out/d8 (s31's
+# forms) in the same rounds, hot and cold; then the tp 4 sweep of the GEMMs and GDN problems
+# (attention follows in the next calls, resumed on the database this call returns). Carry out/bin
+# out/lib out/device out/d8 out/s33. $OUT/g1.tgz, the database beside.
+set -u
+. tests/device/env.sh
+call_begin g1
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+unpack d8
+db_unpack out/s33/all.ktdb.xz
+cp "$DB" "$W/s33.ktdb"
+decode_check s33
+OUT=$R timeout 130 python3 tests/device/bench_gdn.py --lib $L --db $W/s33.ktdb --ab $W/d8.ktdb --rounds 7 \
+    --hv 8,32 --batch 1,32,128 --tokens 1,4 --regime hot,cold > $R/bench.log 2>&1
+echo "bench rc=$? $(el)"; grep -E "^ +[0-9]|--ab|ceilings" $R/bench.log | cut -c1-150
+rm -f "$W/s33.ktdb" "$W/d8.ktdb"
+model_sweep sweep-g1-tp4.log ${SWEEP_TIMEOUT:-300} --modelpath models/qwen3-next-80b-a3b --tp 4 \
+    --only gemm,gdn_decode,gdn_prefill
+db_return
+call_end g1
