@@ -194,16 +194,24 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     long long kseg = sk > 0 ? kt_gemm_k_per_split((int)K, (int)sk, (int)bk) : K;
     if (kseg > K) kseg = K;
 
+    /* Rows a block moves through its unit's port: the wgmma templates copy the weights' whole
+     * box (rows past N arrive as zeros and cost the port as real rows: Qwen3-Next's n = 16 at
+     * 17.7 us for bn 128 against 12.5 for bn 64, bench/NOTES.md), the others load only the rows
+     * that exist. The token box's padding did not show in the sweeps' small-M timings. */
+    const int boxed = cls == LAW_GEMM_WGMMA || cls == LAW_GEMM_WGMMA_SWAPAB || cls == LAW_GEMM_WGMMA_WS ||
+                      cls == LAW_GEMM_WGMMA_WS_SWAPAB;
+    long long port_w = boxed ? bn : rows_w, port_t = rows_t;
+
     /* The busiest unit: blocks, rounds and its bytes and flops. */
     long long b, conc, unit_bytes, unit_work, pieces = 0;
-    long long block_bytes = (rows_w + rows_t) * kseg * 2;
+    long long block_bytes = (port_w + port_t) * kseg * 2;
     if (sk == 0) {
         long long grid = (long long)kt_gemm_streamk_blocks((int)units);
         long long steps = tiles * cdiv(K, bk);
         if (grid > steps) grid = steps;
         b = cdiv(grid, units);
         conc = lmin(b, r);
-        unit_bytes = cdiv(tiles * (rows_w + rows_t) * K * 2, lmin(grid, units));
+        unit_bytes = cdiv(tiles * (port_w + port_t) * K * 2, lmin(grid, units));
         pieces = cdiv(tiles, grid) + 1;        /* tile pieces a block walks: a first and a last partial */
         block_bytes = cdiv(unit_bytes, b);
     } else {
@@ -235,8 +243,8 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
      * comes from DRAM once: L2 serves the rest) at what DRAM gives one unit: its share among the
      * units that stream, at most unit_dram_bytes_per_ns. */
     long long active = lmin(units, sk == 0 ? units : tiles * segs);
-    long long unit_dram = cdiv(unit_bytes * rows_w, (rows_w + rows_t) * tm) +
-                          cdiv(unit_bytes * rows_t, (rows_w + rows_t) * tn);
+    long long unit_dram = cdiv(unit_bytes * rows_w, (port_w + port_t) * tm) +
+                          cdiv(unit_bytes * rows_t, (port_w + port_t) * tn);
     long long share_x1000 = (long long)card->dram_bytes_per_ns_x100 * units * 10 / (active > 0 ? active : 1);
     long long dram_rate_x1000 = lmin(share_x1000, (long long)card->unit_dram_bytes_per_ns * 1000);
     if (dram_rate_x1000 < 1) dram_rate_x1000 = 1;
@@ -251,10 +259,11 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     /* Math on the busiest unit. */
     long long t_math;
     if (cls == LAW_GEMM_SKINNY) {
-        /* one lane-op a weight element per token row, one to unpack it, the A row unpacks */
-        long long ops_block = rows_w * kseg * (rows_t + 1) + rows_t * kseg;
+        /* one lane-op a weight element per token row, one to unpack it, the A row unpacks; over
+         * the whole BM x BN tile: the loop runs the padding rows too (on zeros) */
+        long long ops_block = bn * kseg * (bm + 1) + bm * kseg;
         unit_work = b * ops_block;
-        if (sk == 0) unit_work = cdiv(tiles * (rows_w * K * (rows_t + 1) + rows_t * K), units);
+        if (sk == 0) unit_work = cdiv(tiles * (bn * K * (bm + 1) + bm * K), units);
         t_math = unit_work * 1000 / (card->vec_ops_per_ns > 0 ? card->vec_ops_per_ns : 1);
     } else {
         long long flops_block = 2 * bm * bn * kseg;   /* padded: the MMA runs whole fragments */

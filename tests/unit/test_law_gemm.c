@@ -131,6 +131,23 @@ static void test_sm90_fixed(void)
     KT_CHECK(strcmp(pick_name(&d, pf, 2, 4096, 4096, 4096), "wgws_128x192") == 0);
 }
 
+/* Qwen3-Next at tp 4 (the H100 sweep, db/results/h100/): its tiny-N projections. in_proj_ba (n =
+ * 16) at M = 512: the swapped warp-specialized bn 128 form took 17.7 us (its copies move the
+ * weights' whole 128-row box, 112 rows of zeros), swapab bm16 bn16 5.9 us; at M = 1 the skinny bm 16
+ * form ran its 16 rows on zeros (4.8 us) where bm 1 bk 512 took 1.8 us. Resources from the sm_90a DB. */
+static void test_sm90_tiny_n(void)
+{
+    law_device d = device("sm_90a", 132);
+    kt_candidate c[2];
+    c[0] = cand("wgwsswap_8x128", "wgmma_ws_swapab", 8, 128, 64, 1, 12, 1, 8, 384, 32, 140416, 12);
+    c[1] = cand("swapab_8x16", "swapab", 8, 16, 128, 16, 1, 1, 0, 512, 98, 8192, 16);
+    KT_CHECK(strcmp(pick_name(&d, c, 2, 16, 2048, 512), "swapab_8x16") == 0);
+    kt_candidate s[2];
+    s[0] = cand("skinny_16x2", "skinny", 16, 2, 512, 8, 1, 1, 0, 256, 252, 1024, 8);
+    s[1] = cand("skinny_1x2", "skinny", 1, 2, 512, 8, 1, 1, 0, 256, 53, 64, 32);
+    KT_CHECK(strcmp(pick_name(&d, s, 2, 16, 2048, 1), "skinny_1x2") == 0);
+}
+
 /* AMD: dense, skinny and swapab only, resources unknown (waves_per_simd 0: the law's fallback). */
 static void test_amd_picks(void)
 {
@@ -226,6 +243,7 @@ int main(void)
 {
     test_sm90_picks();
     test_sm90_fixed();
+    test_sm90_tiny_n();
     test_amd_picks();
     test_prune();
     test_degenerate();
