@@ -29,8 +29,8 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
         --only gemm,gdn_decode,gdn_prefill
 else   # not the card: the prefill law held out instead (its sweep is the law's measure)
     for tp in 2 1; do
-        model_sweep sweep-g1-prefill-tp$tp.log 115 --modelpath models/qwen3-next-80b-a3b --tp $tp \
-            --only gdn_prefill --budget-min 1.5
+        model_sweep sweep-g1-prefill-tp$tp.log 100 --modelpath models/qwen3-next-80b-a3b --tp $tp \
+            --only gdn_prefill --budget-min 1.3
     done
 fi
 db_return
