@@ -1,13 +1,13 @@
 #!/bin/sh
-# Thirty-third session, device call G (~9 minutes): the MT 8 OB 2 forms without spills (the decay
-# scale's fold at the token's start; out/s33 = the Qwen3-Next tp 4 build, every kernel its problems
-# can use): gdn_check's chains on the law's picks, the issue's decode rows against out/d8 (s31's
-# forms) in the same rounds, hot and cold; then the tp 4 sweep of the GEMMs and GDN problems
-# (attention follows in the next calls, resumed on the database this call returns); on an H100 the
-# prefill law's held-out sweeps (tp 2, tp 1) instead. Carry out/bin
-# out/lib out/device out/d8 out/s33 out/s33h. $OUT/g1.tgz, the database beside. out/s33h: the same
-# template with the state's loads and stores streaming (__ldcs / __stcs; a scratch copy, 4 forms),
-# timed against s33 at batch 32 / 128, one token, cold.
+# Prepared in the thirty-third session and NOT RUN there (the device tool refused every start
+# until its last minutes; calls G3-G6 ran cut-down steps of it): the next session's first call.
+# Device call G (~9 minutes): the decode rows of issue 13 on out/s33 (the Qwen3-Next tp 4 build,
+# the MT 8 OB 2 forms without spills among them) against out/d8 in the same rounds, hot and cold,
+# at batch 1 / 32 / 128 and hv 8 / 32; gdn_check's chains (the vk 0 ones: the model's build has
+# no vk 1 form, so the vk 1 chains refuse); then on an H200 the tp 4 sweep of the GEMMs and GDN
+# problems, on an H100 the prefill law held out at tp 2 / tp 1. Rebuild out/s33 first if the
+# templates changed (bench/NOTES.md, thirty-second session's recipe). Carry out/bin out/lib
+# out/device out/d8 out/s33. $OUT/g1.tgz, the database beside.
 set -u
 . tests/device/env.sh
 call_begin g1
@@ -19,11 +19,7 @@ decode_check s33
 OUT=$R timeout 130 python3 tests/device/bench_gdn.py --lib $L --db $W/s33.ktdb --ab $W/d8.ktdb --rounds 7 \
     --hv 8,32 --batch 1,32,128 --tokens 1,4 --regime hot,cold > $R/bench.log 2>&1
 echo "bench rc=$? $(el)"; grep -E "^ +[0-9]|--ab|ceilings" $R/bench.log | cut -c1-150
-unpack s33h
-OUT=$R timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $W/s33h.ktdb --ab $W/s33.ktdb --rounds 7 \
-    --hv 8,32 --batch 32,128 --tokens 1 --regime cold > $R/bench-stream.log 2>&1
-echo "bench-stream rc=$? $(el)"; grep -E "^ +[0-9]|--ab" $R/bench-stream.log | cut -c1-150
-rm -f "$W/s33.ktdb" "$W/d8.ktdb" "$W/s33h.ktdb"
+rm -f "$W/s33.ktdb" "$W/d8.ktdb"
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
     model_sweep sweep-g1-tp4.log ${SWEEP_TIMEOUT:-250} --modelpath models/qwen3-next-80b-a3b --tp 4 \
         --only gemm,gdn_decode,gdn_prefill
