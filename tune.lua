@@ -48,7 +48,8 @@ usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipe
   --tp         tensor-parallel ranks the model is sharded over
   --resume     continue the newest unfinished sweep of this model/tp/device (measurements are
                kept by code hash in any case: nothing measured is measured again)
-  --budget-min stop starting new problems after M minutes (what is done is kept)
+  --budget-min stop starting new problems after M minutes (what is done is kept; a problem
+               not reached gets the law's pick for this device, measured by a later run)
   --only       op families to tune, comma-separated (default: every family; `kt ops` lists them);
                the build follows: only their variants
   --shapes     JSON file [{"n": N, "k": K}, ...] in place of the model's shapes (the build: GEMMs only)

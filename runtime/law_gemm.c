@@ -195,9 +195,11 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
     if (kseg > K) kseg = K;
 
     /* Rows a block moves through its unit's port: the wgmma templates copy the weights' whole
-     * box (rows past N arrive as zeros and cost the port as real rows: Qwen3-Next's n = 16 at
-     * 17.7 us for bn 128 against 12.5 for bn 64, bench/NOTES.md), the others load only the rows
-     * that exist. The token box's padding did not show in the sweeps' small-M timings. */
+     * BN-row tile (rows past N as zero fills: cp.async with no source bytes, still a copy
+     * instruction and a shared-memory write each), the others load only the rows that exist.
+     * Counting the fills as read rows is a fit to the timings, not a mechanism: Qwen3-Next's
+     * n = 16 took 17.7 us at bn 128 against 12.5 at bn 64 (bench/NOTES.md). The token tile's
+     * fills did not show in the sweeps' small-M timings. */
     const int boxed = cls == LAW_GEMM_WGMMA || cls == LAW_GEMM_WGMMA_SWAPAB || cls == LAW_GEMM_WGMMA_WS ||
                       cls == LAW_GEMM_WGMMA_WS_SWAPAB;
     long long port_w = boxed ? bn : rows_w, port_t = rows_t;

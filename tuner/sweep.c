@@ -48,6 +48,7 @@ typedef struct sw_job {
     int stage;
     int attempts;            /* worker deaths outside a verification, this problem */
     int failed;
+    int finished;            /* sw_finish_job ran: measured, or failed with the law's pick stored */
     char fail_reason[256];
     /* the pass in flight */
     char inflight[72];       /* code hash being verified */
@@ -449,6 +450,7 @@ static int sw_advance(sw_ctx *c, sw_worker *w, sw_job *j)
 static void sw_finish_job(sw_ctx *c, sw_job *j)
 {
     c->finished++;
+    j->finished = 1;
     char what[512];
     if (j->failed) {
         sw_law_selection(c, j, "law (sweep failed)");
@@ -877,6 +879,22 @@ int sweep_run(const sweep_options *o, const sweep_problem *problems, int nproble
     int lrc = sw_loop(&c, gpus);
     signal(SIGPIPE, old_pipe);
     out->unmeasured = c.njobs - c.finished;
+    /* the problems the budget or an interrupt left unmeasured: the law's pick stored for this
+     * device where it has no selection yet (a measured one is never replaced; a later run measures
+     * them and overwrites), so libktrt serves them by the law and sizes its workspaces for them at
+     * open: a long prefill no finished problem needed would otherwise find too little */
+    for (int i = 0; i < c.njobs; i++) {
+        sw_job *j = &c.jobs[i];
+        if (j->finished || j->law_idx < 0) continue;
+        db_selection_row r;
+        db_selection_text txt;
+        char e[256];
+        int have = db_selection_get(c.db, out->device_key, j->p->key, &r, &txt, e, sizeof e);
+        if (have < 0) fprintf(stderr, "tune: %s\n", e);
+        if (have != 0) continue;
+        sw_law_selection(&c, j, "law (not reached)");
+        out->by_law++;
+    }
     if (c.nspreads > 0) {
         qsort(c.spreads, (size_t)c.nspreads, sizeof *c.spreads, sw_cmp_double);
         out->noise_floor = c.spreads[c.nspreads / 2];

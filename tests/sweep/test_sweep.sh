@@ -5,6 +5,7 @@
 #    the GPU: a variant that crashes its worker, one that hangs it, and one that is wrong are
 #    recorded as such and never selected; every problem still gets a measured selection
 #  - kill -9 mid-sweep, then --resume: nothing measured twice, everything measured once
+#  - a --budget-min stop: the law's pick stored for what was not reached, never over a measured one
 #  - a second sweep over a finished database measures nothing (keyed by code hash)
 #  - --gpus 2 runs two workers over one sweep and selects what one worker selects
 #  - a finalist set timed before is decided from that pass's medians, not the newest timings
@@ -145,6 +146,25 @@ kill_resume() {
     [ "$(q "$DIR/resume.ktdb" "SELECT status FROM run")" = done ]
 }
 check "kill -9 mid-sweep, --resume: nothing measured twice, all 56 selected; concurrent sweep refused" kill_resume
+
+budget_law() {
+    # a budget that stops the sweep early: what it did not reach gets the law's pick for this device
+    # (so libktrt serves it and sizes its workspaces for it), a later sweep measures over those
+    # picks, and a stopped sweep never replaces a measured selection
+    fresh "$DIR/budget.ktdb"
+    FAKE_SLEEP=0.2 tune --db "$DIR/budget.ktdb" --budget-min 0.01 > "$DIR/budget1.txt" 2>&1 || return 1
+    grep "not reached" "$DIR/budget1.txt" || return 1
+    m=$(q "$DIR/budget.ktdb" "SELECT count(*) FROM selection WHERE source='measured'")
+    l=$(q "$DIR/budget.ktdb" "SELECT count(*) FROM selection WHERE source='law' AND decided_by='law (not reached)'")
+    echo "stopped sweep: $m measured, $l law (not reached)"
+    [ "$m" -ge 1 ] && [ "$l" -ge 1 ] && [ $((m + l)) = 56 ] || return 1
+    tune --db "$DIR/budget.ktdb" > "$DIR/budget2.txt" 2>&1 || return 1
+    [ "$(q "$DIR/budget.ktdb" "SELECT count(*) FROM selection WHERE source='measured'")" = 56 ] || return 1
+    tune --db "$DIR/budget.ktdb" --budget-min 0.0001 > "$DIR/budget3.txt" 2>&1 || return 1
+    grep "problems measured" "$DIR/budget3.txt"
+    [ "$(q "$DIR/budget.ktdb" "SELECT count(*) FROM selection WHERE source='measured'")" = 56 ]
+}
+check "a budget-stopped sweep: the law's pick for what it did not reach, never over a measured selection" budget_law
 
 nothing_new() {
     before=$(q "$DIR/faults.ktdb" "SELECT count(*) FROM pass")

@@ -132,9 +132,10 @@ static void test_sm90_fixed(void)
 }
 
 /* Qwen3-Next at tp 4 (the H100 sweep, db/results/h100/): its tiny-N projections. in_proj_ba (n =
- * 16) at M = 512: the swapped warp-specialized bn 128 form took 17.7 us (its copies move the
- * weights' whole 128-row box, 112 rows of zeros), swapab bm16 bn16 5.9 us; at M = 1 the skinny bm 16
- * form ran its 16 rows on zeros (4.8 us) where bm 1 bk 512 took 1.8 us. Resources from the sm_90a DB. */
+ * 16) at M = 512: the swapped warp-specialized bn 128 form took 17.7 us (its copies fill the
+ * weights' whole 128-row tile, 112 rows of zeros), swapab bm8 bn16 wm16 5.9 us; at M = 1 the skinny
+ * bm 16 form ran its 16 rows on zeros (4.8 us) where bm 1 bk 512 took 1.8 us (the model's margin
+ * there is thin, 5.28 against 5.10 us: math is its overlapped term). Resources from the sm_90a DB. */
 static void test_sm90_tiny_n(void)
 {
     law_device d = device("sm_90a", 132);
