@@ -215,6 +215,9 @@ static int read_dump(const char *path)
                 if (run >= 0 && run < 4096) run_mt[run] = j < MAXMT ? j : 0;
             } else if (pass == 0 && strncmp(line, "selection ", 10) == 0) {
                 if (np >= MAXP || !field(line, "problem", key, sizeof key)) continue;
+                /* a law pick stored without measuring (no device, a problem a sweep did not reach)
+                 * has no timings to measure the law against */
+                if (field(line, "source", buf, sizeof buf) && strcmp(buf, "law") == 0) continue;
                 problem *p = &P[np++];
                 memset(p, 0, sizeof *p);
                 snprintf(p->key, sizeof p->key, "%s", key);
