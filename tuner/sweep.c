@@ -879,11 +879,12 @@ int sweep_run(const sweep_options *o, const sweep_problem *problems, int nproble
     int lrc = sw_loop(&c, gpus);
     signal(SIGPIPE, old_pipe);
     out->unmeasured = c.njobs - c.finished;
-    /* the problems the budget or an interrupt left unmeasured: the law's pick stored for this
-     * device where it has no selection yet (a measured one is never replaced; a later run measures
-     * them and overwrites), so libktrt serves them by the law and sizes its workspaces for them at
-     * open: a long prefill no finished problem needed would otherwise find too little */
-    for (int i = 0; i < c.njobs; i++) {
+    /* the problems the budget left unmeasured (a sweep that failed stores nothing more): the law's
+     * pick stored for this device where it has no selection yet (a measured one is never replaced;
+     * a later run measures them and overwrites), so libktrt serves them by the law and sizes its
+     * workspaces for them at open: a long prefill no finished problem needed would otherwise find
+     * too little */
+    for (int i = 0; lrc == 0 && i < c.njobs; i++) {
         sw_job *j = &c.jobs[i];
         if (j->finished || j->law_idx < 0) continue;
         db_selection_row r;
