@@ -137,6 +137,12 @@ static int swapped(law_gemm_class k)
     return k == LAW_GEMM_SWAPAB || k == LAW_GEMM_WGMMA_SWAPAB || k == LAW_GEMM_WGMMA_WS_SWAPAB;
 }
 
+/* the templates on wgmma: shared-memory operands, tiles filled by copies */
+static int wgmma_family(law_gemm_class k)
+{
+    return k == LAW_GEMM_WGMMA || k == LAW_GEMM_WGMMA_SWAPAB || k == LAW_GEMM_WGMMA_WS || k == LAW_GEMM_WGMMA_WS_SWAPAB;
+}
+
 /* Shared memory a staged variant takes (runtime/gemm_geometry.h) and an SM's pool for them when
  * the DB gives no occupancy: the sm_90 figure (staged templates are sm_90a only). */
 #define LAW_GEMM_STAGED_POOL_BYTES 233472
@@ -200,8 +206,7 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
      * Counting the fills as read rows is a fit to the timings, not a mechanism: Qwen3-Next's
      * n = 16 took 17.7 us at bn 128 against 12.5 at bn 64 (bench/NOTES.md). The token tile's
      * fills did not show in the sweeps' small-M timings. */
-    const int boxed = cls == LAW_GEMM_WGMMA || cls == LAW_GEMM_WGMMA_SWAPAB || cls == LAW_GEMM_WGMMA_WS ||
-                      cls == LAW_GEMM_WGMMA_WS_SWAPAB;
+    const int boxed = wgmma_family(cls);
     long long port_w = boxed ? bn : rows_w, port_t = rows_t;
 
     /* The busiest unit: blocks, rounds and its bytes and flops. */
@@ -279,8 +284,7 @@ long long law_gemm_estimate_ps(const law_device *d, const law_gemm_card *card, c
             rate = lmin((long long)card->mma_flops_per_ns,
                         conc * warps * card->mma_flops_per_ns * card->eff_pct[cls] / 400);
         t_math = unit_work * 1000 / (rate > 0 ? rate : 1);
-        if (cls == LAW_GEMM_WGMMA || cls == LAW_GEMM_WGMMA_SWAPAB || cls == LAW_GEMM_WGMMA_WS ||
-            cls == LAW_GEMM_WGMMA_WS_SWAPAB) {
+        if (wgmma_family(cls)) {
             /* shared-memory operand reads: each 64 rows of the 64-row operand (xr: the weights when
              * swapped, the tokens else) read with all yr rows of the instruction's N per k16 */
             long long xr = swapped(cls) ? bn : bm, yr = swapped(cls) ? bm : bn;
