@@ -185,7 +185,9 @@ static int gdn_problem_of_args(const void *args, kt_problem *p, char *err, size_
 static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                      const long long *workspace_bytes)
 {
-    ((kt_gdn_decode_args *)args)->counters = workspace ? workspace[0] : NULL;
+    kt_gdn_decode_args *a = args;
+    a->counters = workspace ? workspace[0] : NULL;
+    a->ahead = PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * PAR(v, OB) : 0;
 }
 
 /* ---- the law ----

@@ -17,9 +17,7 @@
  *   kt_wave_any(p)                whether p holds on any lane of the wave (uniform over it);
  *   kt_prefetch(p)                a hint that p's line is read soon (NVIDIA: into L1; AMD: the
  *                                 backend's prefetch where the target has one, else nothing);
- *   kt_prefetch_l2(p)             the same into L2 only (a KV tile ahead of its loads; decode.lua
- *                                 offers PF on NVIDIA only); kt_has_l2_prefetch says whether
- *                                 the target has such an instruction;
+ *                                 (kt_prefetch_l2, into L2 only: arch/copy_ops.h);
  *   kt_grid_dependency_wait()     a kernel launched early (runtime/backend.h ktb_launch_early)
  *                                 waits until the grid before it has finished and its writes are
  *                                 visible; kt_grid_launch_dependents() lets the launch after this
@@ -97,8 +95,6 @@ KT_DEV kt_v16 kt_ldg16_stream(const void *p)
 
 KT_DEV bool kt_wave_any(bool p) { return __any_sync(0xFFFFFFFFu, p) != 0; }
 KT_DEV void kt_prefetch(const void *p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
-KT_DEV void kt_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-constexpr bool kt_has_l2_prefetch = true;
 KT_DEV void kt_grid_dependency_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 KT_DEV void kt_grid_launch_dependents(void) { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
@@ -226,8 +222,6 @@ KT_DEV bool kt_wave_any(bool p)
 }
 /* gfx12's global prefetch where the backend has one; elsewhere nothing */
 KT_DEV void kt_prefetch(const void *p) { __builtin_prefetch(p); }
-KT_DEV void kt_prefetch_l2(const void *p) { __builtin_prefetch(p, 0, 1); }
-constexpr bool kt_has_l2_prefetch = false;   /* the builtin above emits nothing into L2 alone */
 KT_DEV void kt_grid_dependency_wait(void) {}
 KT_DEV void kt_grid_launch_dependents(void) {}
 /* v_mad_u64_u32 from the zero extensions */

@@ -12,7 +12,10 @@
  *   kt_copy16_async(addr, src)   the issue, 16-byte aligned both sides, not kept in L1;
  *   kt_copy_commit()             closes the thread's group of copies (an empty group is legal);
  *   kt_copy_wait()               waits for all of the thread's groups;
- *   kt_copy_wait_pending<N>()    waits until at most N of its newest groups are in flight.
+ *   kt_copy_wait_pending<N>()    waits until at most N of its newest groups are in flight;
+ *   kt_prefetch_l2(p)            p's line brought into L2 ahead of its loads, no register held
+ *                                (NVIDIA); kt_has_l2_prefetch says whether the target has such an
+ *                                instruction (AMD: none that fills L2 alone: the call does nothing).
  * A copy is visible to its own thread after the wait, to the block after a barrier too. */
 #ifndef KT_ARCH_COPY_OPS_H
 #define KT_ARCH_COPY_OPS_H
@@ -34,6 +37,8 @@ KT_DEV void kt_copy16_async(unsigned lds, const void *src)
 KT_DEV void kt_copy_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
 KT_DEV void kt_copy_wait(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 template <int N> KT_DEV void kt_copy_wait_pending(void) { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+KT_DEV void kt_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+constexpr bool kt_has_l2_prefetch = true;
 #else
 #define KT_DYNAMIC_SHARED(type, name) extern __attribute__((shared)) __attribute__((aligned(16))) type name[]
 /* the dispatch packet's group_segment_size (static + dynamic LDS): its eighth dword */
@@ -48,6 +53,8 @@ KT_DEV void kt_copy16_async(unsigned, const void *) {}
 KT_DEV void kt_copy_commit(void) {}
 KT_DEV void kt_copy_wait(void) {}
 template <int N> KT_DEV void kt_copy_wait_pending(void) {}
+KT_DEV void kt_prefetch_l2(const void *p) { __builtin_prefetch(p, 0, 1); }
+constexpr bool kt_has_l2_prefetch = false;   /* the builtin emits nothing into L2 alone */
 #endif
 
 #endif

@@ -113,6 +113,11 @@ constexpr bool kLazyDecay = KT_MT > 1;
  * flies). Elsewhere the loop alone (the item loads its state there, one round trip) */
 constexpr bool kPersist = KT_PS > 0;
 constexpr bool kPrefetch = kPersist && KT_ASYNC_COPY;
+/* OB > 0 without PS (the state stream's forms: a grid of many waves of blocks): each block brings
+ * into L2, behind its own loads, the state piece of the block args.ahead after it (the device's
+ * resident blocks: about the one that starts when this one ends), so that block's loads return at
+ * L2's latency and the stream's DRAM reads go on while the resident blocks compute */
+constexpr bool kL2Ahead = KT_OB > 0 && !kPersist && kt_has_l2_prefetch;
 constexpr unsigned kBufBytes = kPersist ? KT_DK * KT_BV * 4u : 0u;   /* the LDS given at launch */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
@@ -333,6 +338,18 @@ KT_DEV kt_item kt_item_of(int w, int hv)
     return kt_item{w % nvb, (w / nvb) % hv, w / nvb / hv};
 }
 
+/* kL2Ahead: the lines of item w's state piece (of the head at `head`) into L2, spread over the
+ * block's threads */
+KT_DEV void kt_prefetch_piece(const float *head, int vb)
+{
+    constexpr int rows = KT_VK ? KT_BV : KT_DK, len = KT_VK ? KT_DK : KT_BV;   /* contiguous runs */
+    constexpr int lines = (len + 31) / 32;   /* 128-byte lines a run (a short run: its line) */
+    for (int l = kt_thread_id(); l < rows * lines; l += kNT) {
+        const int r = l / lines, x = 32 * (l % lines);
+        kt_prefetch_l2(KT_VK ? head + (long long)(vb * KT_BV + r) * KT_DK + x : head + (long long)r * KT_DV + vb * KT_BV + x);
+    }
+}
+
 /* PS with the copy: issue the copy of item w's state piece into buf, if the item steps (tokens, a
  * slot); whether it did */
 KT_DEV bool kt_prefetch(const kt_gdn_decode_args &args, float *buf, kt_item w, int n, int slot)
@@ -367,6 +384,13 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
         nx_n = args.query_start_loc[nx.seq + 1] - args.query_start_loc[nx.seq];
         nx_slot = args.state_indices[nx.seq];
     }
+    /* kL2Ahead: the slot of the item args.ahead blocks on (the grid's x, y, z order), loaded
+     * beside this item's metadata (only the slot is held: the item is recomputed where used) */
+    constexpr int nvb = KT_DV / KT_BV;
+    auto ahead_item = [&]() { return ((long long)seq * args.num_v_heads + h) * nvb + vb + args.ahead; };
+    int ax_slot = -1;
+    if (kL2Ahead && args.ahead > 0 && ahead_item() < (long long)nvb * args.num_v_heads * args.batch)
+        ax_slot = args.state_indices[ahead_item() / nvb / args.num_v_heads];
 
     /* ---- in the metadata's shadow, what needs the parameters alone: the key head (two integer
      * divisions, which the compiler keeps below the early return), the thread's place, the taps
@@ -417,6 +441,10 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
     float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)h * KT_DK * dv;
     float s[KT_KPT * kVPT];
     if constexpr (!kPersist) kt_state_io<false>(head, ti, j0, s);
+    if (kL2Ahead && ax_slot >= 0) {
+        const kt_item ax = kt_item_of((int)ahead_item(), args.num_v_heads);
+        kt_prefetch_piece(args.ssm_state + (long long)ax_slot * args.ssm_slot_stride + (long long)ax.h * KT_DK * dv, ax.vb);
+    }
     KT_TR(11);
 
     unsigned short *cs = (unsigned short *)args.conv_state + (long long)slot * args.conv_slot_stride;

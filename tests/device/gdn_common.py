@@ -24,7 +24,8 @@ class GdnArgs(ctypes.Structure):
                 ("conv_chan_stride", _I), ("conv_col_stride", _I), ("qkv_stride", _I), ("z_stride", _I),
                 ("ab_stride", _I), ("out_stride", _I), ("batch", _I), ("num_k_heads", _I),
                 ("num_v_heads", _I), ("dk", _I), ("dv", _I), ("conv_kw", _I), ("conv_len", _I),
-                ("max_tokens", _I), ("state_vk", _I), ("scale", _F), ("norm_eps", _F), ("counters", _P)]
+                ("max_tokens", _I), ("state_vk", _I), ("scale", _F), ("norm_eps", _F), ("counters", _P),
+                ("ahead", _I)]
 
 
 class GdnPrefillArgs(ctypes.Structure):

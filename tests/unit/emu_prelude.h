@@ -85,6 +85,16 @@ KT_DEV void kt_copy16_async(unsigned lds, const void *src) { memcpy((char *)kt_e
 KT_DEV void kt_copy_commit(void) {}
 KT_DEV void kt_copy_wait(void) {}
 template <int N> KT_DEV void kt_copy_wait_pending(void) {}
+/* the L2 prefetch: counted, and where a test gives the range its addresses must fall in
+ * (kt_emu_pf_lo .. hi), those outside counted apart */
+inline const char *kt_emu_pf_lo, *kt_emu_pf_hi;
+inline std::atomic<long> kt_emu_pf_count{0}, kt_emu_pf_stray{0};
+KT_DEV void kt_prefetch_l2(const void *p)
+{
+    kt_emu_pf_count++;
+    if (kt_emu_pf_lo && ((const char *)p < kt_emu_pf_lo || (const char *)p >= kt_emu_pf_hi)) kt_emu_pf_stray++;
+}
+constexpr bool kt_has_l2_prefetch = true;
 
 /* 16 x 16 x 16 fragments in one target's layout (KT_EMU_LAYOUT: 0 gfx12's, 1 sm_90's mma.sync,
  * 2 CDNA's at wave 64), its index math read from the prelude itself (KT_LAYOUT_ONLY: the part

@@ -220,6 +220,14 @@ static void test_launches(void)
     kt_problem p = prob(2, 4, 1, 0, 1, 1);
     op->bind(&a, &v, &p, 132, ws, wsb);
     KT_CHECK(a.counters == words);
+    KT_CHECK_INT(a.ahead, 0);   /* OB 0: no stream of waves to prefetch along */
+    /* OB 2: the state prefetch reaches the block the device starts next, units x OB on */
+    v.p[KT_GDN_P_OB] = 2;
+    op->bind(&a, &v, &p, 132, ws, wsb);
+    KT_CHECK_INT(a.ahead, 264);
+    v.p[KT_GDN_P_PS] = 2;   /* persistent: its own copy of the next item, no prefetch */
+    op->bind(&a, &v, &p, 132, ws, wsb);
+    KT_CHECK_INT(a.ahead, 0);
 }
 
 static void test_law(void)
