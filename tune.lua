@@ -44,7 +44,9 @@ usage: tune [--target T[,T...]|all] [--db FILE] [-j N] [--flags "..."] [--recipe
 
   --modelpath  a model directory with config.json (models/ has some): build for one target,
                then sweep the model's per-rank GEMMs at tensor parallelism --tp on the GPU
-               and write selections; with no GPU, the law's picks, marked as such
+               and write selections; with no GPU, the law's picks, marked as such. GDN layers
+               take the serving vLLM's state layout: KT_GDN_STATE=k-last (default, vLLM since
+               #33291) or kv (earlier vLLM)
   --tp         tensor-parallel ranks the model is sharded over
   --resume     continue the newest unfinished sweep of this model/tp/device (measurements are
                kept by code hash in any case: nothing measured is measured again)

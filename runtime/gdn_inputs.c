@@ -1,7 +1,9 @@
 /* gdn_inputs.c: the GDN verification sets' shared parameter buffer (gdn_inputs.h). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "gdn_inputs.h"
+#include "kt_env.h"
 #include "../templates/abi/gdn.h"       /* KT_GDN_MAX_KW */
 #include "../tuner/half_convert.h"
 #include "../tuner/random_inputs.h"
@@ -78,4 +80,13 @@ int kt_gdn_inputs_check(const char *op, const kt_gdn_layer_view *v, char *err, s
     if (v->norm_weight && (!(v->norm_eps >= 0.0f) || isinf(v->norm_eps)))
         return snprintf(err, errlen, "%s: norm_eps = %g, must be finite and >= 0", op, (double)v->norm_eps), -1;
     return 0;
+}
+
+int kt_gdn_inputs_model_vk(const char *op, char *err, size_t errlen)
+{
+    const char *v = kt_env_get("KT_GDN_STATE");
+    if (!v || !*v || !strcmp(v, "k-last")) return 1;
+    if (!strcmp(v, "kv")) return 0;
+    snprintf(err, errlen, "%s: KT_GDN_STATE = '%s': `k-last` ([HV, V, K], vLLM since #33291) or `kv` ([HV, K, V])", op, v);
+    return -1;
 }

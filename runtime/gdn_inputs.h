@@ -46,4 +46,9 @@ typedef struct kt_gdn_layer_view {
  * taps, strides that hold a row, the state layout 0 or 1, scale finite and > 0, norm_eps >= 0. */
 int kt_gdn_inputs_check(const char *op, const kt_gdn_layer_view *v, char *err, size_t errlen);
 
+/* The state layout a model's GDN problems take (a property of the serving vLLM, not of the model's
+ * config): KT_GDN_STATE `k-last` (the default: [HV, V, K], vLLM since PR #33291) -> 1, `kv`
+ * ([HV, K, V], earlier vLLM and fla) -> 0; anything else -1 with err naming the variable. */
+int kt_gdn_inputs_model_vk(const char *op, char *err, size_t errlen);
+
 #endif

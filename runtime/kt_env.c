@@ -28,6 +28,8 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_WORKER_TIMEOUT_S",  "120",                  "a worker silent this long is killed and its variant recorded `timeout`"},
     {"KT_WORKER_EXE",        "out/bin/kt",           "the worker program (tests use a scripted one)"},
     {"KT_SWEEP_FAKE_DEVICE", "unset",                "tests only: \"<arch> <cus> <pci id>\" stands for a GPU"},
+    /* a model's problems (runtime/gdn_inputs.c) */
+    {"KT_GDN_STATE",         "k-last",               "the GDN state layout the serving vLLM allocates: `k-last` [HV, V, K] (vLLM since #33291) or `kv` [HV, K, V] (earlier vLLM, fla)"},
     /* bench (bench/cublas_dl.c) */
     {"KT_CUBLAS",            "search",               "bench_gemm: the libcublas to dlopen"},
     /* make run (Makefile) */

@@ -464,12 +464,14 @@ static double gdn_bytes_moved(const kt_problem *p)
 
 static double gdn_flops(const kt_problem *p) { return 0.0; }
 
-/* The model's GDN layers at this rank: one problem (norm on, vLLM's [.., K, V] state). */
+/* The model's GDN layers at this rank: one problem (norm on, the state in the serving vLLM's layout: KT_GDN_STATE). */
 static int gdn_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
 {
     if (!m->gdn.layers || max < 1) return 0;
     const int dt = kt_op_dtype_index(&kt_op_gdn_decode, m->dtype);
     if (dt < 0) return snprintf(err, errlen, "gdn_decode: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
+    const int vk = kt_gdn_inputs_model_vk("gdn_decode", err, errlen);
+    if (vk < 0) return -1;
     memset(&out[0], 0, sizeof out[0]);
     kt_problem *p = &out[0].p;
     p->op = &kt_op_gdn_decode;
@@ -480,7 +482,7 @@ static int gdn_from_model(const kt_model_shape *m, kt_op_model_problem *out, int
     p->dim[KT_GDN_D_HV] = m->gdn.v_heads_per_rank;
     p->dim[KT_GDN_D_KW] = m->gdn.conv_kw;
     p->dim[KT_GDN_D_NORM] = 1;
-    p->dim[KT_GDN_D_VK] = 0;
+    p->dim[KT_GDN_D_VK] = vk;
     p->dim[KT_GDN_D_Q] = 1;
     p->dim[KT_GDN_D_BATCH] = 1;
     snprintf(out[0].layers, sizeof out[0].layers, "gdn");

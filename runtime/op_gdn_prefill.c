@@ -444,13 +444,15 @@ static double gdnp_flops(const kt_problem *p)
     return 2.0 * t * hv * per_token;
 }
 
-/* The model's GDN layers at this rank: one problem (norm on, vLLM's [.., K, V] state), its tokens
+/* The model's GDN layers at this rank: one problem (norm on, the state in the serving vLLM's layout: KT_GDN_STATE), its tokens
  * swept to 16384 (vLLM's default max_num_batched_tokens is at most that). */
 static int gdnp_from_model(const kt_model_shape *m, kt_op_model_problem *out, int max, char *err, size_t errlen)
 {
     if (!m->gdn.layers || max < 1) return 0;
     const int dt = kt_op_dtype_index(&kt_op_gdn_prefill, m->dtype);
     if (dt < 0) return snprintf(err, errlen, "gdn_prefill: dtype '%s' (bf16 or fp16)", m->dtype ? m->dtype : "?"), -1;
+    const int vk = kt_gdn_inputs_model_vk("gdn_prefill", err, errlen);
+    if (vk < 0) return -1;
     memset(&out[0], 0, sizeof out[0]);
     kt_problem *p = &out[0].p;
     p->op = &kt_op_gdn_prefill;
@@ -461,7 +463,7 @@ static int gdnp_from_model(const kt_model_shape *m, kt_op_model_problem *out, in
     p->dim[KT_GDNP_D_HV] = m->gdn.v_heads_per_rank;
     p->dim[KT_GDNP_D_KW] = m->gdn.conv_kw;
     p->dim[KT_GDNP_D_NORM] = 1;
-    p->dim[KT_GDNP_D_VK] = 0;
+    p->dim[KT_GDNP_D_VK] = vk;
     p->dim[KT_GDNP_D_TOKENS] = 64;
     p->dim[KT_GDNP_D_SEQS] = 1;
     out[0].limit[KT_GDNP_D_TOKENS] = 16384;

@@ -63,6 +63,8 @@ def torch_step(L, st, idx, n):
     g = -torch.exp(L.A_log) * F.softplus(a + L.dt_bias, threshold=20.0)
     beta = torch.sigmoid(b)
     S = L.ssm.index_select(0, idx)                                      # [B][hv][dk][dv]
+    if L.vk:                                                            # stored [B][hv][dv][dk]
+        S = S.transpose(2, 3)
     outs = []
     for t in range(n):
         S = S * torch.exp(g[:, t])[..., None, None]
@@ -70,7 +72,7 @@ def torch_step(L, st, idx, n):
         d = beta[:, t, :, None] * (v[:, t] - kv)
         S = S + k[:, t, :, :, None] * d[:, :, None, :]
         outs.append(torch.einsum("bhij,bhi->bhj", S, q[:, t]))
-    L.ssm.index_copy_(0, idx, S)
+    L.ssm.index_copy_(0, idx, S.transpose(2, 3).contiguous() if L.vk else S)
     o = torch.stack(outs, 1).to(st.out.dtype).float()                   # [B][n][hv][dv]
     r = torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6)
     z = st.z.view(B, n, L.hv, L.dv).float()
@@ -83,7 +85,7 @@ def row(kt, kt_ab, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stre
     head_bytes = 128 * 128 * 4
     per_set = batch * hv * head_bytes
     nsets = 1 if regime == "hot" else min(64, 2 * L2_BYTES // per_set + 2)
-    L = Layer(dt, hk, hv, 128, 128, 4, batch * nsets, 0, 0, 1, gen)
+    L = Layer(dt, hk, hv, 128, 128, 4, batch * nsets, a.vk, 0, 1, gen)
     spec = tokens > 1
     steps, idxs = [], []
     for s in range(nsets):
@@ -172,12 +174,15 @@ def main():
     ap.add_argument("--batch", default="1,8,32,128")
     ap.add_argument("--tokens", default="1,4")
     ap.add_argument("--regime", default="hot,cold")
+    ap.add_argument("--vk", type=int, default=0, choices=(0, 1),
+                    help="the state layout: 0 [.., K, V], 1 K-last (vLLM's since #33291)")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--profile", action="store_true", help="hot rows: our kernel's device time (torch.profiler)")
     ap.add_argument("--ab", default="", help="a second database, timed beside --db's in the same rounds")
     a = ap.parse_args()
     check_header(header_fields)
+    print("state layout: vk=%d (%s)" % (a.vk, "K-last" if a.vk else "[.., K, V]"))
     kt = Ktrt(a.lib, a.db)
     kt_ab = Ktrt(a.lib, a.ab) if a.ab else None
     gen = torch.Generator(device="cuda")

@@ -84,8 +84,8 @@ hybrid_gdn() {
     fi
     env -u KT_SWEEP_FAKE_DEVICE ./tune --modelpath models/qwen3-next-80b-a3b --tp 4 --target gfx1201 --no-build \
         --no-device --only gdn_decode,gdn_prefill --db "$DIR/hybrid_gdn.ktdb" > "$DIR/hybrid_gdn.txt" 2>&1 || return 1
-    grep "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 q<=1 batch<=1 .* gdn .*path=law" "$DIR/hybrid_gdn.txt" &&
-    grep "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 tokens<=16384 seqs<=1 .* gdn .*path=law" "$DIR/hybrid_gdn.txt" &&
+    grep "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=1 q<=1 batch<=1 .* gdn .*path=law" "$DIR/hybrid_gdn.txt" &&
+    grep "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=1 tokens<=16384 seqs<=1 .* gdn .*path=law" "$DIR/hybrid_gdn.txt" &&
     ! grep -q "gdn_prefill bf16 .*tokens<=65536" "$DIR/hybrid_gdn.txt" &&
     grep "coverage: 75 problems: 0 exact, 0 bucket, 75 law, 0 refused" "$DIR/hybrid_gdn.txt"
 }

@@ -1,5 +1,6 @@
 /* test_build_filter.c: a model's build keeps the variants its problems can use (tuner/build_filter.h):
  * Qwen3-Next at tp 4 decodes bf16 attention at head size 256 and GDN in the [.., K, V] layout. */
+#include <stdlib.h>
 #include <string.h>
 #include "kt_test.h"
 #include "build_filter.h"
@@ -21,9 +22,9 @@ static void test_qwen3_next(void)
     KT_CHECK(!kt_build_filter_keeps(f, "attn_decode", ATTN("bf16", 128)));          /* another head size */
     KT_CHECK(!kt_build_filter_keeps(f, "attn_decode", ATTN("fp16", 256)));          /* another dtype */
     KT_CHECK(!kt_build_filter_keeps(f, "attn_decode", ATTN("bf16_e4m3", 256)));     /* no fp8 cache asked */
-    KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 0, 1)));
-    KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 0, 8)));            /* speculative steps */
-    KT_CHECK(!kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 1, 1)));           /* the K-last layout */
+    KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 1, 1)));            /* vLLM's K-last state */
+    KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 1, 8)));            /* speculative steps */
+    KT_CHECK(!kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 0, 1)));           /* the [.., K, V] layout */
     KT_CHECK(kt_build_filter_keeps(f, "gemm", GEMM("bf16")));
     KT_CHECK(!kt_build_filter_keeps(f, "gemm", GEMM("fp16")));
     /* a recipe serving two ops is kept when one of them can use it */
@@ -37,10 +38,19 @@ static void test_qwen3_next(void)
     /* --only narrows the problems, and with them the build */
     KT_CHECK_INT(kt_build_filter_open("models/qwen3-next-80b-a3b", 4, NULL, "gdn_decode", &f, err, sizeof err), 0);
     if (f) {
-        KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 0, 1)));
+        KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 1, 1)));
         KT_CHECK(!kt_build_filter_keeps(f, "gemm", GEMM("bf16")));
         kt_build_filter_close(f);
     }
+    /* an older vLLM's [.., K, V] state (KT_GDN_STATE=kv): the other layout's forms */
+    setenv("KT_GDN_STATE", "kv", 1);
+    KT_CHECK_INT(kt_build_filter_open("models/qwen3-next-80b-a3b", 4, NULL, "gdn_decode", &f, err, sizeof err), 0);
+    if (f) {
+        KT_CHECK(kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 0, 1)));
+        KT_CHECK(!kt_build_filter_keeps(f, "gdn_decode", GDN("bf16", 1, 1)));
+        kt_build_filter_close(f);
+    }
+    unsetenv("KT_GDN_STATE");
 }
 
 static void test_refusals(void)

@@ -57,7 +57,16 @@ static void test_keys(void)
     kt_op_model_problem mp[2];
     KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
     KT_CHECK(kt_problem_key(&mp[0].p, buf, sizeof buf) > 0);
-    KT_CHECK(strcmp(buf, "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 q<=1 batch<=1") == 0);
+    /* the serving vLLM's state layout: K-last by default (KT_GDN_STATE), [.., K, V] asked for */
+    KT_CHECK(strcmp(buf, "gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=1 q<=1 batch<=1") == 0);
+    setenv("KT_GDN_STATE", "kv", 1);
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
+    KT_CHECK_INT((int)mp[0].p.dim[KT_GDN_D_VK], 0);
+    setenv("KT_GDN_STATE", "v-k", 1);
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) < 0);
+    KT_CHECK(strstr(err, "KT_GDN_STATE = 'v-k'") != NULL);
+    unsetenv("KT_GDN_STATE");
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
     KT_CHECK_INT(mp[0].calls, 36);
     m.gdn.layers = 0;
     KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 0);

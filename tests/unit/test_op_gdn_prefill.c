@@ -61,7 +61,16 @@ static void test_keys(void)
     kt_op_model_problem mp[2];
     KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
     KT_CHECK(kt_problem_key(&mp[0].p, buf, sizeof buf) > 0);
-    KT_CHECK(strcmp(buf, "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 tokens<=64 seqs<=1") == 0);
+    /* the serving vLLM's state layout: K-last by default (KT_GDN_STATE), [.., K, V] asked for */
+    KT_CHECK(strcmp(buf, "gdn_prefill bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=1 tokens<=64 seqs<=1") == 0);
+    setenv("KT_GDN_STATE", "kv", 1);
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
+    KT_CHECK_INT((int)mp[0].p.dim[KT_GDNP_D_VK], 0);
+    setenv("KT_GDN_STATE", "v-k", 1);
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) < 0);
+    KT_CHECK(strstr(err, "KT_GDN_STATE = 'v-k'") != NULL);
+    unsetenv("KT_GDN_STATE");
+    KT_CHECK(op->from_model(&m, mp, 2, err, sizeof err) == 1);
     KT_CHECK_INT(mp[0].calls, 36);
     /* swept to 16K tokens: 64 .. 16384, five edges, times every seqs edge */
     KT_CHECK_INT(kt_op_edges_kept(op, KT_GDNP_D_TOKENS, mp[0].limit[KT_GDNP_D_TOKENS]), 5);
