@@ -43,6 +43,7 @@ static const kt_op_param gdn_params[KT_GDN_NPARAMS] = {
     {"MT", KT_GDN_MAX_TOKENS, 1},   /* tokens a sequence it steps; kernels built before the axis: all */
     {"OB", 0, 0},                   /* resident blocks asked of ptxas: the occupancy it read back says what came */
     {"PS", 0, 0},                   /* persistent blocks a compute unit (0: a block an item; kernels before the axis) */
+    {"PF", 0, 0},                   /* 1: the state of the block `ahead` on prefetched into L2 (kernels before the axis: 0) */
 };
 
 static const char *const gdn_workspaces[] = {"hand-off counters"};
@@ -187,7 +188,7 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
 {
     kt_gdn_decode_args *a = args;
     a->counters = workspace ? workspace[0] : NULL;
-    a->ahead = PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * PAR(v, OB) : 0;
+    a->ahead = PAR(v, PF) && PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * PAR(v, OB) : 0;
 }
 
 /* ---- the law ----
@@ -213,12 +214,14 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     bound costs the registers that keep a block's loads in flight (the H100: 9.70 us at batch
  *     1 x hv 8 with OB 2, 6.98 without; 66.5% of the copy ceiling at batch 128 x hv 32 with it,
  *     58.6% without);
- *  6. the row sums reduced in the wave alone (no LDS round and barrier a token);
- *  7. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
+ *  6. the L2 prefetch of a later block's state (PF 1) where the grid runs more blocks a unit than it
+ *     holds at once (a later block exists to prefetch for), none where it does not;
+ *  7. the row sums reduced in the wave alone (no LDS round and barrier a token);
+ *  8. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
  *     per-token LDS are sized by MT;
- *  8. fewer registers, then the first candidate.
+ *  9. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
-#define GDN_LAW_KEYS 8
+#define GDN_LAW_KEYS 9
 #define GDN_SPLIT_SHARE 4
 _Static_assert(GDN_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "the lexicographic pick's key array");
 
@@ -249,6 +252,7 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
     key[i++] = -PAR(v, PS);
     key[i++] = -PAR(v, OB);
+    key[i++] = per_unit > occ ? PAR(v, PF) : -PAR(v, PF);
     key[i++] = -gdn_parts(v, wave);
     key[i++] = -PAR(v, MT);
     key[i++] = -(long long)c->regs;

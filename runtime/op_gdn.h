@@ -14,7 +14,7 @@
 
 /* kt_variant.p[] of a gdn_decode kernel (recipe axes VK DK DV BV NW KPT MT OB PS). */
 enum { KT_GDN_P_VK, KT_GDN_P_DK, KT_GDN_P_DV, KT_GDN_P_BV, KT_GDN_P_NW, KT_GDN_P_KPT, KT_GDN_P_MT, KT_GDN_P_OB,
-       KT_GDN_P_PS, KT_GDN_NPARAMS };
+       KT_GDN_P_PS, KT_GDN_P_PF, KT_GDN_NPARAMS };
 
 /* The dimensions of a problem, in kt_problem.dim[] order. */
 enum { KT_GDN_D_DK, KT_GDN_D_DV, KT_GDN_D_HK, KT_GDN_D_HV, KT_GDN_D_KW, KT_GDN_D_NORM, KT_GDN_D_VK, KT_GDN_D_Q,

@@ -363,11 +363,12 @@ done
 # DV, the gated norm without a hand-off) are ok on gfx1201 in both state layouts; on gfx1201 the
 # state moves in 16-byte pieces (global_load_b128 / global_store_b128); on sm_90a the law's picks of
 # the issue's decode rows are ok and spill nothing (bv32 nw8 kpt4 mt1 / mt8 at batch 1, bv128 nw8
-# kpt16 mt1 ob2 at batch 128, bv128 nw8 kpt16 mt8 for 4 tokens; and the persistent twin ps2, which
+# kpt16 mt1 ob2 at batch 128 with and without the L2 prefetch (pf), bv128 nw8 kpt16 mt8 for 4 tokens (ob0,
+# and ob2 pf1 at batch 32 x 32 heads and up); and the persistent twin ps2, which
 # the law no longer takes: measured 0.80x, left to the sweep): the OB 2 ones sit at their
 # 128-register edge, which small changes cross
 GDN=templates/gdn/decode.lua
-GDNK=kt_gdn_decode_bf16_vk0_dk128_dv128_bv128_nw8_kpt8_mt1_ob0_ps0
+GDNK=kt_gdn_decode_bf16_vk0_dk128_dv128_bv128_nw8_kpt8_mt1_ob0_ps0_pf0
 for t in $TARGETS; do
     case $t in gfx1201) pick=""; want=60 ;; sm_90a) pick=$(sample 48); want=30 ;; *) pick=$(sample 16); want=1 ;; esac
     check "gdn_decode on $t: >= $want ok kernels, none failed, ok ones spill nothing" sh -c "
@@ -392,7 +393,7 @@ if echo "$TARGETS" | grep -q sm_90a; then
     narrow $GDN $GDNL 'dtype { "bf16" }' 'VK { 0 }' 'BV { 32, 128 }' 'NW { 8 }' 'KPT { 4, 16 }'
     check "gdn_decode sm_90a: the law's picks of the issue's rows (and the persistent form, measured 0.80x, the sweep's to take) are ok and spill nothing" sh -c "
         $KT gen --recipe $GDNL --target sm_90a --db $DB --quiet $WHOLE > $DIR/gdnl.txt 2>&1 || { cat $DIR/gdnl.txt; exit 1; }
-        for f in bv32_nw8_kpt4_mt1_ob0_ps0 bv32_nw8_kpt4_mt8_ob0_ps0 bv128_nw8_kpt16_mt1_ob2_ps0 bv128_nw8_kpt16_mt1_ob2_ps2 bv128_nw8_kpt16_mt8_ob0_ps0; do
+        for f in bv32_nw8_kpt4_mt1_ob0_ps0_pf0 bv32_nw8_kpt4_mt8_ob0_ps0_pf0 bv128_nw8_kpt16_mt1_ob2_ps0_pf0 bv128_nw8_kpt16_mt1_ob2_ps0_pf1 bv128_nw8_kpt16_mt1_ob2_ps2_pf0 bv128_nw8_kpt16_mt8_ob0_ps0_pf0 bv128_nw8_kpt16_mt8_ob2_ps0_pf1; do
             n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name='kt_gdn_decode_bf16_vk0_dk128_dv128_\$f' AND target='sm_90a' AND status='ok' AND spills = 0 AND scratch_bytes = 0\")
             echo \"\$f: \$n ok\"; [ \$n = 1 ] || exit 1
         done"

@@ -16,7 +16,8 @@
  *        KT_GDN_MAX_TOKENS accepted tokens,
  *   OB   blocks the register allocator must keep resident on an SM (0: its own choice; NVIDIA
  *        only): with the gated norm a block holds a whole head's state, 64 floats a thread at
- *        8 warps, and one block an SM leaves the state's stream idle while it computes.
+ *        8 warps, and one block an SM leaves the state's stream idle while it computes,
+ *   PF   1: the OB forms prefetch into L2 the state of the block the device starts next (below).
  *
  * Grid (dv / BV, HV, batch): block (vb, h, i) owns columns [vb*BV, vb*BV + BV) of value head h's
  * state for sequence i, for every token of the sequence (PS > 0: a 1-D grid of PS blocks a unit,
@@ -61,6 +62,9 @@
 
 #ifndef KT_PS
 #define KT_PS 0   /* kernels built before the axis */
+#endif
+#ifndef KT_PF
+#define KT_PF 0   /* kernels built before the axis */
 #endif
 
 namespace {
@@ -113,11 +117,11 @@ constexpr bool kLazyDecay = KT_MT > 1;
  * flies). Elsewhere the loop alone (the item loads its state there, one round trip) */
 constexpr bool kPersist = KT_PS > 0;
 constexpr bool kPrefetch = kPersist && KT_ASYNC_COPY;
-/* OB > 0 without PS (the state stream's forms: a grid of many waves of blocks): each block brings
- * into L2, behind its own loads, the state piece of the block args.ahead after it (the device's
- * resident blocks: about the one that starts when this one ends), so that block's loads return at
- * L2's latency and the stream's DRAM reads go on while the resident blocks compute */
-constexpr bool kL2Ahead = KT_OB > 0 && !kPersist && kt_has_l2_prefetch;
+/* PF (OB > 0 without PS: the state stream's forms, a grid of many waves of blocks): each block
+ * brings into L2, behind its own loads, the state piece of the block args.ahead after it (the
+ * device's resident blocks: about the one that starts when this one ends), so that block's loads
+ * return at L2's latency and the stream's DRAM reads go on while the resident blocks compute */
+constexpr bool kL2Ahead = KT_PF && KT_OB > 0 && !kPersist && kt_has_l2_prefetch;
 constexpr unsigned kBufBytes = kPersist ? KT_DK * KT_BV * 4u : 0u;   /* the LDS given at launch */
 static_assert(kMaxT >= 1 && kMaxT <= KT_GDN_MAX_TOKENS, "MT: 1 to the ABI's tokens a sequence");
 
@@ -384,13 +388,17 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
         nx_n = args.query_start_loc[nx.seq + 1] - args.query_start_loc[nx.seq];
         nx_slot = args.state_indices[nx.seq];
     }
-    /* kL2Ahead: the slot of the item args.ahead blocks on (the grid's x, y, z order), loaded
-     * beside this item's metadata (only the slot is held: the item is recomputed where used) */
+    /* PF: the item args.ahead blocks on (the grid's x, y, z order) and its slot. Where ptxas fits
+     * it (MT 1 at 128 registers), the slot is read with this item's metadata; elsewhere after the
+     * state's loads are in flight (an L2 hit they outlast), since holding it through the prologue
+     * spilled the MT 8 forms, and reading it late spilled the MT 1 ones */
+    constexpr bool kAheadEarly = KT_MT == 1;
     constexpr int nvb = KT_DV / KT_BV;
+    /* recomputed where used: held through the prologue, the item spilled registers */
     auto ahead_item = [&]() { return ((long long)seq * args.num_v_heads + h) * nvb + vb + args.ahead; };
+    auto ahead = [&]() { return kL2Ahead && args.ahead > 0 && ahead_item() < (long long)nvb * args.num_v_heads * args.batch; };
     int ax_slot = -1;
-    if (kL2Ahead && args.ahead > 0 && ahead_item() < (long long)nvb * args.num_v_heads * args.batch)
-        ax_slot = args.state_indices[ahead_item() / nvb / args.num_v_heads];
+    if (kAheadEarly && ahead()) ax_slot = args.state_indices[ahead_item() / nvb / args.num_v_heads];
 
     /* ---- in the metadata's shadow, what needs the parameters alone: the key head (two integer
      * divisions, which the compiler keeps below the early return), the thread's place, the taps
@@ -441,9 +449,18 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
     float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)h * KT_DK * dv;
     float s[KT_KPT * kVPT];
     if constexpr (!kPersist) kt_state_io<false>(head, ti, j0, s);
-    if (kL2Ahead && ax_slot >= 0) {
+    if (kL2Ahead && kAheadEarly && ax_slot >= 0) {
         const kt_item ax = kt_item_of((int)ahead_item(), args.num_v_heads);
         kt_prefetch_piece(args.ssm_state + (long long)ax_slot * args.ssm_slot_stride + (long long)ax.h * KT_DK * dv, ax.vb);
+    }
+    if (kL2Ahead && !kAheadEarly && args.ahead > 0) {
+        const long long wa = ahead_item();
+        if (wa < (long long)nvb * args.num_v_heads * args.batch) {
+            const kt_item ax = kt_item_of((int)wa, args.num_v_heads);
+            const int slot_a = args.state_indices[ax.seq];
+            if (slot_a >= 0)
+                kt_prefetch_piece(args.ssm_state + (long long)slot_a * args.ssm_slot_stride + (long long)ax.h * KT_DK * dv, ax.vb);
+        }
     }
     KT_TR(11);
 

@@ -6,7 +6,8 @@
 -- KPT / (DK's share of the threads); MT the tokens a sequence it steps at most (1: plain decode);
 -- OB the blocks ptxas must keep resident on an SM (0: its choice); PS a persistent grid of PS blocks a
 -- compute unit stepping the work items in turn, the next item's state copied into LDS meanwhile
--- (0: a block an item).
+-- (0: a block an item); PF 1 a block prefetches into L2 the state of the block the device starts
+-- when it ends (OB forms without PS, NVIDIA: AMD's targets have no L2-only prefetch).
 
 local function div(a, b) return math.floor(a / b) end
 local MAX_T, MAX_KW = 8, 4
@@ -57,6 +58,7 @@ return {
     { "MT", { 1, 8 } },
     { "OB", { 0, 2 } },
     { "PS", { 0, 2 } },
+    { "PF", { 0, 1 } },
   },
 
   threads = function(p, t) return p.NW * t.wave_size end,
@@ -86,6 +88,10 @@ return {
     -- without the copy the loop only delays each item's state load)
     if p.PS > 0 and t.vendor ~= "nvidia" then return false, "PS: no global -> LDS copy on this target" end
     if p.PS > 0 and p.OB ~= p.PS then return false, "PS without OB = PS: its blocks' residency unasked" end
+    -- PF: the block `ahead` on is known only where OB fixes the blocks a unit holds, and the step is
+    -- one block an item (PS 0); the twin without it stays (the prefetch's registers spill some forms)
+    if p.PF == 1 and (p.OB == 0 or p.PS > 0) then return false, "PF: only OB forms without PS" end
+    if p.PF == 1 and t.vendor ~= "nvidia" then return false, "PF: no L2-only prefetch on this target" end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
     if smem_bytes(p, t) + buf_bytes(p) > t.lds_at_launch_max then return false, "PS: the state buffer over the target's LDS" end
     -- registers: the state piece about twice over (its decayed copy and the products' operands,

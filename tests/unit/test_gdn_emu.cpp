@@ -34,7 +34,7 @@ extern "C" {
 struct variant {
     const char *name;
     void (*kernel)(kt_gdn_decode_args);
-    int vk, bv, nw, kpt, mt, ps, ob;  /* the kernel's axes; its block is nw * KT_WAVE threads */
+    int vk, bv, nw, kpt, mt, ps, pf;  /* the kernel's axes; its block is nw * KT_WAVE threads */
 };
 
 #if KT_WAVE == 32
@@ -46,6 +46,7 @@ namespace va {
 #define KT_MT 8
 #define KT_OB 2
 #define KT_PS 0
+#define KT_PF 1
 #include "gdn_emu_variant.inc"
 }
 namespace vb {
@@ -102,7 +103,7 @@ namespace vf {
 }
 
 static const variant variants[] = {
-    {"vk0 bv128 nw8 kpt8 ob2 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8, 0, 2},
+    {"vk0 bv128 nw8 kpt8 ob2 pf1 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8, 0, 1},
     {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8, 0, 0},
     {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8, 8, 0, 0},
     {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8, 0, 0},
@@ -236,7 +237,7 @@ static void chain(const variant &v, int spec, int ds_layout, int norm, int steps
         a.batch = BATCH; a.num_k_heads = H; a.num_v_heads = HV; a.dk = DK; a.dv = DV;
         a.conv_kw = KW; a.conv_len = LCOL; a.max_tokens = 4; a.scale = 1.0f / sqrtf((float)DK); a.norm_eps = 1e-6f;
         a.counters = counters.data();
-        /* the OB forms' L2 prefetch of the block 3 on: every line in the state pool */
+        /* PF's L2 prefetch of the block 3 on: every line in the state pool, and only where built */
         a.ahead = 3;
         kt_emu_pf_lo = (const char *)p.ssm.data();
         kt_emu_pf_hi = (const char *)(p.ssm.data() + p.ssm.size());
@@ -251,7 +252,7 @@ static void chain(const variant &v, int spec, int ds_layout, int norm, int steps
         }
         for (unsigned c : counters) KT_CHECK_INT(c, 0);
         KT_CHECK_INT((int)kt_emu_pf_stray, 0);
-        KT_CHECK(v.ob ? kt_emu_pf_count > 0 : kt_emu_pf_count == 0);
+        KT_CHECK(v.pf ? kt_emu_pf_count > 0 : kt_emu_pf_count == 0);
         kt_emu_pf_lo = kt_emu_pf_hi = nullptr;
 
         kt_gdn_ref_pools rp = {p.rconv.data(), p.rssm.data(), p.rlog.data(), v.vk};

@@ -230,8 +230,11 @@ static void test_launches(void)
     op->bind(&a, &v, &p, 132, ws, wsb);
     KT_CHECK(a.counters == words);
     KT_CHECK_INT(a.ahead, 0);   /* OB 0: no stream of waves to prefetch along */
-    /* OB 2: the state prefetch reaches the block the device starts next, units x OB on */
+    /* OB 2 with PF: the state prefetch reaches the block the device starts next, units x OB on */
     v.p[KT_GDN_P_OB] = 2;
+    op->bind(&a, &v, &p, 132, ws, wsb);
+    KT_CHECK_INT(a.ahead, 0);   /* PF 0: none */
+    v.p[KT_GDN_P_PF] = 1;
     op->bind(&a, &v, &p, 132, ws, wsb);
     KT_CHECK_INT(a.ahead, 264);
     v.p[KT_GDN_P_PS] = 2;   /* persistent: its own copy of the next item, no prefetch */
@@ -308,10 +311,12 @@ static void test_law_ob(void)
      * at 32 x 128 heads, four waves of two blocks a unit) */
     /* BV: the H100's tp 4 sweep (hv 8, gated norm) split heads up to 32 of them (batch 4) and kept
      * them whole from 64 (batch 8: bv128 9% ahead, batch 16: 12-29%) */
-    const struct { int hv, batch, q, ob, ps, bv; } rows[] = {
-        {8, 1, 1, 0, 0, 32}, {32, 1, 1, 0, 0, 32}, {8, 8, 1, 0, 0, 128}, {32, 4, 1, 0, 0, 128},
-        {8, 16, 1, 0, 0, 128}, {8, 32, 1, 2, 0, 128}, {32, 32, 1, 2, 0, 128}, {32, 128, 1, 2, 0, 128},
-        {32, 128, 4, 2, 0, 128}, {8, 1, 4, 0, 0, 32}, {8, 4, 1, 0, 0, 32}, {8, 8, 4, 0, 0, 128}};
+    /* PF where the grid runs more blocks a unit than OB holds (a later block to prefetch for):
+     * 32 x 8 heads is one wave of two blocks a unit, 32 x 32 four */
+    const struct { int hv, batch, q, ob, ps, bv, pf; } rows[] = {
+        {8, 1, 1, 0, 0, 32, 0}, {32, 1, 1, 0, 0, 32, 0}, {8, 8, 1, 0, 0, 128, 0}, {32, 4, 1, 0, 0, 128, 0},
+        {8, 16, 1, 0, 0, 128, 0}, {8, 32, 1, 2, 0, 128, 0}, {32, 32, 1, 2, 0, 128, 1}, {32, 128, 1, 2, 0, 128, 1},
+        {32, 128, 4, 2, 0, 128, 1}, {8, 1, 4, 0, 0, 32, 0}, {8, 4, 1, 0, 0, 32, 0}, {8, 8, 4, 0, 0, 128, 0}};
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         kt_problem p = prob(rows[r].hv / 2, rows[r].hv, 1, 0, rows[r].q, rows[r].batch);
         const int k = op->law_pick(&d, c, n, &p);
@@ -320,6 +325,7 @@ static void test_law_ob(void)
         KT_CHECK_INT(c[k].v.p[KT_GDN_P_OB], rows[r].ob);
         KT_CHECK_INT(c[k].v.p[KT_GDN_P_PS], rows[r].ps);
         KT_CHECK_INT(c[k].v.p[KT_GDN_P_BV], rows[r].bv);
+        KT_CHECK_INT(c[k].v.p[KT_GDN_P_PF], rows[r].pf);
     }
     free(c);
     free(rv);
