@@ -1,5 +1,5 @@
 #!/bin/sh
-# Thirty-fourth session, device call D2 (~8 minutes; replaces call D, never started: refused). On
+# Thirty-fourth session, device call D2 (~6 minutes; replaces call D, never started: refused). On
 # out/s35 = the decode forms of the Qwen3-Next tp 4 build in both state layouts, with the PF axis
 # (the OB forms' L2 prefetch of the state of the block `ahead` on). 1. gdn_check's chains (vk 0 and
 # vk 1). 2. Every decode row in the [.., K, V] layout, s35 against s33 in the same rounds (the
@@ -18,22 +18,22 @@ xz -dc out/s35/dec.ktdb.xz > "$W/s35.ktdb"
 python3 $K "$W/s35.ktdb" "$W/s35nopf.ktdb" gdn_decode PF=0 > /dev/null
 decode_check s35
 mkdir -p $R/rows $R/klast $R/k8
-OUT=$R/rows timeout 170 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s33.ktdb --rounds 7 \
+OUT=$R/rows timeout 150 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s33.ktdb --rounds 5 \
     --hv 8,32 --batch 1,32,128 --tokens 1,4 --regime hot,cold > $R/bench-rows.log 2>&1
 echo "bench rows rc=$? $(el)"; grep -E "^ +[0-9]|--ab|ceilings" $R/bench-rows.log | cut -c1-150
-OUT=$R/klast timeout 100 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s35nopf.ktdb --vk 1 \
-    --rounds 5 --hv 32 --batch 1,32,128 --tokens 1,4 --regime hot,cold > $R/bench-klast.log 2>&1
+OUT=$R/klast timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s35nopf.ktdb --vk 1 \
+    --rounds 5 --hv 32 --batch 1,128 --tokens 1 --regime hot,cold > $R/bench-klast.log 2>&1
 echo "bench k-last rc=$? $(el)"; grep -E "^ +[0-9]|--ab|layout" $R/bench-klast.log | cut -c1-150
 python3 $K "$W/s33.ktdb" "$W/k8.ktdb" gdn_decode MT=8 OB=2 KPT=8 BV=128 > /dev/null
 python3 $K "$W/s33.ktdb" "$W/k16.ktdb" gdn_decode MT=8 OB=2 KPT=16 BV=128 > /dev/null
-OUT=$R/k8 timeout 40 python3 tests/device/bench_gdn.py --lib $L --db $W/k8.ktdb --ab $W/k16.ktdb --rounds 7 \
+OUT=$R/k8 timeout 35 python3 tests/device/bench_gdn.py --lib $L --db $W/k8.ktdb --ab $W/k16.ktdb --rounds 7 \
     --hv 8 --batch 32 --tokens 4 --regime hot,cold > $R/bench-k8.log 2>&1
 echo "bench k8 rc=$? $(el)"; grep -E "^ +[0-9]|--ab" $R/bench-k8.log | cut -c1-150
 xz -dc out/s34/all.ktdb.xz > "$W/s34.ktdb"
 python3 $K $W/s34.ktdb $W/w.ktdb gdn_prefill BT=64 BV=64 NW=4 PF=1 VK=0 > /dev/null || echo "keep w failed"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/w.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
-timeout 80 $NCU --clock-control none --section SourceCounters --section WarpStateStats --section Occupancy \
+timeout 70 $NCU --clock-control none --section SourceCounters --section WarpStateStats --section Occupancy \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats --page details \
     -k regex:"pf1\$" -c 1 $B > $R/ncu-w.txt 2>&1; echo "ncu w rc=$? $(el)"
 grep -E "Duration|Issued Ipc|Warp Cycles Per Issued|Mem Busy|Registers Per|Achieved Occ|Stall|Shared" $R/ncu-w.txt | head -16
