@@ -32,7 +32,8 @@ static const kt_op_dim gdn_dims[KT_GDN_NDIMS] = {
     {"batch", 1, gdn_batch_edges, (int)(sizeof gdn_batch_edges / sizeof gdn_batch_edges[0]), 0},
 };
 
-/* Every axis is required but the layout (0: [.., K, V], fla's and vLLM's fused_recurrent). */
+/* Every axis is required but the layout (0: [.., K, V], fla's and earlier vLLM's; 1: K-last, vLLM's
+ * since #33291) and those added later (their fallbacks: what kernels built before them do). */
 static const kt_op_param gdn_params[KT_GDN_NPARAMS] = {
     {"VK", 0, 0},
     {"DK", 0, 1},
@@ -89,6 +90,10 @@ static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int unit
     }
     if (DIM(p, BATCH) > 65535 || DIM(p, HV) > 65535) {
         snprintf(buf, len, "batch=%lld hv=%lld: the grid's y and z hold at most 65535", DIM(p, BATCH), DIM(p, HV));
+        return buf;
+    }
+    if (PAR(v, PF) && gdn_items(v, p) > INT_MAX - (long long)(units > 0 ? units : 1) * (v->occupancy > PAR(v, OB) ? v->occupancy : PAR(v, OB))) {
+        snprintf(buf, len, "PF: %lld work items and the blocks ahead do not fit the kernel's int", gdn_items(v, p));
         return buf;
     }
     if (PAR(v, PS) > 0 && gdn_items(v, p) > INT_MAX - (long long)(units > 0 ? units : 1) * PAR(v, PS)) {
@@ -188,7 +193,10 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
 {
     kt_gdn_decode_args *a = args;
     a->counters = workspace ? workspace[0] : NULL;
-    a->ahead = PAR(v, PF) && PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * PAR(v, OB) : 0;
+    /* the blocks a unit holds: at least OB (asked of the register allocator), more where the
+     * compiled kernel's resources allow */
+    const int held = v->occupancy > PAR(v, OB) ? v->occupancy : PAR(v, OB);
+    a->ahead = PAR(v, PF) && PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * held : 0;
 }
 
 /* ---- the law ----
@@ -214,11 +222,12 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     bound costs the registers that keep a block's loads in flight (the H100: 9.70 us at batch
  *     1 x hv 8 with OB 2, 6.98 without; 66.5% of the copy ceiling at batch 128 x hv 32 with it,
  *     58.6% without);
- *  6. the L2 prefetch of a later block's state (PF 1) where the grid runs more blocks a unit than it
- *     holds at once (a later block exists to prefetch for), none where it does not;
- *  7. the row sums reduced in the wave alone (no LDS round and barrier a token);
- *  8. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
+ *  6. the row sums reduced in the wave alone (no LDS round and barrier a token);
+ *  7. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
  *     per-token LDS are sized by MT;
+ *  8. the L2 prefetch of a later block's state (PF 1) where the grid runs more blocks a unit than it
+ *     holds at once (a later block exists to prefetch for), none where it does not: a twin's choice
+ *     only, last, since a form whose prefetch spilled has no twin and must not lose to a worse one;
  *  9. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
 #define GDN_LAW_KEYS 9
@@ -252,9 +261,9 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
     key[i++] = -PAR(v, PS);
     key[i++] = -PAR(v, OB);
-    key[i++] = per_unit > occ ? PAR(v, PF) : -PAR(v, PF);
     key[i++] = -gdn_parts(v, wave);
     key[i++] = -PAR(v, MT);
+    key[i++] = per_unit > occ ? PAR(v, PF) : -PAR(v, PF);
     key[i++] = -(long long)c->regs;
 }
 

@@ -3,7 +3,7 @@
  * goes through runtime/op.h. ABI: templates/abi/gdn.h; template templates/gdn/decode.hip.
  *
  * Problem key:
- *   gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=0 q<=1 batch<=8
+ *   gdn_decode bf16 dk=128 dv=128 hk=4 hv=8 kw=4 norm=1 vk=1 q<=1 batch<=8
  * dk, dv the key and value head sizes, hk and hv the key and value heads of one rank, kw the conv
  * taps, norm 1 when the step ends in the gated RMSNorm, vk 1 for a K-last state; q tokens a
  * sequence (1, or 1 + speculative tokens), batch sequences. */
@@ -12,7 +12,7 @@
 #include "op.h"
 #include "../templates/abi/gdn.h"
 
-/* kt_variant.p[] of a gdn_decode kernel (recipe axes VK DK DV BV NW KPT MT OB PS). */
+/* kt_variant.p[] of a gdn_decode kernel (recipe axes VK DK DV BV NW KPT MT OB PS PF). */
 enum { KT_GDN_P_VK, KT_GDN_P_DK, KT_GDN_P_DV, KT_GDN_P_BV, KT_GDN_P_NW, KT_GDN_P_KPT, KT_GDN_P_MT, KT_GDN_P_OB,
        KT_GDN_P_PS, KT_GDN_P_PF, KT_GDN_NPARAMS };
 

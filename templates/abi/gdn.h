@@ -81,9 +81,10 @@ typedef struct kt_gdn_decode_args {
 
     /* ---- set by the runtime's bind (runtime/op_gdn.c), not by the caller ---- */
     unsigned *counters;             /* batch * (num_k_heads + num_v_heads) words */
-    int ahead;                      /* blocks the device holds at once (units x OB) where the
-                                       variant's grid is a stream of waves of blocks (OB > 0, PS 0):
-                                       how far ahead a block prefetches another's state; else 0 */
+    int ahead;                      /* PF forms (OB > 0, PS 0): how many blocks on in the grid's
+                                       order the block whose state a block prefetches is: the
+                                       blocks the device holds at once (units x the blocks a unit
+                                       holds, at least OB); else 0 */
 } kt_gdn_decode_args;
 
 #define KT_GDN_MAX_TOKENS 8

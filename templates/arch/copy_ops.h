@@ -1,6 +1,7 @@
-/* copy_ops.h: the block's LDS given at launch, and 16-byte copies global -> LDS that hold no
- * registers while in flight (included after the prelude, by templates that stream tiles through
- * LDS: attn/decode.hip, attn/prefill.hip through arch/prefill_ops.h).
+/* copy_ops.h: the block's LDS given at launch, 16-byte copies global -> LDS that hold no registers
+ * while in flight, and the L2 prefetch (included after the prelude, by the templates that move
+ * data so: attn/decode.hip, attn/prefill.hip and gdn/prefill.hip through arch/prefill_ops.h,
+ * gdn/decode.hip).
  *   KT_DYNAMIC_SHARED(T, name)   the block's LDS, all of it given at launch (sm_90 gives a block
  *                                more than 48 KiB only so);
  *   kt_dynamic_shared_fits(n)    whether the launch gave at least n bytes (a kernel returns

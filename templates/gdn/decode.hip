@@ -342,8 +342,8 @@ KT_DEV kt_item kt_item_of(int w, int hv)
     return kt_item{w % nvb, (w / nvb) % hv, w / nvb / hv};
 }
 
-/* kL2Ahead: the lines of item w's state piece (of the head at `head`) into L2, spread over the
- * block's threads */
+/* kL2Ahead: the lines of the state piece of columns vb of the head at `head` into L2, spread over
+ * the block's threads */
 KT_DEV void kt_prefetch_piece(const float *head, int vb)
 {
     constexpr int rows = KT_VK ? KT_BV : KT_DK, len = KT_VK ? KT_DK : KT_BV;   /* contiguous runs */

@@ -174,8 +174,8 @@ def main():
     ap.add_argument("--batch", default="1,8,32,128")
     ap.add_argument("--tokens", default="1,4")
     ap.add_argument("--regime", default="hot,cold")
-    ap.add_argument("--vk", type=int, default=0, choices=(0, 1),
-                    help="the state layout: 0 [.., K, V], 1 K-last (vLLM's since #33291)")
+    ap.add_argument("--vk", type=int, default=1, choices=(0, 1),
+                    help="the state layout: 1 K-last (vLLM's since #33291, a model's default), 0 [.., K, V]")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--profile", action="store_true", help="hot rows: our kernel's device time (torch.profiler)")

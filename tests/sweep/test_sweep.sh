@@ -14,6 +14,7 @@
 # Uses the compile phase's database (out/test/dense.ktdb) when there is one, else builds gfx1201.
 set -u
 cd "$(dirname "$0")/../.."
+unset KT_GDN_STATE   # the model problems' default GDN state layout, whatever the shell exported
 DIR=${KT_TEST_DIR:-out/test}/sweep
 mkdir -p "$DIR"
 SRC=${KT_TEST_DIR:-out/test}/dense.ktdb

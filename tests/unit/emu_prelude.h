@@ -7,6 +7,8 @@
 #define KT_EMU_PRELUDE_H
 #include <pthread.h>
 #include <atomic>
+#include <mutex>
+#include <utility>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -85,14 +87,13 @@ KT_DEV void kt_copy16_async(unsigned lds, const void *src) { memcpy((char *)kt_e
 KT_DEV void kt_copy_commit(void) {}
 KT_DEV void kt_copy_wait(void) {}
 template <int N> KT_DEV void kt_copy_wait_pending(void) {}
-/* the L2 prefetch: counted, and where a test gives the range its addresses must fall in
- * (kt_emu_pf_lo .. hi), those outside counted apart */
-inline const char *kt_emu_pf_lo, *kt_emu_pf_hi;
-inline std::atomic<long> kt_emu_pf_count{0}, kt_emu_pf_stray{0};
+/* the L2 prefetch: logged as (issuing block, address), the block as (z * 100000 + y) * 1000 + x */
+inline std::mutex kt_emu_pf_mu;
+inline std::vector<std::pair<long, const char *>> kt_emu_pf_log;
 KT_DEV void kt_prefetch_l2(const void *p)
 {
-    kt_emu_pf_count++;
-    if (kt_emu_pf_lo && ((const char *)p < kt_emu_pf_lo || (const char *)p >= kt_emu_pf_hi)) kt_emu_pf_stray++;
+    std::lock_guard<std::mutex> g(kt_emu_pf_mu);
+    kt_emu_pf_log.push_back({((long)kt_emu_cur->bz * 100000 + kt_emu_cur->by) * 1000 + kt_emu_cur->bx, (const char *)p});
 }
 constexpr bool kt_has_l2_prefetch = true;
 

@@ -1,5 +1,6 @@
 /* test_build_filter.c: a model's build keeps the variants its problems can use (tuner/build_filter.h):
- * Qwen3-Next at tp 4 decodes bf16 attention at head size 256 and GDN in the [.., K, V] layout. */
+ * Qwen3-Next at tp 4 decodes bf16 attention at head size 256 and GDN in the serving vLLM's layout
+ * (KT_GDN_STATE: K-last unless asked). */
 #include <stdlib.h>
 #include <string.h>
 #include "kt_test.h"
@@ -13,6 +14,7 @@
 
 static void test_qwen3_next(void)
 {
+    unsetenv("KT_GDN_STATE");   /* the default layout, whatever the shell exported */
     kt_build_filter *f = NULL;
     char err[512] = "";
     KT_CHECK_INT(kt_build_filter_open("models/qwen3-next-80b-a3b", 4, NULL, NULL, &f, err, sizeof err), 0);

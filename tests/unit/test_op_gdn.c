@@ -327,12 +327,26 @@ static void test_law_ob(void)
         KT_CHECK_INT(c[k].v.p[KT_GDN_P_BV], rows[r].bv);
         KT_CHECK_INT(c[k].v.p[KT_GDN_P_PF], rows[r].pf);
     }
+    /* a form whose prefetch spilled has no PF twin: the law keeps its MT 1 pick without the
+     * prefetch rather than an MT 8 form with it (PF ranks after MT) */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!(c[i].v.p[KT_GDN_P_PF] && c[i].v.p[KT_GDN_P_MT] == 1)) c[m++] = c[i];
+    for (int vk = 0; vk < 2; vk++) {
+        kt_problem p = prob(16, 32, 1, vk, 1, 128);
+        const int k = op->law_pick(&d, c, m, &p);
+        KT_CHECK(k >= 0);
+        if (k < 0) continue;
+        KT_CHECK_INT(c[k].v.p[KT_GDN_P_MT], 1);
+        KT_CHECK_INT(c[k].v.p[KT_GDN_P_PF], 0);
+    }
     free(c);
     free(rv);
 }
 
 int main(void)
 {
+    unsetenv("KT_GDN_STATE");   /* the model problems' default layout, whatever the shell exported */
     test_keys();
     test_args();
     test_misfit();

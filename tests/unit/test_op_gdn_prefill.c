@@ -359,6 +359,7 @@ static void test_law_bt(void)
 
 int main(void)
 {
+    unsetenv("KT_GDN_STATE");   /* the model problems' default layout, whatever the shell exported */
     test_keys();
     test_args();
     test_launches();

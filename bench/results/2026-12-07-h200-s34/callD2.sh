@@ -18,7 +18,7 @@ xz -dc out/s35/dec.ktdb.xz > "$W/s35.ktdb"
 python3 $K "$W/s35.ktdb" "$W/s35nopf.ktdb" gdn_decode PF=0 > /dev/null
 decode_check s35
 mkdir -p $R/rows $R/klast $R/k8
-OUT=$R/rows timeout 150 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s33.ktdb --rounds 5 \
+OUT=$R/rows timeout 150 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s33.ktdb --vk 0 --rounds 5 \
     --hv 8,32 --batch 1,32,128 --tokens 1,4 --regime hot,cold > $R/bench-rows.log 2>&1
 echo "bench rows rc=$? $(el)"; grep -E "^ +[0-9]|--ab|ceilings" $R/bench-rows.log | cut -c1-150
 OUT=$R/klast timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.ktdb --ab $W/s35nopf.ktdb --vk 1 \
@@ -26,7 +26,7 @@ OUT=$R/klast timeout 60 python3 tests/device/bench_gdn.py --lib $L --db $W/s35.k
 echo "bench k-last rc=$? $(el)"; grep -E "^ +[0-9]|--ab|layout" $R/bench-klast.log | cut -c1-150
 python3 $K "$W/s33.ktdb" "$W/k8.ktdb" gdn_decode MT=8 OB=2 KPT=8 BV=128 > /dev/null
 python3 $K "$W/s33.ktdb" "$W/k16.ktdb" gdn_decode MT=8 OB=2 KPT=16 BV=128 > /dev/null
-OUT=$R/k8 timeout 35 python3 tests/device/bench_gdn.py --lib $L --db $W/k8.ktdb --ab $W/k16.ktdb --rounds 7 \
+OUT=$R/k8 timeout 35 python3 tests/device/bench_gdn.py --lib $L --db $W/k8.ktdb --ab $W/k16.ktdb --vk 0 --rounds 7 \
     --hv 8 --batch 32 --tokens 4 --regime hot,cold > $R/bench-k8.log 2>&1
 echo "bench k8 rc=$? $(el)"; grep -E "^ +[0-9]|--ab" $R/bench-k8.log | cut -c1-150
 xz -dc out/s34/all.ktdb.xz > "$W/s34.ktdb"
