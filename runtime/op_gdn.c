@@ -225,9 +225,10 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *  6. the row sums reduced in the wave alone (no LDS round and barrier a token);
  *  7. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
  *     per-token LDS are sized by MT;
- *  8. the L2 prefetch of a later block's state (PF 1) where the grid runs more blocks a unit than it
- *     holds at once (a later block exists to prefetch for), none where it does not: a twin's choice
- *     only, last, since a form whose prefetch spilled has no twin and must not lose to a worse one;
+ *  8. no L2 prefetch of a later block's state (PF 0): the prefetch has not been timed yet
+ *     (bench/NOTES.md, thirty-fourth session), so only a sweep's measurement selects it; once timed,
+ *     the candidate rule is PF 1 where the grid runs more blocks a unit than it holds at once. A
+ *     twin's choice only, last, since a form whose prefetch spilled has no twin;
  *  9. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
 #define GDN_LAW_KEYS 9
@@ -263,7 +264,7 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     key[i++] = -PAR(v, OB);
     key[i++] = -gdn_parts(v, wave);
     key[i++] = -PAR(v, MT);
-    key[i++] = per_unit > occ ? PAR(v, PF) : -PAR(v, PF);
+    key[i++] = -PAR(v, PF);
     key[i++] = -(long long)c->regs;
 }
 

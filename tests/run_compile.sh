@@ -363,8 +363,8 @@ done
 # DV, the gated norm without a hand-off) are ok on gfx1201 in both state layouts; on gfx1201 the
 # state moves in 16-byte pieces (global_load_b128 / global_store_b128); on sm_90a the law's picks of
 # the decode rows are ok and spill nothing (bv32 nw8 kpt4 mt1 / mt8 at batch 1, bv128 nw8
-# kpt16 mt1 ob2 at batch 128 with and without the L2 prefetch (pf), bv128 nw8 kpt16 mt8 for 4 tokens (ob0,
-# and ob2 pf1 at batch 32 x 32 heads and up); and the persistent twin ps2, which
+# kpt16 mt1 ob2 at batch 128, bv128 nw8 kpt16 mt8 for 4 tokens; their L2-prefetch twins (pf1, the
+# sweep's to take until timed); and the persistent twin ps2, which
 # the law no longer takes: measured 0.80x, left to the sweep): the OB 2 ones sit at their
 # 128-register edge, which small changes cross
 GDN=templates/gdn/decode.lua
