@@ -402,13 +402,13 @@ fi
 
 # the chunked GDN prefill (op gdn_prefill, templates/gdn/prefill.lua, four kernels a code object,
 # _prep empty where _wy does its work, each held to the spill rules through the recipe's companions): the deployed chunk (BT 64, bf16,
-# the [.., K, V] state) whole on every target but gfx90a (a sample), everything with KT_COMPILE_ALL;
+# vLLM's K-last state) whole on every target but gfx90a (a sample), everything with KT_COMPILE_ALL;
 # nothing fails, ok kernels spill nothing, and a form for one long sequence (BV 16, the loads a
 # chunk ahead: PF 1, the law's choice where PF 4 spills) is ok on gfx1201 and sm_90a (of the 18 BT 64 forms, gfx1201 takes the 9
-# whose LDS fits its 64 KiB (the NW 8 forms' partial vn^T do not) and builds 4 without spilling,
-# sm_90a all 18, the 3 of PF 2 among them)
+# whose LDS fits its 64 KiB (the NW 8 forms' partial vn^T do not) and builds 8 without spilling in
+# the K-last layout (4 in [.., K, V]), sm_90a 25 (18))
 GDNP=templates/gdn/_prefill_bt64.lua
-narrow templates/gdn/prefill.lua $GDNP 'dtype { "bf16" }' 'VK { 0 }' 'BT { 64 }'
+narrow templates/gdn/prefill.lua $GDNP 'dtype { "bf16" }' 'VK { 1 }' 'BT { 64 }'
 for t in $TARGETS; do
     case $t in gfx1201) want=4 ;; sm_90a) want=18 ;; *) want=1 ;; esac
     if [ "$ALL" = 1 ]; then rec=templates/gdn/prefill.lua; pick=""; else rec=$GDNP; pick=""; [ $t = gfx90a ] && pick="--sample 6"; fi
@@ -419,7 +419,7 @@ for t in $TARGETS; do
         echo \"\$n ok, \$f failed or spilling\"; [ \$n -ge $want ] && [ \$f = 0 ]"
     case $t in gfx1201|sm_90a)
         check "gdn_prefill on $t: a form for one long sequence (bt64 bv16 pf1: the law's where pf4 spills) is ok" sh -c "
-            n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_prefill_bf16_vk0_dk128_dv128_bt64_bv16_nw%_pf1' AND target='$t' AND status='ok'\")
+            n=\$(sqlite3 $DB \"SELECT count(*) FROM kernel WHERE name LIKE 'kt_gdn_prefill_bf16_vk1_dk128_dv128_bt64_bv16_nw%_pf1' AND target='$t' AND status='ok'\")
             echo \"\$n ok\"; [ \$n -ge 1 ]" ;;
     esac
 done
