@@ -55,6 +55,10 @@ static long long gdn_conv_dim(const kt_problem *p) { return 2 * DIM(p, HK) * DIM
 /* work items: a block's columns of a head of a sequence (the one-item-a-block grid's blocks) */
 static long long gdn_items(const kt_variant *v, const kt_problem *p) { return DIM(p, DV) / PAR(v, BV) * DIM(p, HV) * DIM(p, BATCH); }
 
+/* the blocks a unit holds of v: at least OB (asked of the register allocator), more where the
+ * compiled kernel's resources allow */
+static int gdn_held_blocks(const kt_variant *v) { return v->occupancy > PAR(v, OB) ? v->occupancy : PAR(v, OB); }
+
 /* ---- geometry ---- */
 
 static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int units, char *buf, size_t len)
@@ -92,7 +96,7 @@ static const char *gdn_misfit(const kt_variant *v, const kt_problem *p, int unit
         snprintf(buf, len, "batch=%lld hv=%lld: the grid's y and z hold at most 65535", DIM(p, BATCH), DIM(p, HV));
         return buf;
     }
-    if (PAR(v, PF) && gdn_items(v, p) > INT_MAX - (long long)(units > 0 ? units : 1) * (v->occupancy > PAR(v, OB) ? v->occupancy : PAR(v, OB))) {
+    if (PAR(v, PF) && gdn_items(v, p) > INT_MAX - (long long)(units > 0 ? units : 1) * gdn_held_blocks(v)) {
         snprintf(buf, len, "PF: %lld work items and the blocks ahead do not fit the kernel's int", gdn_items(v, p));
         return buf;
     }
@@ -193,10 +197,7 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
 {
     kt_gdn_decode_args *a = args;
     a->counters = workspace ? workspace[0] : NULL;
-    /* the blocks a unit holds: at least OB (asked of the register allocator), more where the
-     * compiled kernel's resources allow */
-    const int held = v->occupancy > PAR(v, OB) ? v->occupancy : PAR(v, OB);
-    a->ahead = PAR(v, PF) && PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * held : 0;
+    a->ahead = PAR(v, PF) && PAR(v, OB) > 0 && PAR(v, PS) == 0 && units > 0 ? units * gdn_held_blocks(v) : 0;
 }
 
 /* ---- the law ----

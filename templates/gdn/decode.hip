@@ -342,6 +342,12 @@ KT_DEV kt_item kt_item_of(int w, int hv)
     return kt_item{w % nvb, (w / nvb) % hv, w / nvb / hv};
 }
 
+/* head h's state in slot `slot` of the pool */
+KT_DEV float *kt_state_head(const kt_gdn_decode_args &args, int slot, int h)
+{
+    return args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)h * KT_DK * KT_DV;
+}
+
 /* kL2Ahead: the lines of the state piece of columns vb of the head at `head` into L2, spread over
  * the block's threads */
 KT_DEV void kt_prefetch_piece(const float *head, int vb)
@@ -360,7 +366,7 @@ KT_DEV bool kt_prefetch(const kt_gdn_decode_args &args, float *buf, kt_item w, i
 {
     if (n <= 0 || n > kMaxT || slot < 0) return false;   /* uniform over the block */
     const int t = kt_thread_id(), ti = kt_ti(t), tj = kt_tj(t);
-    const float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)w.h * KT_DK * KT_DV;
+    const float *head = kt_state_head(args, slot, w.h);
     float none[KT_KPT * kVPT];
     kt_buf_io<true>(head, buf, ti, tj, w.vb * KT_BV + tj * kVPT, none);
     kt_copy_commit();
@@ -446,12 +452,12 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
      * the replayed log, the gates' token inputs and z, all kept raw until every one is in flight (a
      * conversion beside its load waits on it: the conv's taps converted as they were loaded held
      * each channel round's loads behind the round before) ---- */
-    float *head = args.ssm_state + (long long)slot * args.ssm_slot_stride + (long long)h * KT_DK * dv;
+    float *head = kt_state_head(args, slot, h);
     float s[KT_KPT * kVPT];
     if constexpr (!kPersist) kt_state_io<false>(head, ti, j0, s);
     if (kL2Ahead && kAheadEarly && ax_slot >= 0) {
         const kt_item ax = kt_item_of((int)ahead_item(), args.num_v_heads);
-        kt_prefetch_piece(args.ssm_state + (long long)ax_slot * args.ssm_slot_stride + (long long)ax.h * KT_DK * dv, ax.vb);
+        kt_prefetch_piece(kt_state_head(args, ax_slot, ax.h), ax.vb);
     }
     if (kL2Ahead && !kAheadEarly && args.ahead > 0) {
         const long long wa = ahead_item();
@@ -459,7 +465,7 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
             const kt_item ax = kt_item_of((int)wa, args.num_v_heads);
             const int slot_a = args.state_indices[ax.seq];
             if (slot_a >= 0)
-                kt_prefetch_piece(args.ssm_state + (long long)slot_a * args.ssm_slot_stride + (long long)ax.h * KT_DK * dv, ax.vb);
+                kt_prefetch_piece(kt_state_head(args, slot_a, ax.h), ax.vb);
         }
     }
     KT_TR(11);
