@@ -214,6 +214,9 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     64 and 128);
  *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
+ *  2b. not the 16-warp whole-head form (NW 16, BV = dv, built for batch 1's latency: no split
+ *     norm's hand-off): untimed (bench/NOTES.md, thirty-fifth session), so only a sweep's
+ *     measurement selects it; it would otherwise win 3 on threads wherever whole heads are picked;
  *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
  *     gets, x block threads): the bytes in flight;
  *  4. no persistent grid (PS 0): it streams the next item's state into LDS while this one computes,
@@ -232,7 +235,7 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     twin's choice only, last, since a form whose prefetch spilled has no twin;
  *  9. fewer registers, then the first candidate.
  * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
-#define GDN_LAW_KEYS 9
+#define GDN_LAW_KEYS 10
 #define GDN_SPLIT_SHARE 4
 _Static_assert(GDN_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "the lexicographic pick's key array");
 
@@ -260,6 +263,7 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     int i = 0;
     key[i++] = used < units ? used : units;
     key[i++] = PAR(v, BV);
+    key[i++] = -(PAR(v, NW) > 8);
     key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
     key[i++] = -PAR(v, PS);
     key[i++] = -PAR(v, OB);

@@ -53,7 +53,7 @@ return {
     { "DK", { 128 } },
     { "DV", { 128 } },
     { "BV", { 32, 64, 128 } },
-    { "NW", { 2, 4, 8 } },
+    { "NW", { 2, 4, 8, 16 } },
     { "KPT", { 4, 8, 16, 32 } },
     { "MT", { 1, 8 } },
     { "OB", { 0, 2 } },
@@ -92,6 +92,9 @@ return {
     -- one block an item (PS 0); the twin without it stays (the prefetch's registers spill some forms)
     if p.PF == 1 and (p.OB == 0 or p.PS > 0) then return false, "PF: only OB forms without PS" end
     if p.PF == 1 and t.vendor ~= "nvidia" then return false, "PF: no L2-only prefetch on this target" end
+    -- NW 16: a whole head in one block for the small grids (no split norm's hand-off, the conv in
+    -- one channel round); a latency form, so never a split head, a bound residency or a loop
+    if p.NW == 16 and (p.BV < p.DV or p.OB > 0 or p.PS > 0) then return false, "NW 16: the whole-head form only (BV = DV, OB 0, PS 0)" end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
     if smem_bytes(p, t) + buf_bytes(p) > t.lds_at_launch_max then return false, "PS: the state buffer over the target's LDS" end
     -- registers: the state piece about twice over (its decayed copy and the products' operands,

@@ -226,6 +226,7 @@ def main():
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--vk", default="0,1", help="the state layouts checked (a database of one layout's forms: that one)")
     a = ap.parse_args()
     check_header(header_fields)
     kt = Ktrt(a.lib, a.db)
@@ -234,7 +235,7 @@ def main():
     rng = random.Random(a.seed)
     n = failed = 0
     for dt in a.dtype.split(","):
-        for vk in (0, 1):
+        for vk in [int(x) for x in a.vk.split(",")]:
             for ds in (0, 1):
                 for norm in (1, 0):
                     for spec in (0, 1):

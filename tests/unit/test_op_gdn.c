@@ -272,6 +272,8 @@ static void test_law(void)
                             const int bv = c[k].v.p[KT_GDN_P_BV];
                             /* the step's tokens size the conv's registers: the least MT that serves q */
                             KT_CHECK_INT(c[k].v.p[KT_GDN_P_MT], qs[qi] == 1 ? 1 : 8);
+                            /* the 16-warp whole-head form is untimed: never the law's pick */
+                            KT_CHECK(c[k].v.p[KT_GDN_P_NW] <= 8);
                             /* whole heads once they fill the device; split to the narrowest BV
                              * while they leave three quarters of it idle; between, split only
                              * without the gated norm (whose split pays a hand-off a step) */
