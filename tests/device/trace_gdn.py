@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""trace_gdn.py LIB DB HV BATCH: one decode step of a KT_GDN_TRACE build (templates/gdn/decode.hip,
+"""trace_gdn.py LIB DB HV BATCH [VK]: one decode step of a KT_GDN_TRACE build (templates/gdn/decode.hip,
 built by `kt gen --flags -DKT_GDN_TRACE`), hot, after warm-up launches: each block's SM clock at the
 step's phase boundaries (thread 0 and the last thread), printed as the median and max over blocks
 of the cycles since the block's entry, and the step's span on the global timer (first block's entry
@@ -17,10 +17,11 @@ from bench_attn import KT_OK, Ktrt  # noqa: E402
 from gdn_common import Layer, Step  # noqa: E402
 
 lib, db, hv, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+vk = int(sys.argv[5]) if len(sys.argv) > 5 else 0   # the state layout (1: K-last)
 gen = torch.Generator(device="cuda")
 gen.manual_seed(7)
 kt = Ktrt(lib, db)
-L = Layer("bf16", hv // 2, hv, 128, 128, 4, batch, 0, 0, 1, gen)
+L = Layer("bf16", hv // 2, hv, 128, 128, 4, batch, vk, 0, 1, gen)
 st = Step(L, [1] * batch, list(range(batch)), None, gen)
 rc, ch, err = kt.choose("bf16", st.args, op="gdn_decode")
 if rc != KT_OK:
