@@ -134,6 +134,14 @@ static_assert(!kSplitNorm || KT_DV % KT_WAVE == 0, "the split norm sums a token'
 /* Thread t's place: VK 0 runs the columns fastest (a wave reads along a row), VK 1 the rows. */
 KT_DEV int kt_ti(int t) { return KT_VK ? t % kTI : t / kTJ; }
 KT_DEV int kt_tj(int t) { return KT_VK ? t / kTI : t % kTJ; }
+/* The state row (key) of the thread's r-th: VK 0, rows ti*KPT + r (a wave runs along the columns,
+ * so a thread's rows need not be adjacent). VK 1 runs down a column, so its rows go in KPT / 4
+ * pieces of 4, piece m at rows 4 (ti + kTI m) .. + 3: the kTI lanes of a column read adjacent 16-byte
+ * pieces with each load, whole 128-byte lines of it; rows ti*KPT .. + KPT - 1 put those lanes
+ * KPT * 4 bytes apart, so each load used half of every sector it touched (the K-last forms at batch
+ * 128 x hv 32 moved their state at 50-58% of copy against [.., K, V]'s 85%, call E1). */
+static_assert(!KT_VK || KT_KPT % 4 == 0, "VK 1: the thread's rows in pieces of 4");
+KT_DEV int kt_row(int ti, int r) { return KT_VK ? 4 * (ti + kTI * (r / 4)) + r % 4 : ti * KT_KPT + r; }
 
 /* The sum over rows: butterflies over the wave's lanes that share the thread's columns (xor
  * masks kShufLo .. kShufHi/2), then kParts partials through LDS. */
@@ -198,15 +206,14 @@ template <int N> KT_DEV void kt_st_f32(float *p, const float *d)
     }
 }
 
-/* The thread's KPT x VPT piece of the head's state: element (r, c) is state row ti*KPT + r,
+/* The thread's KPT x VPT piece of the head's state: element (r, c) is state row kt_row(ti, r),
  * column j0 + c (j0 = the block's first column + tj*VPT), at s[r * VPT + c]. */
 template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float (&s)[KT_KPT * kVPT])
 {
-    const int i0 = ti * KT_KPT;
     if constexpr (!KT_VK) {
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
-            float *p = head + (i0 + r) * KT_DV + j0;
+            float *p = head + kt_row(ti, r) * KT_DV + j0;
             if constexpr (Store) kt_st_f32<kVPT>(p, s + r * kVPT);
             else kt_ld_f32<kVPT>(p, s + r * kVPT);
         }
@@ -214,13 +221,17 @@ template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float
 #pragma unroll
         for (int c = 0; c < kVPT; c++) {
             float col[KT_KPT];
-            float *p = head + (j0 + c) * KT_DK + i0;
             if constexpr (Store) {
 #pragma unroll
                 for (int r = 0; r < KT_KPT; r++) col[r] = s[r * kVPT + c];
-                kt_st_f32<KT_KPT>(p, col);
-            } else {
-                kt_ld_f32<KT_KPT>(p, col);
+            }
+#pragma unroll
+            for (int m = 0; m < KT_KPT / 4; m++) {
+                float *p = head + (j0 + c) * KT_DK + kt_row(ti, 4 * m);
+                if constexpr (Store) kt_st_f32<4>(p, col + 4 * m);
+                else kt_ld_f32<4>(p, col + 4 * m);
+            }
+            if constexpr (!Store) {
 #pragma unroll
                 for (int r = 0; r < KT_KPT; r++) s[r * kVPT + c] = col[r];
             }
@@ -234,16 +245,17 @@ template <bool Store> KT_DEV void kt_state_io(float *head, int ti, int j0, float
 KT_DEV int kt_buf_at(int i, int j) { return KT_VK ? j * KT_DK + i : i * KT_BV + j; }
 template <bool Issue> KT_DEV void kt_buf_io(const float *head, float *buf, int ti, int tj, int j0, float (&s)[KT_KPT * kVPT])
 {
-    const int i0 = ti * KT_KPT, jb = tj * kVPT;
+    const int jb = tj * kVPT;
     if constexpr (!KT_VK) {
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
+            const int i = kt_row(ti, r);
             if constexpr (Issue) {
 #pragma unroll
                 for (int k = 0; k < kVPT / 4; k++)
-                    kt_copy16_async(kt_lds_addr(buf + kt_buf_at(i0 + r, jb + 4 * k)), head + (i0 + r) * KT_DV + j0 + 4 * k);
+                    kt_copy16_async(kt_lds_addr(buf + kt_buf_at(i, jb + 4 * k)), head + i * KT_DV + j0 + 4 * k);
             } else {
-                kt_ld_f32<kVPT>(buf + kt_buf_at(i0 + r, jb), s + r * kVPT);
+                kt_ld_f32<kVPT>(buf + kt_buf_at(i, jb), s + r * kVPT);
             }
         }
     } else {
@@ -252,10 +264,12 @@ template <bool Issue> KT_DEV void kt_buf_io(const float *head, float *buf, int t
             if constexpr (Issue) {
 #pragma unroll
                 for (int k = 0; k < KT_KPT / 4; k++)
-                    kt_copy16_async(kt_lds_addr(buf + kt_buf_at(i0 + 4 * k, jb + c)), head + (j0 + c) * KT_DK + i0 + 4 * k);
+                    kt_copy16_async(kt_lds_addr(buf + kt_buf_at(kt_row(ti, 4 * k), jb + c)),
+                                    head + (j0 + c) * KT_DK + kt_row(ti, 4 * k));
             } else {
                 float col[KT_KPT];
-                kt_ld_f32<KT_KPT>(buf + kt_buf_at(i0, jb + c), col);
+#pragma unroll
+                for (int k = 0; k < KT_KPT / 4; k++) kt_ld_f32<4>(buf + kt_buf_at(kt_row(ti, 4 * k), jb + c), col + 4 * k);
 #pragma unroll
                 for (int r = 0; r < KT_KPT; r++) s[r * kVPT + c] = col[r];
             }
@@ -640,7 +654,7 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
             }
 #pragma unroll
             for (int r = 0; r < KT_KPT; r++) {
-                const float k = sm.yr[u][ti * KT_KPT + r] * sm.nkr[u];
+                const float k = sm.yr[u][kt_row(ti, r)] * sm.nkr[u];
 #pragma unroll
                 for (int c = 0; c < kVPT; c++) s[r * kVPT + c] = s[r * kVPT + c] * dec[c] + k * d[c];
             }
@@ -683,7 +697,7 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
         for (int c = 0; c < kVPT; c++) { pk[c] = 0.0f; pq[c] = 0.0f; }
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
-            const int i = ti * KT_KPT + r;
+            const int i = kt_row(ti, r);
             const float k = sm.y[tt][KT_DK + i] * (kFoldNorms ? 1.0f : sm.nk[tt]);
             const float q = sm.y[tt][i] * (kFoldNorms ? 1.0f : sm.nq[tt]);
             if constexpr (kFoldNorms) {
@@ -770,7 +784,7 @@ KT_DEV bool kt_gdn_item(const kt_gdn_decode_args &args, kt_gdn_smem &sm, float *
         }
 #pragma unroll
         for (int r = 0; r < KT_KPT; r++) {
-            const float k = sm.y[tt][KT_DK + ti * KT_KPT + r] * (kFoldNorms ? rk : sm.nk[tt]);
+            const float k = sm.y[tt][KT_DK + kt_row(ti, r)] * (kFoldNorms ? rk : sm.nk[tt]);
 #pragma unroll
             for (int c = 0; c < kVPT; c++) s[r * kVPT + c] += k * du[c];
         }
