@@ -214,9 +214,11 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     64 and 128);
  *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
- *  2b. not the 16-warp whole-head form (NW 16, BV = dv, built for batch 1's latency: no split
- *     norm's hand-off): untimed (bench/NOTES.md, thirty-fifth session), so only a sweep's
- *     measurement selects it; it would otherwise win 3 on threads wherever whole heads are picked;
+ *  2b. not the 16-warp whole-head form (NW 16, BV = dv: no split norm's hand-off), which only a
+ *     sweep's measurement selects: it lost at batch 1 (the H100, K-last: 8.6 us against BV 32's
+ *     5.1, one SM's load path carrying a whole head) and won 1.28-1.30x at batch 8 against forms
+ *     whose K-last loads were uncoalesced then (bench/NOTES.md, thirty-fifth session); it would
+ *     otherwise win 3 on threads wherever whole heads are picked;
  *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
  *     gets, x block threads): the bytes in flight;
  *  4. no persistent grid (PS 0): it streams the next item's state into LDS while this one computes,

@@ -137,7 +137,7 @@ KT_DEV int kt_tj(int t) { return KT_VK ? t / kTI : t % kTJ; }
 /* The state row (key) of the thread's r-th: VK 0, rows ti*KPT + r (a wave runs along the columns,
  * so a thread's rows need not be adjacent). VK 1 runs down a column, so its rows go in KPT / 4
  * pieces of 4, piece m at rows 4 (ti + kTI m) .. + 3: the kTI lanes of a column read adjacent 16-byte
- * pieces with each load, whole 128-byte lines of it; rows ti*KPT .. + KPT - 1 put those lanes
+ * pieces with each load, whole sectors (whole 128-byte lines from kTI 8 on); rows ti*KPT .. + KPT - 1 put those lanes
  * KPT * 4 bytes apart, so each load used half of every sector it touched (the K-last forms at batch
  * 128 x hv 32 moved their state at 50-58% of copy against [.., K, V]'s 85%, call E1). */
 static_assert(!KT_VK || KT_KPT % 4 == 0, "VK 1: the thread's rows in pieces of 4");

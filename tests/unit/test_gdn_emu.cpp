@@ -67,7 +67,7 @@ namespace vc {
 #define KT_KPT 8
 #define KT_MT 8
 #define KT_OB 0
-#define KT_PS 0
+#define KT_PS 2
 #include "gdn_emu_variant.inc"
 }
 namespace vd {
@@ -117,7 +117,7 @@ namespace vg {
 static const variant variants[] = {
     {"vk0 bv128 nw8 kpt8 ob2 pf1 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8, 0, 1},
     {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8, 0, 0},
-    {"vk1 bv32 nw2 kpt8 (16 lanes, 4 blocks a head)", vc::kernel, 1, 32, 2, 8, 8, 0, 0},
+    {"vk1 bv32 nw2 kpt8 ps2 (16 lanes, 4 blocks a head; rows in pieces, copy ahead)", vc::kernel, 1, 32, 2, 8, 8, 2, 0},
     {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8, 0, 0},
     {"vk1 bv128 nw16 kpt16 mt1 (one token a step, replays; a whole head, 8 lanes)", ve::kernel, 1, 128, 16, 16, 1, 0, 0},
     {"vk0 bv64 nw4 kpt16 ps2 (3 blocks step 40 items, copy ahead)", vf::kernel, 0, 64, 4, 16, 8, 2, 0},
