@@ -1,7 +1,8 @@
 #!/bin/sh
 # Thirty-fifth session, device call F (the issue's tp 4 sweep; as s32's callC.sh, over this
 # session's build): ./tune on Qwen3-Next-80B-A3B at --tp 4 over out/s37/all.ktdb.xz (the kernels
-# `./tune --modelpath ... --tp 4 --target sm_90a --no-device` built here at 24343a7 for the model's
+# `./tune --modelpath ... --tp 4 --target sm_90a --no-device` built here at 24343a7, its gdn_decode
+# forms rebuilt at 7077c96 (the K-last rows in pieces), for the model's
 # problems, GDN in vLLM's K-last layout, the ok kernels only), every candidate verified against the
 # float64 reference, then timed; stops starting problems at its budget (what it measured is kept),
 # `kt dump`, the database back. RESUME: out/s37/resume.ktdb.xz (the database a call returned) is

@@ -24,7 +24,7 @@ fi
 if [ "${PART:-all}" != ab ]; then
 db_unpack out/s38/dec.ktdb.xz
 model_sweep sweep-tp4.log ${T4:-180} --modelpath models/qwen3-next-80b-a3b --tp 4 --only gdn_decode --budget-min 2.8
-model_sweep sweep-tp1.log ${T1:-170} --modelpath models/qwen3-next-80b-a3b --tp 1 --only gdn_decode --budget-min 2.7
+[ "${T1:-170}" -gt 0 ] && model_sweep sweep-tp1.log ${T1:-170} --modelpath models/qwen3-next-80b-a3b --tp 1 --only gdn_decode --budget-min 2.7
 db_return
 fi
 call_end ${N:-g1}
