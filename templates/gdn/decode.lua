@@ -95,8 +95,11 @@ return {
     -- NW 16: a whole head in one block for the small grids (no split norm's hand-off, the conv in
     -- one channel round); a latency form, so never a split head, a bound residency or a loop
     if p.NW == 16 and (p.BV < p.DV or p.OB > 0 or p.PS > 0) then return false, "NW 16: the whole-head form only (BV = DV, OB 0, PS 0)" end
-    -- (and 512 threads: wave 64's 1,024-thread blocks are neither emulated nor measured)
+    -- (and 512 threads: wave 64's 1,024-thread blocks are neither emulated nor measured), in the
+    -- K-last layout vLLM serves, the only one where it was measured to win (batch 8, call E1) and
+    -- the only one sm_90a fits (VK 0's 16 row partials a column: 49 KB of LDS)
     if p.NW == 16 and t.wave_size > 32 then return false, "NW 16: wave 32 targets only" end
+    if p.NW == 16 and p.VK == 0 then return false, "NW 16: the K-last layout only" end
     if smem_bytes(p, t) > t.lds_per_workgroup then return false, "LDS over the target's limit" end
     if smem_bytes(p, t) + buf_bytes(p) > t.lds_at_launch_max then return false, "PS: the state buffer over the target's LDS" end
     -- registers: the state piece about twice over (its decayed copy and the products' operands,

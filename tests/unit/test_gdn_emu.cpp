@@ -5,8 +5,7 @@
  * layouts. Two references: the ABI's own (runtime/gdn_ref.c, pools compared after the chain) and
  * an independent truth for the speculative chains: the plain per-token recurrence over the
  * accepted tokens only, whose outputs every speculative step must reproduce. Variants cover
- * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves
- * (up to 16: NW 16's whole-head forms);
+ * every reduction path of the template at wave 32: rows split in-thread, over lanes, over waves;
  * the q/k norms folded into the row sums (OB 0) and in a pass of their own (OB 2).
  * test_gdn_emu64.cpp is this file at wave 64 (CDNA), over the forms gfx942 builds.
  * Last, the descriptor's own verification set (runtime/op_gdn.c: buffers, fill, args_for, bind,
@@ -103,17 +102,6 @@ namespace vf {
 #include "gdn_emu_variant.inc"
 }
 
-namespace vg {
-#define KT_VK 0
-#define KT_BV 128
-#define KT_NW 16
-#define KT_KPT 8
-#define KT_MT 8
-#define KT_OB 0
-#define KT_PS 0
-#include "gdn_emu_variant.inc"
-}
-
 static const variant variants[] = {
     {"vk0 bv128 nw8 kpt8 ob2 pf1 (lanes + 8 waves; norms a pass)", va::kernel, 0, 128, 8, 8, 8, 0, 1},
     {"vk1 bv128 nw8 kpt4 (32 lanes, no LDS)", vb::kernel, 1, 128, 8, 4, 8, 0, 0},
@@ -121,7 +109,6 @@ static const variant variants[] = {
     {"vk0 bv64 nw4 kpt16 (lanes + 4 waves, 2 blocks a head)", vd::kernel, 0, 64, 4, 16, 8, 0, 0},
     {"vk1 bv128 nw16 kpt16 mt1 (one token a step, replays; a whole head, 8 lanes)", ve::kernel, 1, 128, 16, 16, 1, 0, 0},
     {"vk0 bv64 nw4 kpt16 ps2 (3 blocks step 40 items, copy ahead)", vf::kernel, 0, 64, 4, 16, 8, 2, 0},
-    {"vk0 bv128 nw16 kpt8 (a whole head, rows over 16 waves)", vg::kernel, 0, 128, 16, 8, 8, 0, 0},
 };
 
 #else
