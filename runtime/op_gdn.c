@@ -202,8 +202,9 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
 
 /* ---- the law ----
  * The step is a stream of the state (2 x dk x dv x 4 bytes a head, in and out) with a little
- * compute a token, latency-bound when the batch is small. Among the candidates that can serve p,
- * lexicographically:
+ * compute a token, latency-bound when the batch is small. A block's time is mostly fixed (its
+ * loads' round trips, the conv, the norm's reductions), so a grid's time is its rounds: the blocks a
+ * unit gets over those it holds at once. Among the candidates that can serve p, lexicographically:
  *  1. blocks enough to fill the device (min(blocks, units) with blocks = dv/BV x hv x batch): at
  *     batch 1 the state of a few heads is spread over more compute units by a narrower BV. Under
  *     the gated norm a head split over blocks pays a hand-off a step (the head's last block
@@ -212,31 +213,30 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *     the units idle, where one unit's load rate, not the device's, bounds a head's state (the
  *     H100's Qwen3-Next tp 4 sweep: the split wins at 32 heads on 132 units, bv128 by 9-29% at
  *     64 and 128);
- *  2. the widest BV among those (a block's conv of its key head's q and k and its counter are
+ *  2. the fewest tokens a step built in (MT) among those that serve p: an MT 8 form pays its
+ *     per-token LDS and loops on one token (1.12-1.25x its MT 1 twin, the H100's K-last sweep);
+ *  3. the fewest rounds: ceil(ceil(blocks / units) / blocks a unit holds) (occupancy; a persistent
+ *     grid holds at most PS). With the device full this is the state in flight: K-last bv64 nw4
+ *     (three blocks of 128 threads a unit) took 21 rounds at 128 x 32 heads where the 256- and
+ *     512-thread forms holding one took 32, and was 1.06-1.13x faster;
+ *  4. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
- *  2b. not the 16-warp whole-head form (NW 16, BV = dv: no split norm's hand-off), which only a
- *     sweep's measurement selects: it lost at batch 1 (the H100, K-last: 8.6 us against BV 32's
- *     5.1, one SM's load path carrying a whole head) and won 1.28-1.30x at batch 8 against forms
- *     whose K-last loads were uncoalesced then (bench/NOTES.md, thirty-fifth session); it would
- *     otherwise win 3 on threads wherever whole heads are picked;
- *  3. resident threads a compute unit the grid can use (occupancy, capped at the blocks a unit
- *     gets, x block threads): the bytes in flight;
- *  4. no persistent grid (PS 0): it streams the next item's state into LDS while this one computes,
+ *  5. the fewest state floats a thread (KPT x VPT): in as many rounds, the shorter block. This is
+ *     what puts the 16-warp whole-head form first from 16 to 256 heads (K-last, the H100: 1.04-1.25x
+ *     ahead of the 8-warp forms), and the 8-warp forms before it once it needs more rounds;
+ *  6. no persistent grid (PS 0): it streams the next item's state into LDS while this one computes,
  *     yet took 0.80x the one-item-a-block grid's speed wherever it ran (the H100: batch 128 x hv 32
  *     262.6 us against 209.8, batch 32 x hv 32 74.6 against 59.4); only a measurement selects it;
- *  5. no residency asked of the register allocator (OB 0) where the grid does not need it: the
- *     bound costs the registers that keep a block's loads in flight (the H100: 9.70 us at batch
- *     1 x hv 8 with OB 2, 6.98 without; 66.5% of the copy ceiling at batch 128 x hv 32 with it,
- *     58.6% without);
- *  6. the row sums reduced in the wave alone (no LDS round and barrier a token);
- *  7. the fewest tokens a step built in (MT) among those that serve p: its conv inputs and
- *     per-token LDS are sized by MT;
- *  8. no L2 prefetch of a later block's state (PF 0): the prefetch has not been timed yet
- *     (bench/NOTES.md, thirty-fourth session), so only a sweep's measurement selects it; once timed,
- *     the candidate rule is PF 1 where the grid runs more blocks a unit than it holds at once. A
- *     twin's choice only, last, since a form whose prefetch spilled has no twin;
- *  9. fewer registers, then the first candidate.
- * A first law, from the footprint alone: the sweep records its regret (bench/NOTES.md). */
+ *  7. no residency asked of the register allocator (OB 0) where it buys no round: the bound costs
+ *     the registers that keep a block's loads in flight (the H100: 9.70 us at batch 1 x hv 8 with
+ *     OB 2, 6.98 without);
+ *  8. the row sums reduced in the wave alone (no LDS round and barrier a token);
+ *  9. no L2 prefetch of a later block's state (PF 0): like for like it lost 11-22% ([.., K, V], the
+ *     H100, thirty-fifth session); a twin's choice only, last, since a form whose prefetch spilled
+ *     has no twin;
+ * 10. fewer registers, then the first candidate.
+ * Refitted on the H100's K-last sweep (thirty-sixth session) with the [.., K, V] sweeps held
+ * unchanged; test_op_gdn replays both (tests/data/gdn_decode_sweeps.tsv) and bounds the regret. */
 #define GDN_LAW_KEYS 10
 #define GDN_SPLIT_SHARE 4
 _Static_assert(GDN_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "the lexicographic pick's key array");
@@ -246,6 +246,13 @@ static int gdn_parts(const kt_variant *v, int wave)
     const int nt = PAR(v, NW) * wave, ti = PAR(v, DK) / PAR(v, KPT), tj = ti > 0 ? nt / ti : 0;
     if (PAR(v, VK)) return ti > wave ? ti / wave : 1;
     return tj < wave ? PAR(v, NW) : ti;
+}
+
+/* state floats a thread holds: KPT rows x BV / (threads / (DK / KPT)) columns */
+static long long gdn_thread_floats(const kt_variant *v, int wave)
+{
+    const long long nt = (long long)PAR(v, NW) * wave, ti = PAR(v, DK) / PAR(v, KPT);
+    return ti > 0 && nt >= ti ? (long long)PAR(v, KPT) * PAR(v, BV) / (nt / ti) : 0;
 }
 
 static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDN_LAW_KEYS])
@@ -264,13 +271,13 @@ static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_pro
     const long long used = split_pays ? blocks : heads;
     int i = 0;
     key[i++] = used < units ? used : units;
+    key[i++] = -PAR(v, MT);
+    key[i++] = -((per_unit + occ - 1) / occ);
     key[i++] = PAR(v, BV);
-    key[i++] = -(PAR(v, NW) > 8);
-    key[i++] = (occ < per_unit ? occ : per_unit) * PAR(v, NW) * wave;
+    key[i++] = -gdn_thread_floats(v, wave);
     key[i++] = -PAR(v, PS);
     key[i++] = -PAR(v, OB);
     key[i++] = -gdn_parts(v, wave);
-    key[i++] = -PAR(v, MT);
     key[i++] = -PAR(v, PF);
     key[i++] = -(long long)c->regs;
 }
