@@ -289,8 +289,10 @@ static int gdn_law_pick(const law_device *d, const kt_candidate *c, int n, const
 
 /* ---- verification ----
  * A set: batch sequences with mixed token counts (sequence 0 at q, the others 1 .. q), scattered
- * slots in a pool of batch + 2 (slots 0 and batch + 1 belong to nobody: a stray write shows), every
- * eighth sequence from the sixth on padded, and for q > 1 a speculative step replaying 0 .. q of
+ * slots in a pool of batch + 2 (slots 0 and batch + 1 belong to nobody: a stray write shows), the
+ * sixth sequence padded (one only: the sweep times the set it verifies, and a padded sequence moves
+ * no state; with every eighth padded the worker read 10.5% under bench_gdn and Nsight at batch 128,
+ * bench/NOTES.md thirty-sixth session), and for q > 1 a speculative step replaying 0 .. q of
  * the slot's logged tokens. Everything but the values is a function of the problem, so buffers()
  * knows the token count. */
 enum { B_QKV, B_ZAB, B_PAR, B_META, B_CONV, B_SSM, B_LOG, B_OUT, B_COUNT };
@@ -300,7 +302,7 @@ static int gdn_seq_tokens(const kt_problem *p, int i)
     const int q = (int)DIM(p, Q);
     return i == 0 || q == 1 ? q : 1 + (i * 3 + 1) % q;
 }
-static int gdn_seq_slot(const kt_problem *p, int i) { return i % 8 == 5 ? -1 : (int)DIM(p, BATCH) - i; }
+static int gdn_seq_slot(const kt_problem *p, int i) { return i == 5 ? -1 : (int)DIM(p, BATCH) - i; }
 static int gdn_seq_accepted(const kt_problem *p, int i) { return i % ((int)DIM(p, Q) + 1); }
 static int gdn_spec(const kt_problem *p) { return DIM(p, Q) > 1; }
 static long long gdn_slots(const kt_problem *p) { return DIM(p, BATCH) + 2; }
