@@ -350,9 +350,9 @@ static void test_law_ob(void)
 /* The law against the H100's measurements (tests/data/gdn_decode_sweeps.tsv: every form's coarse
  * timing on Qwen3-Next's problems, [.., K, V] at tp 4 / 2 / 1 and K-last at tp 4 and tp 1): each
  * problem's candidates are the timed forms the recipe still admits, with the registers and warps a
- * unit they were measured with; the law's pick is charged its time against the fastest's. Bounds:
- * the refit's own regret (thirty-sixth session: [.., K, V] mean +0.3%, worst +3.9%; K-last mean
- * +3.0%, worst +25.0%, the old law's +36.6% / +122.8%) with a little room. */
+ * unit they were measured with; the law's pick is charged its coarse time against the fastest's.
+ * Bounds: the refit's own regret (thirty-sixth session: [.., K, V] mean +0.3%, worst +4.2%; K-last
+ * mean +2.7%, worst +22.8%, the old law's +35.6% / +118.4%) with a little room. */
 typedef struct { char name[KT_OP_NAME_LEN]; int regs, warps; } sweep_form;
 
 static void test_law_measured(void)
@@ -422,7 +422,7 @@ static void test_law_measured(void)
             probs[1] ? 100 * sum[1] / probs[1] : 0.0, 100 * worst[1], unknown);
     KT_CHECK(probs[0] >= 80 && probs[1] >= 55);
     KT_CHECK(probs[0] > 0 && sum[0] / probs[0] <= 0.01 && worst[0] <= 0.06);
-    KT_CHECK(probs[1] > 0 && sum[1] / probs[1] <= 0.04 && worst[1] <= 0.27);
+    KT_CHECK(probs[1] > 0 && sum[1] / probs[1] <= 0.035 && worst[1] <= 0.25);
     free(c);
     free(forms);
     free(rv);
