@@ -17,6 +17,7 @@
 #include "ktrt.h"
 #include "law.h"
 #include "gen/recipe.h"
+#include "law_replay.h"
 
 static const kt_op *op = &kt_op_gdn_decode;
 
@@ -353,78 +354,27 @@ static void test_law_ob(void)
  * unit they were measured with; the law's pick is charged its coarse time against the fastest's.
  * Bounds: the refit's own regret (thirty-sixth session: [.., K, V] mean +0.3%, worst +4.2%; K-last
  * mean +2.7%, worst +22.8%, the old law's +35.6% / +118.4%) with a little room. */
-typedef struct { char name[KT_OP_NAME_LEN]; int regs, warps; } sweep_form;
+static kt_problem decode_problem(const int d[5]) { return prob(d[0] / 2, d[0], d[1], d[2], d[3], d[4]); }
+static int decode_layout(const int d[5]) { return d[2]; }
 
 static void test_law_measured(void)
 {
-    FILE *f = fopen("tests/data/gdn_decode_sweeps.tsv", "r");
-    KT_CHECK(f != NULL);
-    if (!f) return;
     recipe_variant *rv;
     const int n = load_recipe("sm_90a", &rv);
-    law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
-    enum { MAXF = 256 };
-    sweep_form *forms = calloc(MAXF, sizeof *forms);
-    kt_candidate *c = calloc((size_t)n, sizeof *c);
-    double us[256];
-    double sum[2] = {0, 0}, worst[2] = {0, 0};
-    int probs[2] = {0, 0}, nf = 0, unknown = 0;
-    static char line[16384];
-    while (fgets(line, sizeof line, f)) {
-        char suffix[96];
-        int idx, regs, warps;
-        if (sscanf(line, "F %d %95s %d %d", &idx, suffix, &regs, &warps) == 4 && idx == nf && nf < MAXF) {
-            /* the first sweeps' names predate the PF axis: theirs is PF 0 */
-            snprintf(forms[nf].name, sizeof forms[nf].name, "kt_gdn_decode_bf16_%s%s", suffix,
-                     strstr(suffix, "_pf") ? "" : "_pf0");
-            forms[nf].regs = regs;
-            forms[nf].warps = warps;
-            nf++;
-            continue;
-        }
-        int hv, norm, vk, q, batch, used;
-        if (sscanf(line, "P %d %d %d %d %d%n", &hv, &norm, &vk, &q, &batch, &used) != 5) continue;
-        kt_problem p = prob(hv / 2, hv, norm, vk, q, batch);
-        int m = 0;
-        double best = 1e30;
-        for (const char *s = line + used; m < n;) {
-            int fi, k;
-            double t;
-            if (sscanf(s, " %d:%lf%n", &fi, &t, &k) != 2) break;
-            s += k;
-            KT_CHECK(fi >= 0 && fi < nf);
-            if (fi < 0 || fi >= nf) break;
-            int r = 0;
-            while (r < n && strcmp(rv[r].name, forms[fi].name) != 0) r++;
-            if (r == n) { unknown++; continue; }   /* a form the recipe no longer offers */
-            c[m].name = rv[r].name;
-            c[m].law_class = "decode";
-            c[m].v = rv[r].v;
-            c[m].v.occupancy = forms[fi].warps / rv[r].v.p[KT_GDN_P_NW];
-            c[m].regs = forms[fi].regs;
-            c[m].threads = rv[r].threads;
-            us[m++] = t;
-            if (t < best) best = t;
-        }
-        if (m == 0) continue;
-        const int k = op->law_pick(&d, c, m, &p);
-        KT_CHECK(k >= 0);
-        if (k < 0) continue;
-        const double regret = us[k] / best - 1;
-        sum[vk] += regret;
-        probs[vk]++;
-        if (regret > worst[vk]) worst[vk] = regret;
-    }
-    fclose(f);
+    kt_candidate *all = calloc((size_t)n, sizeof *all);
+    for (int i = 0; all && i < n; i++)
+        all[i] = (kt_candidate){.name = rv[i].name, .law_class = "decode", .v = rv[i].v, .threads = rv[i].threads};
+    lr_result r;
+    KT_CHECK(all && lr_replay("tests/data/gdn_decode_sweeps.tsv", "kt_gdn_decode_bf16_", op, all, n, KT_GDN_P_NW,
+                              decode_problem, decode_layout, &r) == 0);
     fprintf(stderr, "  law on the H100's sweeps: [.., K, V] %d problems mean %+.1f%% worst %+.1f%%; K-last %d mean "
-            "%+.1f%% worst %+.1f%% (%d timings of forms no longer offered)\n", probs[0],
-            probs[0] ? 100 * sum[0] / probs[0] : 0.0, 100 * worst[0], probs[1],
-            probs[1] ? 100 * sum[1] / probs[1] : 0.0, 100 * worst[1], unknown);
-    KT_CHECK(probs[0] >= 80 && probs[1] >= 55);
-    KT_CHECK(probs[0] > 0 && sum[0] / probs[0] <= 0.01 && worst[0] <= 0.06);
-    KT_CHECK(probs[1] > 0 && sum[1] / probs[1] <= 0.035 && worst[1] <= 0.25);
-    free(c);
-    free(forms);
+            "%+.1f%% worst %+.1f%% (%d timings of forms no longer offered)\n", r.count[0],
+            r.count[0] ? 100 * r.sum[0] / r.count[0] : 0.0, 100 * r.worst[0], r.count[1],
+            r.count[1] ? 100 * r.sum[1] / r.count[1] : 0.0, 100 * r.worst[1], r.unknown);
+    KT_CHECK(r.count[0] >= 80 && r.count[1] >= 55);
+    KT_CHECK(r.count[0] > 0 && r.sum[0] / r.count[0] <= 0.01 && r.worst[0] <= 0.06);
+    KT_CHECK(r.count[1] > 0 && r.sum[1] / r.count[1] <= 0.035 && r.worst[1] <= 0.25);
+    free(all);
     free(rv);
 }
 

@@ -21,6 +21,7 @@
 #include "ktrt.h"
 #include "law.h"
 #include "gen/recipe.h"
+#include "law_replay.h"
 
 static const kt_op *op = &kt_op_gdn_prefill;
 
@@ -362,74 +363,29 @@ static void test_law_bt(void)
  * are the timed forms the recipe still admits, with the registers and warps a unit they were
  * measured with; the pick is charged its time against the fastest's. Bounds: the law's regret
  * when it was fitted there (mean +2.5%, worst +9.5%) with a little room. */
+static kt_problem prefill_problem(const int d[5])
+{
+    kt_problem p = prob(d[0] / 2, d[0], d[3], d[4]);
+    p.dim[KT_GDNP_D_NORM] = d[1];
+    p.dim[KT_GDNP_D_VK] = d[2];
+    return p;
+}
+
 static void test_law_measured(void)
 {
-    FILE *f = fopen("tests/data/gdn_prefill_sweeps.tsv", "r");
-    KT_CHECK(f != NULL);
-    if (!f) return;
     recipe_variant *rv;
     const int n = load_recipe("sm_90a", &rv);
-    law_device d = law_device_from_target(kt_target_find("sm_90a"), 132);
-    enum { MAXF = 256 };
-    struct { char name[KT_OP_NAME_LEN]; int regs, warps; } *forms = calloc(MAXF, sizeof *forms);
-    kt_candidate *c = calloc((size_t)n, sizeof *c);
-    double *us = calloc((size_t)n, sizeof *us);
-    double sum = 0, worst = 0;
-    int probs = 0, nf = 0, unknown = 0;
-    static char line[16384];
-    while (forms && c && us && fgets(line, sizeof line, f)) {
-        char suffix[96];
-        int idx, regs, warps;
-        if (sscanf(line, "F %d %95s %d %d", &idx, suffix, &regs, &warps) == 4 && idx == nf && nf < MAXF) {
-            snprintf(forms[nf].name, sizeof forms[nf].name, "kt_gdn_prefill_bf16_%s", suffix);
-            forms[nf].regs = regs;
-            forms[nf].warps = warps;
-            nf++;
-            continue;
-        }
-        int hv, norm, vk, tokens, seqs, used;
-        if (sscanf(line, "P %d %d %d %d %d%n", &hv, &norm, &vk, &tokens, &seqs, &used) != 5) continue;
-        kt_problem p = prob(hv / 2, hv, tokens, seqs);
-        p.dim[KT_GDNP_D_NORM] = norm;
-        p.dim[KT_GDNP_D_VK] = vk;
-        int m = 0;
-        double best = 1e30;
-        for (const char *s = line + used; m < n;) {
-            int fi, k;
-            double t;
-            if (sscanf(s, " %d:%lf%n", &fi, &t, &k) != 2) break;
-            s += k;
-            KT_CHECK(fi >= 0 && fi < nf);
-            if (fi < 0 || fi >= nf) break;
-            int r = 0;
-            while (r < n && strcmp(rv[r].name, forms[fi].name) != 0) r++;
-            if (r == n) { unknown++; continue; }   /* a form the recipe no longer offers */
-            c[m].name = rv[r].name;
-            c[m].law_class = "prefill";
-            c[m].v = rv[r].v;
-            c[m].v.occupancy = forms[fi].warps / P(&rv[r].v, NW);
-            c[m].regs = forms[fi].regs;
-            c[m].threads = rv[r].threads;
-            us[m++] = t;
-            if (t < best) best = t;
-        }
-        if (m == 0) continue;
-        const int k = op->law_pick(&d, c, m, &p);
-        KT_CHECK(k >= 0);
-        if (k < 0) continue;
-        const double regret = us[k] / best - 1;
-        sum += regret;
-        probs++;
-        if (regret > worst) worst = regret;
-    }
-    fclose(f);
+    kt_candidate *all = calloc((size_t)n, sizeof *all);
+    for (int i = 0; all && i < n; i++)
+        all[i] = (kt_candidate){.name = rv[i].name, .law_class = "prefill", .v = rv[i].v, .threads = rv[i].threads};
+    lr_result r;
+    KT_CHECK(all && lr_replay("tests/data/gdn_prefill_sweeps.tsv", "kt_gdn_prefill_bf16_", op, all, n, KT_GDNP_P_NW,
+                              prefill_problem, NULL, &r) == 0);
     fprintf(stderr, "  law on the H100's tp 4 sweep: %d problems, mean %+.1f%% worst %+.1f%% (%d timings of forms no "
-            "longer offered)\n", probs, probs ? 100 * sum / probs : 0.0, 100 * worst, unknown);
-    KT_CHECK(probs >= 30);
-    KT_CHECK(probs > 0 && sum / probs <= 0.035 && worst <= 0.11);
-    free(us);
-    free(c);
-    free(forms);
+            "longer offered)\n", r.problems, r.problems ? 100 * r.sum[0] / r.problems : 0.0, 100 * r.worst[0], r.unknown);
+    KT_CHECK(r.problems >= 30);
+    KT_CHECK(r.problems > 0 && r.sum[0] / r.problems <= 0.035 && r.worst[0] <= 0.11);
+    free(all);
     free(rv);
 }
 
