@@ -222,8 +222,9 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
  *  4. the widest BV among those (a block's conv of its key head's q and k and its counter are
  *     paid once a block: fewer blocks, less of both);
  *  5. the fewest state floats a thread (KPT x VPT): in as many rounds, the shorter block. This is
- *     what puts the 16-warp whole-head form first from 16 to 256 heads (K-last, the H100: 1.04-1.25x
- *     ahead of the 8-warp forms), and the 8-warp forms before it once it needs more rounds;
+ *     what puts the 16-warp whole-head form first from 64 to 256 heads under the gated norm (below,
+ *     key 1 splits heads; K-last, the H100: 1.04-1.25x ahead of the 8-warp forms), and the
+ *     narrower blocks before it once it needs more rounds;
  *  6. no persistent grid (PS 0): it streams the next item's state into LDS while this one computes,
  *     yet took 0.80x the one-item-a-block grid's speed wherever it ran (the H100: batch 128 x hv 32
  *     262.6 us against 209.8, batch 32 x hv 32 74.6 against 59.4); only a measurement selects it;

@@ -19,7 +19,7 @@ def main():
     op, out, srcs = sys.argv[1], sys.argv[2], sys.argv[3:]
     forms, probs = {}, []
     for src in srcs:
-        dump, db = src.split(':')
+        dump, db = src.rsplit(':', 1)
         con = sqlite3.connect(db)
         info = {n: (r, w) for n, r, w in con.execute(
             "select name, vgpr, waves_per_simd from kernel where name like 'kt_%s%%' and status='ok'" % op)}
@@ -38,12 +38,16 @@ def main():
                 if us and 'status=ok' in line and name in info:
                     timed[cur][name] = float(us.group(1))
         for key, t in timed.items():
-            m = re.search(r'hv=(\d+) kw=\d+ norm=(\d) vk=(\d) (?:q|tokens)<=(\d+) (?:batch|seqs)<=(\d+)', key)
+            # the replay assumes bf16, dk = dv = 128, key heads hv / 2 and a conv of 4: refuse others
+            m = re.search(r'^%s bf16 dk=128 dv=128 hk=(\d+) hv=(\d+) kw=4 norm=(\d) vk=(\d) (?:q|tokens)<=(\d+) '
+                          r'(?:batch|seqs)<=(\d+)$' % op, key)
+            if not m or 2 * int(m.group(1)) != int(m.group(2)):
+                sys.exit('make_gdn_sweeps: %s: a problem the replay cannot rebuild' % key)
             row = []
             for name, us in sorted(t.items()):
                 if name not in forms: forms[name] = (len(forms),) + info[name]
                 row.append('%d:%.3f' % (forms[name][0], us))
-            probs.append('P %s %s %s %s %s ' % m.groups() + ' '.join(row))
+            probs.append('P %s %s %s %s %s ' % m.groups()[1:] + ' '.join(row))
     with open(out, 'w') as f:
         f.write('# the H100 (132 units) sweeps of the %s forms: tests/data/make_gdn_sweeps.py\n' % op)
         for name, (i, regs, warps) in sorted(forms.items(), key=lambda x: x[1][0]):

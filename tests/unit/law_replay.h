@@ -17,6 +17,7 @@ typedef struct {
     double sum[2];     /* regret summed, by the problem's group (group_of) */
     double worst[2];
     int count[2];
+    double worst_all;  /* the worst regret against every timed form, those no longer offered too */
 } lr_result;
 
 /* problem_of: the problem of a `P` line's five numbers; group_of: 0 or 1 (a layout, say).
@@ -38,6 +39,7 @@ static int lr_replay(const char *path, const char *kernel_prefix, const kt_op *o
     while (rc == 0 && fgets(line, sizeof line, f)) {
         char suffix[96], name[KT_OP_NAME_LEN + 8];
         int idx, regs, warps, d[5], used;
+        if (!strchr(line, '\n') && !feof(f)) { rc = -1; break; }   /* a line longer than the buffer */
         if (sscanf(line, "F %d %95s %d %d", &idx, suffix, &regs, &warps) == 4) {
             if (idx != nf || nf >= MAXF) { rc = -1; break; }
             /* the first sweeps' names predate the PF axis: theirs is PF 0 */
@@ -48,18 +50,24 @@ static int lr_replay(const char *path, const char *kernel_prefix, const kt_op *o
                 snprintf(name, sizeof name, "%s%s_pf0", kernel_prefix, suffix);
                 for (k = 0; k < n && strcmp(all[k].name, name) != 0; k++) {}
             }
+            for (int j = 0; j < nf && k < n; j++)   /* two names for one form: the fixture is wrong */
+                if (forms[j].cand == k) rc = -1;
             forms[nf++] = (struct lr_form){k < n ? k : -1, regs, warps};
             continue;
         }
         if (sscanf(line, "P %d %d %d %d %d%n", &d[0], &d[1], &d[2], &d[3], &d[4], &used) != 5) continue;
         int m = 0;
-        double best = 1e30;
+        double best = 1e30, best_all = 1e30;
         for (const char *s = line + used; m < n;) {
-            int fi, k;
+            int fi, k = 0;
             double t;
-            if (sscanf(s, " %d:%lf%n", &fi, &t, &k) != 2) break;
+            if (sscanf(s, " %d:%lf%n", &fi, &t, &k) != 2 || k == 0) {
+                if (strspn(s, " \t\r\n") != strlen(s)) rc = -1;   /* anything but the line's end */
+                break;
+            }
             s += k;
             if (fi < 0 || fi >= nf) { rc = -1; break; }
+            if (t < best_all) best_all = t;
             if (forms[fi].cand < 0) { out->unknown++; continue; }
             c[m] = all[forms[fi].cand];
             const int nw = c[m].v.p[nw_param];
@@ -78,6 +86,7 @@ static int lr_replay(const char *path, const char *kernel_prefix, const kt_op *o
         out->count[g]++;
         out->sum[g] += regret;
         if (regret > out->worst[g]) out->worst[g] = regret;
+        if (us[k] / best_all - 1 > out->worst_all) out->worst_all = us[k] / best_all - 1;
     }
     fclose(f);
     free(us);
