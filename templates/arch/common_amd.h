@@ -135,7 +135,6 @@ KT_DEV kt_v16 kt_v16_make(unsigned a, unsigned b, unsigned c, unsigned d)
 }
 KT_DEV kt_v16 kt_ldg16(const void *p) { return *(const kt_v16 *)p; }
 KT_DEV void kt_sts16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
-KT_DEV void kt_stg16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
 KT_DEV unsigned kt_v16_word(kt_v16 v, int i) { return v[i]; }
 
 /* Half i (0..8*chunks-1) of a lane's direct chunks; with i a compile-time constant it folds to a

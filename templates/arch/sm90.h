@@ -142,9 +142,6 @@ typedef uint4 kt_v16;
 KT_DEV kt_v16 kt_v16_make(unsigned a, unsigned b, unsigned c, unsigned d) { return make_uint4(a, b, c, d); }
 KT_DEV kt_v16 kt_ldg16(const void *p) { return __ldg((const uint4 *)p); }
 KT_DEV void kt_sts16(void *p, kt_v16 v) { *(uint4 *)p = v; }
-/* a 16-byte global store: through the store builtin, since a uint4 assigned from values the
- * compiler sees as floats left NVVM four 4-byte st.global.f32 (the GDN decode state's stores) */
-KT_DEV void kt_stg16(void *p, kt_v16 v) { __stwb((uint4 *)p, v); }
 
 /* ---- 16x16x16 fragments ---- */
 struct kt_frag_a { unsigned r[4]; };

@@ -190,8 +190,8 @@ template <int N> KT_DEV void kt_st_f32(float *p, const float *d)
     if constexpr (N % 4 == 0) {
 #pragma unroll
         for (int k = 0; k < N / 4; k++)
-            kt_stg16(p + 4 * k, kt_v16_make(kt_f_bits(d[4 * k]), kt_f_bits(d[4 * k + 1]), kt_f_bits(d[4 * k + 2]),
-                                            kt_f_bits(d[4 * k + 3])));
+            *(kt_v16 *)(p + 4 * k) = kt_v16_make(kt_f_bits(d[4 * k]), kt_f_bits(d[4 * k + 1]), kt_f_bits(d[4 * k + 2]),
+                                                 kt_f_bits(d[4 * k + 3]));
     } else if constexpr (N % 2 == 0) {
 #pragma unroll
         for (int k = 0; k < N / 2; k++) {

@@ -71,7 +71,6 @@ KT_DEV kt_v16 kt_v16_make(unsigned a, unsigned b, unsigned c, unsigned d) { retu
 KT_DEV unsigned kt_v16_word(kt_v16 v, int i) { return v.w[i]; }
 KT_DEV kt_v16 kt_ldg16(const void *p) { return *(const kt_v16 *)p; }
 KT_DEV void kt_sts16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
-KT_DEV void kt_stg16(void *p, kt_v16 v) { *(kt_v16 *)p = v; }
 
 /* arch/copy_ops.h's LDS at launch (its file is not read: the guard is taken) */
 #define KT_ARCH_COPY_OPS_H
