@@ -242,18 +242,28 @@ static void gdn_bind(void *args, const kt_variant *v, const kt_problem *p, int u
 #define GDN_SPLIT_SHARE 4
 _Static_assert(GDN_LAW_KEYS <= KT_OP_LEX_MAX_KEYS, "the lexicographic pick's key array");
 
+/* the block's thread grid over its DK x BV state (decode.lua's layout): ti threads along the rows,
+ * tj along the columns */
+static void gdn_grid(const kt_variant *v, int wave, int *ti, int *tj)
+{
+    *ti = PAR(v, DK) / PAR(v, KPT);
+    *tj = *ti > 0 ? PAR(v, NW) * wave / *ti : 0;
+}
+
 static int gdn_parts(const kt_variant *v, int wave)
 {
-    const int nt = PAR(v, NW) * wave, ti = PAR(v, DK) / PAR(v, KPT), tj = ti > 0 ? nt / ti : 0;
+    int ti, tj;
+    gdn_grid(v, wave, &ti, &tj);
     if (PAR(v, VK)) return ti > wave ? ti / wave : 1;
     return tj < wave ? PAR(v, NW) : ti;
 }
 
-/* state floats a thread holds: KPT rows x BV / (threads / (DK / KPT)) columns */
+/* state floats a thread holds: KPT rows x BV / tj columns */
 static long long gdn_thread_floats(const kt_variant *v, int wave)
 {
-    const long long nt = (long long)PAR(v, NW) * wave, ti = PAR(v, DK) / PAR(v, KPT);
-    return ti > 0 && nt >= ti ? (long long)PAR(v, KPT) * PAR(v, BV) / (nt / ti) : 0;
+    int ti, tj;
+    gdn_grid(v, wave, &ti, &tj);
+    return tj > 0 ? (long long)PAR(v, KPT) * PAR(v, BV) / tj : 0;
 }
 
 static void gdn_law_key(const law_device *d, const kt_candidate *c, const kt_problem *p, long long key[GDN_LAW_KEYS])
