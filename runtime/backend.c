@@ -187,6 +187,23 @@ int ktb_sync(ktb_backend *b, void *stream, char *err, size_t errlen)
     return b->ops->sync(b, stream, err, errlen);
 }
 
+int ktb_lane_create(ktb_backend *b, void **stream, char *err, size_t errlen)
+{
+    KTB_CHECK(ktb_lane_create);
+    if (!stream)
+        return ktb_fail(err, errlen, "%s: ktb_lane_create: NULL stream", b->ops->vendor);
+    *stream = NULL;
+    return b->ops->lane_create(b, stream, err, errlen);
+}
+
+int ktb_stream_wait(ktb_backend *b, void *stream, void *event, char *err, size_t errlen)
+{
+    KTB_CHECK(ktb_stream_wait);
+    if (!event)
+        return ktb_fail(err, errlen, "%s: ktb_stream_wait: NULL event", b->ops->vendor);
+    return b->ops->stream_wait(b, stream, event, err, errlen);
+}
+
 int ktb_event_create(ktb_backend *b, void **event, char *err, size_t errlen)
 {
     KTB_CHECK(ktb_event_create);

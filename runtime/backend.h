@@ -88,6 +88,13 @@ int ktb_copy_d2d_async(ktb_backend *b, void *dst, const void *src, size_t bytes,
 int ktb_stream_create(ktb_backend *b, void **stream, char *err, size_t errlen);
 int ktb_stream_destroy(ktb_backend *b, void *stream, char *err, size_t errlen);
 int ktb_sync(ktb_backend *b, void *stream, char *err, size_t errlen); /* waits for stream's work */
+/* A second stream for work that runs beside a caller's (an op's lane 1, runtime/op_run.h): as
+ * ktb_stream_create, at the device's greatest priority, so that its pending blocks are started
+ * before those of the caller's stream when both wait for room. */
+int ktb_lane_create(ktb_backend *b, void **stream, char *err, size_t errlen);
+/* Makes stream's later work wait for event's last record (the work before it on its stream); in
+ * a capture, an edge of the graph. */
+int ktb_stream_wait(ktb_backend *b, void *stream, void *event, char *err, size_t errlen);
 
 /* Events, for timing: elapsed_ms waits for end, then gives end - start in milliseconds. */
 int ktb_event_create(ktb_backend *b, void **event, char *err, size_t errlen);
@@ -128,6 +135,8 @@ typedef struct ktb_ops {
     int (*stream_create)(ktb_backend *b, void **stream, char *err, size_t errlen);
     int (*stream_destroy)(ktb_backend *b, void *stream, char *err, size_t errlen);
     int (*sync)(ktb_backend *b, void *stream, char *err, size_t errlen);
+    int (*lane_create)(ktb_backend *b, void **stream, char *err, size_t errlen);
+    int (*stream_wait)(ktb_backend *b, void *stream, void *event, char *err, size_t errlen);
     int (*event_create)(ktb_backend *b, void **event, char *err, size_t errlen);
     int (*event_record)(ktb_backend *b, void *event, void *stream, char *err, size_t errlen);
     int (*event_elapsed_ms)(ktb_backend *b, void *start, void *end, float *ms, char *err, size_t errlen);

@@ -284,6 +284,29 @@ static int cuda_stream_create(ktb_backend *b, void **stream, char *err, size_t e
     return rc;
 }
 
+static int cuda_lane_create(ktb_backend *b, void **stream, char *err, size_t errlen)
+{
+    cuda_backend *c = cb(b);
+    CUR(c);
+    int least = 0, greatest = 0;
+    int rc = cerr(c, c->d.ctx_get_stream_priority_range(&least, &greatest), "cuCtxGetStreamPriorityRange", err, errlen);
+    if (rc)
+        return rc;
+    cudrv_stream s = NULL;
+    rc = cerr(c, c->d.stream_create_with_priority(&s, CUDRV_STREAM_NON_BLOCKING, greatest), "cuStreamCreateWithPriority",
+              err, errlen);
+    *stream = s;
+    return rc;
+}
+
+static int cuda_stream_wait(ktb_backend *b, void *stream, void *event, char *err, size_t errlen)
+{
+    cuda_backend *c = cb(b);
+    CUR(c);
+    return cerr(c, c->d.stream_wait_event((cudrv_stream)stream, (cudrv_event)event, 0), "cuStreamWaitEvent", err,
+                errlen);
+}
+
 static int cuda_stream_destroy(ktb_backend *b, void *stream, char *err, size_t errlen)
 {
     cuda_backend *c = cb(b);
@@ -392,6 +415,8 @@ static const ktb_ops cuda_ops = {
     .event_record = cuda_event_record,
     .event_elapsed_ms = cuda_event_elapsed_ms,
     .event_destroy = cuda_event_destroy,
+    .lane_create = cuda_lane_create,
+    .stream_wait = cuda_stream_wait,
     .graph_begin_capture = cuda_graph_begin_capture,
     .graph_end_capture = cuda_graph_end_capture,
     .graph_launch = cuda_graph_launch,

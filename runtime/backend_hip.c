@@ -85,6 +85,9 @@ typedef struct hip_api {
     hip_error (*stream_create_with_flags)(hip_stream *s, unsigned flags); /* hipStreamCreateWithFlags */
     hip_error (*stream_destroy)(hip_stream s);                           /* hipStreamDestroy */
     hip_error (*stream_synchronize)(hip_stream s);                       /* hipStreamSynchronize */
+    hip_error (*stream_create_with_priority)(hip_stream *s, unsigned flags, int priority); /* hipStreamCreateWithPriority */
+    hip_error (*device_get_stream_priority_range)(int *least, int *greatest); /* hipDeviceGetStreamPriorityRange */
+    hip_error (*stream_wait_event)(hip_stream s, hip_event e, unsigned flags); /* hipStreamWaitEvent */
     hip_error (*event_create)(hip_event *e);                             /* hipEventCreate */
     hip_error (*event_record)(hip_event e, hip_stream s);                /* hipEventRecord */
     hip_error (*event_synchronize)(hip_event e);                         /* hipEventSynchronize */
@@ -125,6 +128,9 @@ static const struct {
     { "hipMemset", offsetof(hip_api, mem_set) },
     { "hipMemcpyDtoDAsync", offsetof(hip_api, mem_copy_dtod_async) },
     { "hipStreamCreateWithFlags", offsetof(hip_api, stream_create_with_flags) },
+    { "hipStreamCreateWithPriority", offsetof(hip_api, stream_create_with_priority) },
+    { "hipDeviceGetStreamPriorityRange", offsetof(hip_api, device_get_stream_priority_range) },
+    { "hipStreamWaitEvent", offsetof(hip_api, stream_wait_event) },
     { "hipStreamDestroy", offsetof(hip_api, stream_destroy) },
     { "hipStreamSynchronize", offsetof(hip_api, stream_synchronize) },
     { "hipEventCreate", offsetof(hip_api, event_create) },
@@ -417,6 +423,30 @@ static int hip_stream_create(ktb_backend *b, void **stream, char *err, size_t er
     return rc;
 }
 
+static int hip_lane_create(ktb_backend *b, void **stream, char *err, size_t errlen)
+{
+    hip_backend *c = hb(b);
+    CUR(c);
+    int least = 0, greatest = 0;
+    int rc = herr(&c->h, c->h.device_get_stream_priority_range(&least, &greatest), "hipDeviceGetStreamPriorityRange",
+                  err, errlen);
+    if (rc)
+        return rc;
+    hip_stream s = NULL;
+    rc = herr(&c->h, c->h.stream_create_with_priority(&s, HIP_STREAM_NON_BLOCKING, greatest),
+              "hipStreamCreateWithPriority", err, errlen);
+    *stream = s;
+    return rc;
+}
+
+static int hip_stream_wait(ktb_backend *b, void *stream, void *event, char *err, size_t errlen)
+{
+    hip_backend *c = hb(b);
+    CUR(c);
+    return herr(&c->h, c->h.stream_wait_event((hip_stream)stream, (hip_event)event, 0), "hipStreamWaitEvent", err,
+                errlen);
+}
+
 static int hip_stream_destroy(ktb_backend *b, void *stream, char *err, size_t errlen)
 {
     hip_backend *c = hb(b);
@@ -524,6 +554,8 @@ static const ktb_ops hip_ops = {
     .event_record = hip_event_record,
     .event_elapsed_ms = hip_event_elapsed_ms,
     .event_destroy = hip_event_destroy,
+    .lane_create = hip_lane_create,
+    .stream_wait = hip_stream_wait,
     .graph_begin_capture = hip_graph_begin_capture,
     .graph_end_capture = hip_graph_end_capture,
     .graph_launch = hip_graph_launch,

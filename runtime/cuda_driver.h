@@ -117,6 +117,9 @@ typedef struct cudrv {
     cudrv_result (*stream_create)(cudrv_stream *s, unsigned flags);             /* cuStreamCreate */
     cudrv_result (*stream_destroy)(cudrv_stream s);                             /* cuStreamDestroy_v2 */
     cudrv_result (*stream_synchronize)(cudrv_stream s);                         /* cuStreamSynchronize */
+    cudrv_result (*stream_create_with_priority)(cudrv_stream *s, unsigned flags, int priority); /* cuStreamCreateWithPriority */
+    cudrv_result (*ctx_get_stream_priority_range)(int *least, int *greatest);   /* cuCtxGetStreamPriorityRange */
+    cudrv_result (*stream_wait_event)(cudrv_stream s, cudrv_event e, unsigned flags); /* cuStreamWaitEvent */
     cudrv_result (*event_create)(cudrv_event *e, unsigned flags);               /* cuEventCreate */
     cudrv_result (*event_record)(cudrv_event e, cudrv_stream s);                /* cuEventRecord */
     cudrv_result (*event_synchronize)(cudrv_event e);                           /* cuEventSynchronize */

@@ -30,6 +30,8 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_SWEEP_FAKE_DEVICE", "unset",                "tests only: \"<arch> <cus> <pci id>\" stands for a GPU"},
     /* a model's problems (runtime/gdn_inputs.c) */
     {"KT_GDN_STATE",         "k-last",               "the GDN state layout the serving vLLM allocates: `k-last` [HV, V, K] (vLLM since #33291) or `kv` [HV, K, V] (earlier vLLM, fla)"},
+    /* measurement (runtime/op_gdn_prefill.c) */
+    {"KT_GDNP_PARTS",        "unset",                "measurement: the GDN prefill's parts (out beside the state pass) in place of the law's; `1` none"},
     /* bench (bench/cublas_dl.c) */
     {"KT_CUBLAS",            "search",               "bench_gemm: the libcublas to dlopen"},
     /* make run (Makefile) */

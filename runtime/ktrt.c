@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "problem_key.h"
 #include "op_gemm.h"
+#include "op_run.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@ typedef struct ktrt_slot {
     void *stream;            /* the stream bound to this slot */
     int bound;
     void **buf;              /* [op][workspace] device buffers of ws_bytes; NULL where 0 bytes */
+    kt_lanes lanes;          /* the bound stream's second lane (op_run.h): a plan's lane 1 */
 } ktrt_slot;
 
 typedef struct ktrt_loaded {
@@ -312,15 +314,11 @@ static int run_problem(ktrt *rt, const kt_problem *p, const void *args, void *st
     long long ws_used[KT_OP_MAX_WORKSPACES];
     for (int i = 0; i < KT_OP_MAX_WORKSPACES; i++) ws_used[i] = ws_ptr[i] ? ws[i] : 0;
     op->bind(bound_args, &v, p, rt->dev.compute_units, ws_ptr[0] ? ws_ptr : NULL, ws_used);
+    /* the second lane is the slot's, so only a call holding the slot's workspace takes it */
+    const kt_lanes *lanes = ws_ptr[0] ? &rt->slots[slot].lanes : NULL;
     char why[384];
-    for (int i = 0; i < nl; i++) {
-        if (!fns.fn[i]) continue;
-        if ((L[i].early ? ktb_launch_early : ktb_launch)(rt->gpu, fns.fn[i], L[i].dims.grid, L[i].dims.block,
-                                                         L[i].dims.shared, stream, bound_args, op->args_size, why,
-                                                         sizeof why))
-            return ktrt_fail(err, errlen, KT_EDEVICE, "%s: launching %s%s: %s", copy.problem_key, copy.kernel,
-                             L[i].suffix, why);
-    }
+    if ((rc = kt_op_enqueue(rt->gpu, op, L, nl, fns.fn, bound_args, stream, lanes, why, sizeof why)) != KT_OK)
+        return ktrt_fail(err, errlen, rc, "%s: %s: %s", copy.problem_key, copy.kernel, why);
     return KT_OK;
 }
 
@@ -434,6 +432,8 @@ static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen
     for (int s = 0; s < rt->nslots; s++) {
         rt->slots[s].buf = calloc((size_t)rt->nops * KT_OP_MAX_WORKSPACES, sizeof *rt->slots[s].buf);
         if (!rt->slots[s].buf) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
+        if (rt->any_ws && kt_lanes_open(rt->gpu, &rt->slots[s].lanes, why, sizeof why))
+            return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: slot %d's second stream: %s", s + 1, why);
         for (int i = 0; i < rt->nops * KT_OP_MAX_WORKSPACES; i++) {
             long long bytes = rt->ws_bytes[i];
             if (bytes <= 0) continue;
@@ -489,6 +489,7 @@ void ktrt_close(ktrt *rt)
         for (int w = 0; rt->slots[i].buf && w < rt->nops * KT_OP_MAX_WORKSPACES; w++)
             if (rt->slots[i].buf[w]) ktb_free(rt->gpu, rt->slots[i].buf[w], ignored, sizeof ignored);
         free(rt->slots[i].buf);
+        kt_lanes_close(rt->gpu, &rt->slots[i].lanes);
     }
     free(rt->slots);
     free(rt->cache);

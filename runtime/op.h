@@ -32,7 +32,7 @@
 #define KT_OP_MAX_DIMS 10
 #define KT_OP_MAX_PARAMS 16
 #define KT_OP_MAX_DTYPES 4
-#define KT_OP_MAX_LAUNCHES 4
+#define KT_OP_MAX_LAUNCHES 20
 #define KT_OP_MAX_WORKSPACES 2
 #define KT_OP_MAX_BUFFERS 8
 #define KT_OP_NAME_LEN KT_KERNEL_NAME_MAX   /* kernel names: build/kernel_name.h */
@@ -77,6 +77,15 @@ typedef struct kt_op_launch {
     int early;                          /* 1: its kernel waits for the launch before it itself
                                            (kt_grid_dependency_wait), so it may start while that one
                                            still runs (ktb_launch_early) */
+    /* Lanes (runtime/op_run.h): 0 the caller's stream; 1 a second stream of the runtime's, at a
+     * higher priority, for the launches the op's time hangs on, so that lane 0's run beside them.
+     * A launch follows the one before it on its own lane; `after` (1 + an earlier launch's index,
+     * on the other lane; 0 none) adds one wait. Lane 1's first launch names one (it forks there).
+     * Where no second stream is at hand the launches run in list order on the caller's, which
+     * every plan must allow: the list is in an order that respects every wait. */
+    int lane;
+    int after;
+    int part, parts;                    /* this launch covers part `part` of `parts` (op->bind_launch) */
 } kt_op_launch;
 
 /* A compiled kernel as the law sees it: its parameters, its template's law class (the recipe's
@@ -200,6 +209,9 @@ typedef struct kt_op {
      * pointers) for a device of `units` compute units, as launches() sized the grid for it. */
     void (*bind)(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                  const long long *workspace_bytes);
+    /* Sets one launch's own fields of the bound argument struct (its part of the work) before it
+     * is enqueued; NULL: every launch takes the struct as bound. */
+    void (*bind_launch)(void *args, const kt_op_launch *l);
 
     /* ---- the law ---- */
     /* The candidate the law picks for p, or -1 when none can serve it. */

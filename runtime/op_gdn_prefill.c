@@ -3,7 +3,7 @@
  * templates/gdn/prefill.lua, template templates/gdn/prefill.hip (three launches; four on wave 64
  * and at BT 16),
  * ABI templates/abi/gdn_prefill.h, float64 reference runtime/gdn_ref.c (the decode steps a prefill
- * equals). Pure functions: no I/O, no state, no GPU. */
+ * equals). Pure functions: no I/O, no state, no GPU (the measurement knob KT_GDNP_PARTS aside). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 #include "gdn_ref.h"
 #include "gdn_inputs.h"
 #include "ktrt.h"                    /* KT_OK, KT_EINVAL */
+#include "kt_env.h"                  /* KT_GDNP_PARTS */
 #include "../tuner/half_convert.h"
 #include "../tuner/random_inputs.h"
 
@@ -106,9 +107,40 @@ static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int uni
     return NULL;
 }
 
+/* The plan's parts (abi). Where the state pass's blocks (dv / BV x hv x seqs, about one a unit:
+ * their registers fill it) leave at least half the compute units idle, out of part j runs there
+ * beside the state pass of part j + 1 (on lane 1, ahead), so that only the last part's out stays
+ * behind the serial pass; with fewer idle units out's blocks would hold units the next part's
+ * state pass waits for. Each part costs two launches and a cross-stream wait, hence parts of at
+ * least GDNP_PART_CHUNKS chunks of the mean sequence, at most GDNP_MAX_PARTS. KT_GDNP_PARTS (a
+ * measurement knob) sets the count instead. */
+#define GDNP_PART_CHUNKS 32
+#define GDNP_MAX_PARTS 8
+_Static_assert(2 + 2 * GDNP_MAX_PARTS <= KT_OP_MAX_LAUNCHES, "prep, wy and two launches a part");
+
+int kt_gdn_prefill_parts(long long tokens, long long seqs, long long dv, long long hv, int bt, int bv, int units)
+{
+    const char *knob = kt_env_get("KT_GDNP_PARTS");
+    if (knob && *knob) {
+        const int n = atoi(knob);
+        return n < 1 ? 1 : n > GDNP_MAX_PARTS ? GDNP_MAX_PARTS : n;
+    }
+    if (seqs < 1 || bt < 1 || bv < 1 || 2 * (dv / bv * hv * seqs) > units) return 1;
+    const long long mean = (tokens + seqs - 1) / seqs, parts = (mean + bt - 1) / bt / GDNP_PART_CHUNKS;
+    return parts < 1 ? 1 : parts > GDNP_MAX_PARTS ? GDNP_MAX_PARTS : (int)parts;
+}
+
+/* chunks [*begin, *end) of part `part` of `parts` over the grid's chunk bound */
+static void gdnp_part_range(long long chunks, int part, int parts, int *begin, int *end)
+{
+    *begin = (int)(chunks * part / parts);
+    *end = (int)(chunks * (part + 1) / parts);
+}
+
 /* wy (chunks x key heads; on wave-64 targets and at BT 16 prep first, the same grid:
- * prefill.hip's kFusedPrep), the state pass (dv / BV x value heads x sequences), out (chunks x value heads),
- * each with its LDS at launch */
+ * prefill.hip's kFusedPrep), then a part at a time the state pass (dv / BV x value heads x
+ * sequences; lane 1 where there are parts) and out (its part's chunks x value heads), each with its
+ * LDS at launch */
 static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
@@ -116,25 +148,39 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     if (!v || !p || !out || gdnp_misfit(v, p, units, buf, sizeof buf)) return 0;
     int lds[KT_GDNP_KERNELS];
     kt_gdn_prefill_lds(PAR(v, BT), PAR(v, DK), PAR(v, DV), PAR(v, BV), PAR(v, NW), PAR(v, PF), lds);
-    const unsigned chunks = (unsigned)kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
-    const int n = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)) ? 4 : 3;
+    const long long chunks = kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
+    const int parts = kt_gdn_prefill_parts(DIM(p, TOKENS), DIM(p, SEQS), DIM(p, DV), DIM(p, HV), PAR(v, BT),
+                                           PAR(v, BV), units);
+    const int prep = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)), n = 1 + prep + 2 * parts;
     kt_op_launch *l = out;
     memset(out, 0, (size_t)n * sizeof *out);
-    if (n == 4) {
+    if (prep) {
         l->suffix = "_prep";
-        l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
+        l->dims = (kt_launch_dims){{(unsigned)chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
         l++;
     }
     l->suffix = "_wy";
-    l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
+    l->dims = (kt_launch_dims){{(unsigned)chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
+    const int wy = (int)(l - out);
     l++;
-    l->suffix = "";
-    l->dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
-                               {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
-    l++;
-    l->suffix = "_out";
-    l->dims = (kt_launch_dims){{chunks, (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
-                               (unsigned)lds[3]};
+    for (int j = 0; j < parts; j++) {
+        int b, e;
+        gdnp_part_range(chunks, j, parts, &b, &e);
+        l->suffix = "";
+        l->dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
+                                   {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
+        l->lane = parts > 1;
+        l->after = parts > 1 && j == 0 ? wy + 1 : 0;   /* forks after wy */
+        l->part = j, l->parts = parts;
+        const int state = (int)(l - out);
+        l++;
+        l->suffix = "_out";
+        l->dims = (kt_launch_dims){{(unsigned)(e - b), (unsigned)DIM(p, HV), 1}, {(unsigned)(PAR(v, BT) / 16 * wave_size), 1, 1},
+                                   (unsigned)lds[3]};
+        l->after = parts > 1 ? state + 1 : 0;
+        l->part = j, l->parts = parts;
+        l++;
+    }
     return n;
 }
 
@@ -212,6 +258,8 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
     gdnp_regions(p, PAR(v, BT), chunks, off);
     char *base = workspace ? workspace[0] : NULL;
     a->chunks = (int)chunks;
+    a->chunk_begin = 0;
+    a->chunk_end = (int)chunks;
     a->ws_q = base ? base + off[0] : NULL;
     a->ws_k = base ? base + off[1] : NULL;
     a->ws_w = base ? base + off[2] : NULL;
@@ -220,6 +268,13 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
     a->ws_h = base ? base + off[5] : NULL;
     a->ws_kd = base ? base + off[6] : NULL;
     a->ws_g = base ? (float *)(base + off[7]) : NULL;
+}
+
+/* a part's launch (state, out) covers its chunks; the others (prep, wy) all of them */
+static void gdnp_bind_launch(void *args, const kt_op_launch *l)
+{
+    kt_gdn_prefill_args *a = args;
+    if (l->parts > 1) gdnp_part_range(a->chunks, l->part, l->parts, &a->chunk_begin, &a->chunk_end);
 }
 
 /* ---- the law ----
@@ -497,6 +552,7 @@ const kt_op kt_op_gdn_prefill = {
     .split_of = gdnp_split_of,
     .problem_of_args = gdnp_problem_of_args,
     .bind = gdnp_bind,
+    .bind_launch = gdnp_bind_launch,
     .law_pick = gdnp_law_pick,
     .prune = NULL,
     .buffers = gdnp_buffers,

@@ -30,6 +30,11 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[
 /* Chunks the grid covers for `tokens` over `seqs` sequences at chunk bt (abi: tokens / bt + seqs). */
 long long kt_gdn_prefill_chunks(long long tokens, long long seqs, int bt);
 
+/* The plan's parts for a call (abi; 1: no part runs beside another): where the state pass's
+ * dv / bv x hv x seqs blocks leave half or more of `units` compute units idle, the mean sequence's
+ * chunks in parts of at least 32, at most 8 parts; KT_GDNP_PARTS (measurement) instead where set. */
+int kt_gdn_prefill_parts(long long tokens, long long seqs, long long dv, long long hv, int bt, int bv, int units);
+
 extern const kt_op kt_op_gdn_prefill;
 
 #endif

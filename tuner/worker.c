@@ -13,6 +13,7 @@
 #include "db.h"
 #include "db_tuner.h"
 #include "op.h"
+#include "op_run.h"
 #include "problem_key.h"
 #include "timing.h"
 #include "worker.h"
@@ -33,6 +34,7 @@ typedef struct wk_variant {
 typedef struct wk_state {
     ktb_backend *b;
     void *stream;
+    kt_lanes lanes;                       /* stream's second lane: the plans' lane 1, as libktrt runs them */
     kt_db *db;
     const char *target;
     ktb_device_info info;
@@ -150,13 +152,7 @@ static int wk_enqueue_variant(wk_state *st, const wk_variant *wv, void *const *f
     op->bind(args, &wv->v, &st->p, st->info.compute_units, st->ws, st->ws_bytes);
     kt_op_launch L[KT_OP_MAX_LAUNCHES];
     int nl = op->launches(&wv->v, &st->p, st->info.wave_size, st->info.compute_units, L);
-    for (int i = 0; i < nl; i++) {
-        if (!fn[i]) continue;
-        if ((L[i].early ? ktb_launch_early : ktb_launch)(st->b, fn[i], L[i].dims.grid, L[i].dims.block,
-                                                         L[i].dims.shared, stream, args, op->args_size, err, errlen))
-            return -1;
-    }
-    return 0;
+    return kt_op_enqueue(st->b, op, L, nl, fn, args, stream, &st->lanes, err, errlen) ? -1 : 0;
 }
 
 typedef struct wk_item_ctx {
@@ -391,7 +387,8 @@ static int wk_open(wk_state *st, const char *db_path, const char *target, int de
     if (db_open(db_path, 0, &st->db, st->err, sizeof st->err)) return -1;
     if (ktb_open(vendor, device, &st->b, st->err, sizeof st->err) ||
         ktb_info(st->b, &st->info, st->err, sizeof st->err) ||
-        ktb_stream_create(st->b, &st->stream, st->err, sizeof st->err))
+        ktb_stream_create(st->b, &st->stream, st->err, sizeof st->err) ||
+        kt_lanes_open(st->b, &st->lanes, st->err, sizeof st->err))
         return -1;
     return 0;
 }
@@ -399,6 +396,7 @@ static int wk_open(wk_state *st, const char *db_path, const char *target, int de
 static void wk_close(wk_state *st)
 {
     wk_free_problem(st);
+    kt_lanes_close(st->b, &st->lanes);
     if (st->stream) ktb_stream_destroy(st->b, st->stream, NULL, 0);
     ktb_close(st->b);
     db_close(st->db);

@@ -928,9 +928,15 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     const int t0 = A.query_start_loc[seq], len = A.query_start_loc[seq + 1] - t0;
     const int slot = A.state_indices[seq];
     if (len <= 0 || slot < 0) return;
-    const bool init = !A.has_initial_state || A.has_initial_state[seq] != 0;
+    /* the sequence's chunks within this launch's part: from the slot's state where the sequence
+     * began in a part before (which left it there), into the slot where it goes on in the next */
+    const int first = t0 / kBT + seq, all = (len + kBT - 1) / kBT;
+    const int jb = A.chunk_begin > first ? A.chunk_begin - first : 0;
+    const int je = A.chunk_end - first < all ? A.chunk_end - first : all;
+    if (jb >= je) return;
+    const bool init = jb > 0 || !A.has_initial_state || A.has_initial_state[seq] != 0;
     const int HV = A.num_v_heads;
-    const int nc = (len + kBT - 1) / kBT, c0 = t0 / kBT + seq;
+    const int nc = je - jb, c0 = first + jb;
     const int vt = wv % kVW, ks = wv / kVW;
     const int v0 = vb * kBV + 16 * vt, key0 = 16 * kKT * ks;   /* the warp's first value column and key */
 
@@ -1127,9 +1133,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     kt_out_smem &sm = *(kt_out_smem *)sm_raw;
     if (!kt_dynamic_shared_fits(sizeof(kt_out_smem))) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
-    const int c = kt_block_id_x(), h = kt_block_id_y();
+    const int c = A.chunk_begin + kt_block_id_x(), h = kt_block_id_y();   /* this launch's part */
     kt_chunk ch;
-    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
+    if (c >= A.chunk_end || !kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
     const int slot = A.state_indices[ch.seq];
     if (slot < 0) return;
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H, hk = h / R;

@@ -37,7 +37,7 @@ class GdnPrefillArgs(ctypes.Structure):
                 ("conv_col_stride", _I), ("qkv_stride", _I), ("z_stride", _I), ("ab_stride", _I),
                 ("out_stride", _I), ("batch", _I), ("num_k_heads", _I), ("num_v_heads", _I), ("dk", _I),
                 ("dv", _I), ("conv_kw", _I), ("tokens", _I), ("state_vk", _I), ("scale", _F), ("norm_eps", _F),
-                ("chunks", _I), ("ws_q", _P), ("ws_k", _P), ("ws_w", _P), ("ws_u", _P), ("ws_vn", _P),
+                ("chunks", _I), ("chunk_begin", _I), ("chunk_end", _I), ("ws_q", _P), ("ws_k", _P), ("ws_w", _P), ("ws_u", _P), ("ws_vn", _P),
                 ("ws_h", _P), ("ws_kd", _P), ("ws_g", _P)]
 
 

@@ -125,8 +125,11 @@ extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
 
 /* odd: z, out and qkv rows an element longer than hv x dv and the conv's channels (odd strides:
  * out's stores and z's loads an element at a time where the layout would pair them, the conv a
- * channel at a time where it would take 8 a 16-byte load) */
-static void run(const variant &v, int norm, int ds_layout, int odd)
+ * channel at a time where it would take 8 a 16-byte load). parts: the state pass and out a part
+ * of the chunks at a time, as the runtime's plan cuts them (its parts cut sequences in the middle:
+ * a part's state pass resumes each from the state the part before left in its slot); 0: a part
+ * a chunk */
+static void run(const variant &v, int norm, int ds_layout, int odd, int parts)
 {
     int qsl[BATCH + 1] = {0};
     for (int i = 0; i < BATCH; i++) qsl[i + 1] = qsl[i] + lens[i];
@@ -144,7 +147,13 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     for (auto &x : b) x = bf(urand(-3, 3));
     for (auto &x : cw) x = bf(urand(-0.6, 0.6));
     for (auto &x : nw) x = bf(urand(0.5, 1.5));
-    for (int h = 0; h < HV; h++) { A_log[h] = (float)log(urand(1, 16)); dt_bias[h] = (float)urand(-1, 1); }
+    /* head 0 remembers (a decay of e^-0.1 a token at most: the state a chunk carries is most of what
+     * the next one reads, so a part resumed from the wrong state shows), head 1 forgets within a
+     * few tokens as most of a model's heads do */
+    for (int h = 0; h < HV; h++) {
+        A_log[h] = (float)log(h == 0 ? urand(0.02, 0.1) : urand(1, 16));
+        dt_bias[h] = (float)urand(-1, 1);
+    }
     std::vector<unsigned short> conv((size_t)(SLOTS * conv_slot));
     std::vector<float> ssm((size_t)(SLOTS * ssm_slot));
     for (auto &x : conv) x = bf(urand(-1, 1));
@@ -200,6 +209,8 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     A.batch = BATCH; A.num_k_heads = H; A.num_v_heads = HV; A.dk = DK; A.dv = DV; A.conv_kw = KW;
     A.tokens = T; A.state_vk = v.vk; A.scale = 1.0f / sqrtf((float)DK); A.norm_eps = 1e-6f;
     A.chunks = chunks;
+    A.chunk_begin = 0;
+    A.chunk_end = chunks;
     A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
     A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
     if (kt_gdn_prefill_runs_prep(KT_WAVE, v.bt)) {   /* the descriptor's launches: _prep first where it says */
@@ -208,10 +219,15 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
     }
     kt_emu_dyn_bytes = v.lds_wy;
     kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
-    kt_emu_dyn_bytes = v.lds_state;
-    kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
-    kt_emu_dyn_bytes = v.lds_out;
-    kt_emu_run(v.out, A, chunks, HV, 1, v.bt / 16 * KT_WAVE);
+    if (parts <= 0) parts = chunks;
+    for (int j = 0; j < parts; j++) {   /* the runtime's bind_launch: part j's chunks */
+        A.chunk_begin = chunks * j / parts;
+        A.chunk_end = chunks * (j + 1) / parts;
+        kt_emu_dyn_bytes = v.lds_state;
+        kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
+        kt_emu_dyn_bytes = v.lds_out;
+        kt_emu_run(v.out, A, A.chunk_end - A.chunk_begin, HV, 1, v.bt / 16 * KT_WAVE);
+    }
 
     /* outputs of live sequences; padded ones untouched */
     std::vector<double> gout(out.size());
@@ -246,8 +262,8 @@ static void run(const variant &v, int norm, int ds_layout, int odd)
         }
     }
     const double e_ssm = rel_inf(rssm, gssm, owned_ssm);
-    printf("  %-20s norm %d conv layout %d%s: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s\n", v.name, norm,
-           ds_layout, odd ? " odd strides" : "", e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
+    printf("  %-20s norm %d conv layout %d%s, %d part%s: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s\n", v.name, norm,
+           ds_layout, odd ? " odd strides" : "", parts, parts > 1 ? "s" : "", e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
            others ? "identical" : "CHANGED");
     /* the bounds: bf16 operands of every product (q, k, w, u, vn, h, P rounded) against a float64
      * recurrence over up to 70 tokens */
@@ -268,9 +284,10 @@ int main(void)
         kt_gdn_prefill_lds(v.bt, DK, DV, v.bv, v.nw, v.pf, lds);
         KT_CHECK(v.lds_prep <= (size_t)lds[0] && v.lds_wy <= (size_t)lds[1] && v.lds_state <= (size_t)lds[2] &&
                  v.lds_out <= (size_t)lds[3]);
-        /* both z / out paths (paired words, elements) under the norm and without it, over the variants */
-        run(v, 1, 0, odd);
-        run(v, 0, 1, !odd);
+        /* both z / out paths (paired words, elements) under the norm and without it, over the variants;
+         * the second a part a chunk (every sequence of more than one chunk resumed at each) */
+        run(v, 1, 0, odd, 1);
+        run(v, 0, 1, !odd, 0);
         odd = !odd;
     }
     KT_TEST_END();

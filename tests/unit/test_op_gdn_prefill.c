@@ -6,6 +6,9 @@
  *  - the recipe's LDS (prefill.lua's lds()) is the descriptor's (kt_gdn_prefill_lds), and every
  *    variant the recipe admits on gfx1201, gfx942 and sm_90a launches wy, the state pass and out
  *    with it (prep first on gfx942's wave 64 and at BT 16), over the grids the ABI names;
+ *  - the plan's parts: the law's count where the state pass leaves half the units idle, the state
+ *    pass on lane 1 forking after wy, each part's out after its state pass, the parts' chunks
+ *    covering the grid's once (kt_op_plan_check refuses plans that break its rules);
  *  - the workspace: regions disjoint and in bounds for every chunk a batch of any lengths under
  *    the key can number (query_start_loc[i] / BT + i + j), sized at the buckets' edges;
  *  - the verification set's lengths sum to the tokens, none empty;
@@ -22,6 +25,7 @@
 #include "law.h"
 #include "gen/recipe.h"
 #include "law_replay.h"
+#include "op_run.h"
 
 static const kt_op *op = &kt_op_gdn_prefill;
 
@@ -200,6 +204,86 @@ static void test_launches(void)
         }
         free(rv);
     }
+}
+
+/* The plan's parts: how many (law), and the plan they make. */
+static void test_parts(void)
+{
+    unsetenv("KT_GDNP_PARTS");
+    /* one 16K sequence at 8 value heads, BV 16: 64 state blocks on 132 units, 256 chunks of 64 */
+    KT_CHECK_INT(kt_gdn_prefill_parts(16384, 1, 128, 8, 64, 16, 132), 8);
+    KT_CHECK_INT(kt_gdn_prefill_parts(4096, 1, 128, 8, 64, 16, 132), 2);
+    KT_CHECK_INT(kt_gdn_prefill_parts(2047, 1, 128, 8, 64, 16, 132), 1);   /* under two parts of 32 chunks */
+    KT_CHECK_INT(kt_gdn_prefill_parts(65536, 1, 128, 8, 64, 16, 132), 8);  /* at most 8 */
+    KT_CHECK_INT(kt_gdn_prefill_parts(16384, 1, 128, 16, 64, 16, 132), 1); /* 128 state blocks: few idle units */
+    KT_CHECK_INT(kt_gdn_prefill_parts(16384, 8, 128, 8, 64, 16, 132), 1);  /* 8 sequences fill the device */
+    KT_CHECK_INT(kt_gdn_prefill_parts(16384, 1, 128, 8, 64, 32, 132), 8);  /* 32 blocks */
+    setenv("KT_GDNP_PARTS", "3", 1);
+    KT_CHECK_INT(kt_gdn_prefill_parts(16384, 8, 128, 8, 64, 16, 132), 3);
+    setenv("KT_GDNP_PARTS", "99", 1);
+    KT_CHECK_INT(kt_gdn_prefill_parts(100, 8, 128, 8, 64, 16, 132), 8);
+    unsetenv("KT_GDNP_PARTS");
+
+    kt_variant v;
+    memset(&v, 0, sizeof v);
+    P(&v, DK) = 128; P(&v, DV) = 128; P(&v, BT) = 64; P(&v, BV) = 16; P(&v, NW) = 8; P(&v, PF) = 4; P(&v, VK) = 1;
+    for (int wave = 32; wave <= 64; wave += 32) {
+        kt_problem p = prob(4, 8, 16384, 1);
+        p.dim[KT_GDNP_D_VK] = 1;
+        kt_op_launch l[KT_OP_MAX_LAUNCHES];
+        const int nl = op->launches(&v, &p, wave, 132, l), pre = wave == 64;
+        char err[200];
+        KT_CHECK_INT(nl, 1 + pre + 16);
+        KT_CHECK_INT(kt_op_plan_check(l, nl, err, sizeof err), KT_OK);
+        KT_CHECK(strcmp(l[pre].suffix, "_wy") == 0 && l[pre].lane == 0);
+        kt_gdn_prefill_args a;
+        memset(&a, 0, sizeof a);
+        a.tokens = 16384, a.batch = 1;
+        op->bind(&a, &v, &p, 132, NULL, NULL);
+        KT_CHECK(a.chunk_begin == 0 && a.chunk_end == a.chunks && a.chunks == 257);
+        int next = 0;
+        for (int j = 0; j < 8; j++) {
+            const kt_op_launch *st = &l[1 + pre + 2 * j], *o = st + 1;
+            KT_CHECK(strcmp(st->suffix, "") == 0 && st->lane == 1 && st->part == j && st->parts == 8);
+            KT_CHECK_INT(st->after, j == 0 ? 1 + pre : 0);   /* forks after wy */
+            KT_CHECK(strcmp(o->suffix, "_out") == 0 && o->lane == 0 && o->after == 2 + pre + 2 * j && o->part == j);
+            kt_gdn_prefill_args b = a;
+            op->bind_launch(&b, o);
+            KT_CHECK_INT(b.chunk_begin, next);   /* the parts tile the chunks, in order */
+            KT_CHECK_INT((int)o->dims.grid[0], b.chunk_end - b.chunk_begin);
+            kt_gdn_prefill_args c = a;
+            op->bind_launch(&c, st);
+            KT_CHECK(c.chunk_begin == b.chunk_begin && c.chunk_end == b.chunk_end);
+            next = b.chunk_end;
+        }
+        KT_CHECK_INT(next, 257);
+    }
+    /* no parts: the three launches of old, all on the caller's stream */
+    kt_problem q = prob(4, 8, 16384, 8);
+    q.dim[KT_GDNP_D_VK] = 1;
+    kt_op_launch l[KT_OP_MAX_LAUNCHES];
+    KT_CHECK_INT(op->launches(&v, &q, 32, 132, l), 3);
+    for (int i = 0; i < 3; i++) KT_CHECK(l[i].lane == 0 && l[i].after == 0 && l[i].parts <= 1);
+
+    /* the plan's rules */
+    char err[200];
+    kt_op_launch bad[3];
+    memset(bad, 0, sizeof bad);
+    bad[0].suffix = bad[1].suffix = bad[2].suffix = "";
+    bad[1].lane = 1;
+    KT_CHECK_INT(kt_op_plan_check(bad, 3, err, sizeof err), KT_EINVAL);   /* lane 1 forks from nothing */
+    KT_CHECK(strstr(err, "launch 1") && strstr(err, "waits for nothing"));
+    bad[1].after = 2;
+    KT_CHECK_INT(kt_op_plan_check(bad, 3, err, sizeof err), KT_EINVAL);   /* a wait for a later launch */
+    bad[1].after = 1;
+    KT_CHECK_INT(kt_op_plan_check(bad, 3, err, sizeof err), KT_OK);
+    bad[2].lane = 1, bad[2].after = 2;
+    KT_CHECK_INT(kt_op_plan_check(bad, 3, err, sizeof err), KT_EINVAL);   /* a wait on its own lane */
+    bad[2].lane = 2, bad[2].after = 0;
+    KT_CHECK_INT(kt_op_plan_check(bad, 3, err, sizeof err), KT_EINVAL);
+    bad[2].lane = 0, bad[2].part = 2, bad[2].parts = 2;
+    KT_CHECK_INT(kt_op_plan_check(bad, 3, err, sizeof err), KT_EINVAL);
+    KT_CHECK(strstr(err, "part") != NULL);
 }
 
 /* Every chunk a batch of seqs sequences and tokens tokens can number lies inside each region, and
@@ -392,10 +476,12 @@ static void test_law_measured(void)
 
 int main(void)
 {
-    unsetenv("KT_GDN_STATE");   /* the model problems' default layout, whatever the shell exported */
+    unsetenv("KT_GDN_STATE");
+    unsetenv("KT_GDNP_PARTS");   /* the model problems' default layout, whatever the shell exported */
     test_keys();
     test_args();
     test_launches();
+    test_parts();
     test_workspace();
     test_verification_set();
     test_law();
