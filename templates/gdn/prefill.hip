@@ -575,8 +575,12 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
 /* ---------------- _wy ---------------- */
 
 /* _wy, told of its 4 blocks an SM (sm_90's LDS holds 4): ptxas takes 128 registers; untold, the
- * 8 x 8 conv took 168 (3 blocks an SM), and PF 3's fragments 80 and a spill (AMD: no such hint) */
-KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, 4)(kt_gdn_prefill_args A)
+ * 8 x 8 conv took 168 (3 blocks an SM), and PF 3's fragments 80 and a spill (AMD: no such hint).
+ * fp16 spilled 8 bytes at 128 (every BT 32 and 64 form: fp16 prefill had only BT 16 left), so it
+ * is told 3 */
+template <class T> struct kt_wy_blocks { static constexpr int n = 4; };
+template <> struct kt_wy_blocks<kt_f16> { static constexpr int n = 3; };
+KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)(kt_gdn_prefill_args A)
 {
     KT_DYNAMIC_SHARED(unsigned char, sm_raw);
     kt_wy_smem &sm = *(kt_wy_smem *)sm_raw;
