@@ -373,7 +373,9 @@ static int cuda_graph_end_capture(ktb_backend *b, void *stream, void **exec, cha
     if (rc)
         return rc;
     cudrv_graph_exec x = NULL;
-    rc = cerr(c, c->d.graph_instantiate(&x, g, 0), "cuGraphInstantiateWithFlags", err, errlen);
+    /* node priorities kept: a plan's lane 1 (ktb_lane_create) is captured at its stream's priority */
+    rc = cerr(c, c->d.graph_instantiate(&x, g, CUDRV_GRAPH_INSTANTIATE_USE_NODE_PRIORITY), "cuGraphInstantiateWithFlags",
+              err, errlen);
     c->d.graph_destroy(g); /* the exec is independent of the graph it came from */
     *exec = rc ? NULL : x;
     return rc;

@@ -50,6 +50,7 @@ typedef struct CUgraphExec_st *cudrv_graph_exec;  /* CUgraphExec */
 #define CUDRV_STREAM_NON_BLOCKING 0x1
 #define CUDRV_EVENT_DEFAULT 0x0
 #define CUDRV_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
+#define CUDRV_GRAPH_INSTANTIATE_USE_NODE_PRIORITY 8   /* CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY */
 
 /* cuLaunchKernelEx's launch configuration and one attribute (cuda.h, CUDA 12.0: CUlaunchConfig,
  * CUlaunchAttribute, whose value is a 64-byte union) and the attribute this code sets. */

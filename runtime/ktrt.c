@@ -203,14 +203,16 @@ static int slot_for(ktrt *rt, void *stream, int *bound)
     return free_slot;
 }
 
-/* Looks up the functions of launches [l->nfn, nl) in l's module: a family whose launch count
- * varies with the problem (split-KV's reduce only when it splits) finds its later functions on
- * the first launch that needs them. An optional one the code object lacks stays NULL. */
+/* Looks up in l's module the function of every launch whose position has not held its suffix
+ * before: a family whose launch count varies with the problem (split-KV's reduce only when it
+ * splits, gdn_prefill's parts) finds its later functions on the first launch that needs them. An
+ * optional one the code object lacks stays NULL. */
 static int load_functions(ktrt *rt, const ktrt_layer *layer, const ktrt_kernel *k, const kt_op_launch *L, int nl,
                           ktrt_loaded *l, char *err, size_t errlen)
 {
     char why[384] = "";
-    for (int i = l->nfn; i < nl && i < KT_OP_MAX_LAUNCHES; i++) {
+    for (int i = 0; i < nl && i < KT_OP_MAX_LAUNCHES; i++) {
+        if (i < l->nfn && !strcmp(l->suffix[i], L[i].suffix)) continue;   /* looked up for this position before */
         char fname[KTRT_NAME_LEN + 16];
         snprintf(fname, sizeof fname, "%s%s", k->name, L[i].suffix);
         snprintf(l->suffix[i], sizeof l->suffix[i], "%s", L[i].suffix);
@@ -218,7 +220,7 @@ static int load_functions(ktrt *rt, const ktrt_layer *layer, const ktrt_kernel *
             l->fn[i] = NULL;
             if (!L[i].optional) return ktrt_fail(err, errlen, KT_EDEVICE, "%s: kernel %s: %s", layer->path, fname, why);
         }
-        l->nfn = i + 1;
+        if (l->nfn < i + 1) l->nfn = i + 1;
     }
     return KT_OK;
 }
@@ -432,8 +434,10 @@ static int alloc_state(ktrt *rt, const ktrt_options *o, char *err, size_t errlen
     for (int s = 0; s < rt->nslots; s++) {
         rt->slots[s].buf = calloc((size_t)rt->nops * KT_OP_MAX_WORKSPACES, sizeof *rt->slots[s].buf);
         if (!rt->slots[s].buf) return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: out of memory");
-        if (rt->any_ws && kt_lanes_open(rt->gpu, &rt->slots[s].lanes, why, sizeof why))
-            return ktrt_fail(err, errlen, KT_EDEVICE, "ktrt_open: slot %d's second stream: %s", s + 1, why);
+        /* without its second lane a slot runs plans in list order: slower, never wrong */
+        if (rt->any_ws && kt_lanes_open(rt->gpu, &rt->slots[s].lanes, why, sizeof why) && rt->log.level >= 1)
+            fprintf(stderr, "ktrt: slot %d of %d has no second stream (%s): its plans run on one stream\n", s + 1,
+                    rt->nslots, why);
         for (int i = 0; i < rt->nops * KT_OP_MAX_WORKSPACES; i++) {
             long long bytes = rt->ws_bytes[i];
             if (bytes <= 0) continue;

@@ -120,13 +120,17 @@ _Static_assert(2 + 2 * GDNP_MAX_PARTS <= KT_OP_MAX_LAUNCHES, "prep, wy and two l
 
 int kt_gdn_prefill_parts(long long tokens, long long seqs, long long dv, long long hv, int bt, int bv, int units)
 {
+    if (seqs < 1 || bt < 1 || bv < 1) return 1;
+    long long parts;
     const char *knob = kt_env_get("KT_GDNP_PARTS");
     if (knob && *knob) {
-        const int n = atoi(knob);
-        return n < 1 ? 1 : n > GDNP_MAX_PARTS ? GDNP_MAX_PARTS : n;
+        parts = atoi(knob);
+    } else {
+        const long long mean = (tokens + seqs - 1) / seqs;
+        parts = 2 * (dv / bv * hv * seqs) > units ? 1 : (mean + bt - 1) / bt / GDNP_PART_CHUNKS;
     }
-    if (seqs < 1 || bt < 1 || bv < 1 || 2 * (dv / bv * hv * seqs) > units) return 1;
-    const long long mean = (tokens + seqs - 1) / seqs, parts = (mean + bt - 1) / bt / GDNP_PART_CHUNKS;
+    const long long chunks = kt_gdn_prefill_chunks(tokens, seqs, bt);   /* no part without a chunk */
+    if (parts > chunks) parts = chunks;
     return parts < 1 ? 1 : parts > GDNP_MAX_PARTS ? GDNP_MAX_PARTS : (int)parts;
 }
 

@@ -8,8 +8,8 @@ int kt_lanes_open(ktb_backend *b, kt_lanes *l, char *err, size_t errlen)
 {
     memset(l, 0, sizeof *l);
     if (ktb_lane_create(b, &l->side, err, errlen)) return KT_EDEVICE;
-    for (int i = 0; i < KT_OP_MAX_LAUNCHES; i++)
-        if (ktb_event_create(b, &l->done[i], err, errlen)) {
+    for (int i = 0; i <= KT_OP_MAX_LAUNCHES; i++)
+        if (ktb_event_create(b, i < KT_OP_MAX_LAUNCHES ? &l->done[i] : &l->unwind, err, errlen)) {
             kt_lanes_close(b, l);
             return KT_EDEVICE;
         }
@@ -22,6 +22,7 @@ void kt_lanes_close(ktb_backend *b, kt_lanes *l)
     char ignored[128];
     for (int i = 0; i < KT_OP_MAX_LAUNCHES; i++)
         if (l->done[i]) ktb_event_destroy(b, l->done[i], ignored, sizeof ignored);
+    if (l->unwind) ktb_event_destroy(b, l->unwind, ignored, sizeof ignored);
     if (l->side) ktb_stream_destroy(b, l->side, ignored, sizeof ignored);
     memset(l, 0, sizeof *l);
 }
@@ -51,6 +52,15 @@ int kt_op_plan_check(const kt_op_launch *L, int nl, char *err, size_t errlen)
     return KT_OK;
 }
 
+/* after a failure past the fork: the caller's stream waits for what lane 1 holds (best effort: the
+ * error in hand is the one reported) */
+static void unwind(ktb_backend *b, void *stream, const kt_lanes *lanes)
+{
+    char ignored[128];
+    if (!ktb_event_record(b, lanes->unwind, lanes->side, ignored, sizeof ignored))
+        ktb_stream_wait(b, stream, lanes->unwind, ignored, sizeof ignored);
+}
+
 int kt_op_enqueue(ktb_backend *b, const kt_op *op, const kt_op_launch *L, int nl, void *const *fn, const void *args,
                   void *stream, const kt_lanes *lanes, char *err, size_t errlen)
 {
@@ -76,29 +86,38 @@ int kt_op_enqueue(ktb_backend *b, const kt_op *op, const kt_op_launch *L, int nl
     for (int i = last1 + 1; join && i < nl; i++)
         if (L[i].after == last1 + 1) join = 0;
     if (join) waited[last1] = 1;
-    for (int i = 0; i < nl; i++) {
+    int forked = 0, rc = KT_OK;
+    for (int i = 0; i < nl && rc == KT_OK; i++) {
         void *s = side && L[i].lane == 1 ? side : stream;
         if (side && L[i].after && ktb_stream_wait(b, s, lanes->done[L[i].after - 1], why, sizeof why)) {
             snprintf(err, errlen, "%s: launch %d%s waiting for launch %d: %s", op->name, i, L[i].suffix, L[i].after - 1,
                      why);
-            return KT_EDEVICE;
+            rc = KT_EDEVICE;
+            break;
         }
+        forked |= s == side && side;
         if (fn[i]) {
             memcpy(own, args, op->args_size);
             if (op->bind_launch) op->bind_launch(own, &L[i]);
             if ((L[i].early ? ktb_launch_early : ktb_launch)(b, fn[i], L[i].dims.grid, L[i].dims.block,
                                                              L[i].dims.shared, s, own, op->args_size, why, sizeof why)) {
                 snprintf(err, errlen, "%s: launch %d%s: %s", op->name, i, L[i].suffix, why);
-                return KT_EDEVICE;
+                rc = KT_EDEVICE;
+                break;
             }
         }
         if (side && waited[i] && ktb_event_record(b, lanes->done[i], s, why, sizeof why)) {
             snprintf(err, errlen, "%s: launch %d%s's event: %s", op->name, i, L[i].suffix, why);
-            return KT_EDEVICE;
+            rc = KT_EDEVICE;
         }
+    }
+    if (rc != KT_OK) {
+        if (forked) unwind(b, stream, lanes);
+        return rc;
     }
     if (join && ktb_stream_wait(b, stream, lanes->done[last1], why, sizeof why)) {
         snprintf(err, errlen, "%s: joining lane 1: %s", op->name, why);
+        unwind(b, stream, lanes);
         return KT_EDEVICE;
     }
     return KT_OK;

@@ -14,6 +14,7 @@
 typedef struct kt_lanes {
     void *side;                         /* NULL: every launch on the caller's stream, in order */
     void *done[KT_OP_MAX_LAUNCHES];
+    void *unwind;                       /* joins lane 1 when a plan fails after forking */
 } kt_lanes;
 
 /* Creates the stream and the events (*l zeroed first); on failure releases what it made. */
@@ -29,8 +30,10 @@ int kt_op_plan_check(const kt_op_launch *L, int nl, char *err, size_t errlen);
  * copy that op->bind_launch fits to it). lanes NULL or without a second stream: in list order on
  * stream. Otherwise lane 1 on lanes->side, forked from stream where its first launch waits, and
  * stream waits for lane 1's last launch before returning, so that what follows on the caller's
- * stream (the next layer, a graph's end) sees every launch done. KT_OK, or KT_EDEVICE / KT_EINVAL
- * with err naming the launch. */
+ * stream (the next layer, a graph's end) sees every launch done; so does a plan that fails after
+ * forking (what it enqueued on lane 1 is joined before the error returns: a capture can still end,
+ * the next call's launches wait for it). KT_OK, or KT_EDEVICE / KT_EINVAL with err naming the
+ * launch. */
 int kt_op_enqueue(ktb_backend *b, const kt_op *op, const kt_op_launch *L, int nl, void *const *fn, const void *args,
                   void *stream, const kt_lanes *lanes, char *err, size_t errlen);
 

@@ -219,14 +219,22 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int parts)
     }
     kt_emu_dyn_bytes = v.lds_wy;
     kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
+    /* the runtime's bind_launch: part j's chunks; out of part j after the state pass of part j + 1
+     * (the device may run it as late as that: out must need nothing that pass overwrites) */
     if (parts <= 0) parts = chunks;
-    for (int j = 0; j < parts; j++) {   /* the runtime's bind_launch: part j's chunks */
-        A.chunk_begin = chunks * j / parts;
-        A.chunk_end = chunks * (j + 1) / parts;
-        kt_emu_dyn_bytes = v.lds_state;
-        kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
-        kt_emu_dyn_bytes = v.lds_out;
-        kt_emu_run(v.out, A, A.chunk_end - A.chunk_begin, HV, 1, v.bt / 16 * KT_WAVE);
+    for (int j = 0; j <= parts; j++) {
+        if (j < parts) {
+            A.chunk_begin = chunks * j / parts;
+            A.chunk_end = chunks * (j + 1) / parts;
+            kt_emu_dyn_bytes = v.lds_state;
+            kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
+        }
+        if (j > 0) {
+            A.chunk_begin = chunks * (j - 1) / parts;
+            A.chunk_end = chunks * j / parts;
+            kt_emu_dyn_bytes = v.lds_out;
+            kt_emu_run(v.out, A, A.chunk_end - A.chunk_begin, HV, 1, v.bt / 16 * KT_WAVE);
+        }
     }
 
     /* outputs of live sequences; padded ones untouched */

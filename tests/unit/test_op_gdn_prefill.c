@@ -222,6 +222,8 @@ static void test_parts(void)
     KT_CHECK_INT(kt_gdn_prefill_parts(16384, 8, 128, 8, 64, 16, 132), 3);
     setenv("KT_GDNP_PARTS", "99", 1);
     KT_CHECK_INT(kt_gdn_prefill_parts(100, 8, 128, 8, 64, 16, 132), 8);
+    setenv("KT_GDNP_PARTS", "8", 1);
+    KT_CHECK_INT(kt_gdn_prefill_parts(64, 1, 128, 8, 64, 16, 132), 2);   /* no part without a chunk: 2 */
     unsetenv("KT_GDNP_PARTS");
 
     kt_variant v;
