@@ -1,6 +1,6 @@
 #!/bin/sh
 # Thirty-seventh session, device call A: s35's call F (the issue's tp 4 sweep of Qwen3-Next-80B-A3B
-# over out/s37/all.ktdb.xz, rebuilt at 15adf02: the recipe's forms and the refitted law) only where
+# over out/s37/all.ktdb.xz, rebuilt at 03331dc: the recipe's forms, the refitted law and the prefill's parts) only where
 # the card is the bars' H200; on any other card it stops at once (the sweep's timings are the H200's
 # to take). Carry out/bin out/lib out/device out/s37. $OUT/a1.tgz, the database beside.
 set -u
