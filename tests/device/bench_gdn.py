@@ -4,9 +4,9 @@ a plain PyTorch implementation of the same math (the floor the issue names) and 
 ceilings measured in the same run.
 
     python3 tests/device/bench_gdn.py --db FILE [--lib out/lib/libktrt.so] [--hv 8,32] [--batch 1,8,32,128]
-        [--tokens 1,4] [--regime hot,cold] [--rounds 15] [--launches 20] [--ab DB2]
+        [--tokens 1,4] [--regime hot,cold] [--rounds 15] [--launches 20] [--ab DB2] [--norm 0]
 
-Rows: value heads hv (key heads hv/2), dk = dv = 128, the gated norm on, bf16, the state [.., K, V]
+Rows: value heads hv (key heads hv/2), dk = dv = 128, the gated norm on (--norm 0: off), bf16, the state [.., K, V]
 fp32; tokens 1 is a plain step, tokens 4 a speculative one replaying 2 logged tokens (a mean
 acceptance) before its 4. Every sequence's tokens are equal within a row.
 Regimes: hot replays one set (the state of batch x hv heads stays in L2 where it fits: the serving
@@ -74,9 +74,11 @@ def torch_step(L, st, idx, n):
         outs.append(torch.einsum("bhij,bhi->bhj", S, q[:, t]))
     L.ssm.index_copy_(0, idx, S.transpose(2, 3).contiguous() if L.vk else S)
     o = torch.stack(outs, 1).to(st.out.dtype).float()                   # [B][n][hv][dv]
-    r = torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6)
-    z = st.z.view(B, n, L.hv, L.dv).float()
-    out = (o * r * L.norm_w.float() * F.silu(z)).to(st.out.dtype)
+    out = o.to(st.out.dtype)
+    if L.norm:
+        r = torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-6)
+        z = st.z.view(B, n, L.hv, L.dv).float()
+        out = (o * r * L.norm_w.float() * F.silu(z)).to(st.out.dtype)
     st.out.copy_(out.view(B * n, -1))
 
 
@@ -85,7 +87,7 @@ def row(kt, kt_ab, a, hv, batch, tokens, regime, gen, ceil_copy, ceil_read, stre
     head_bytes = 128 * 128 * 4
     per_set = batch * hv * head_bytes
     nsets = 1 if regime == "hot" else min(64, 2 * L2_BYTES // per_set + 2)
-    L = Layer(dt, hk, hv, 128, 128, 4, batch * nsets, a.vk, 0, 1, gen)
+    L = Layer(dt, hk, hv, 128, 128, 4, batch * nsets, a.vk, 0, a.norm, gen)
     spec = tokens > 1
     steps, idxs = [], []
     for s in range(nsets):
@@ -176,6 +178,8 @@ def main():
     ap.add_argument("--regime", default="hot,cold")
     ap.add_argument("--vk", type=int, default=1, choices=(0, 1),
                     help="the state layout: 1 K-last (vLLM's since #33291, a model's default), 0 [.., K, V]")
+    ap.add_argument("--norm", type=int, default=1, choices=(0, 1),
+                    help="the gated norm (vLLM's Qwen3-Next has it); 0: the step without it (its own problem key)")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--launches", type=int, default=20)
     ap.add_argument("--profile", action="store_true", help="hot rows: our kernel's device time (torch.profiler)")
