@@ -15,6 +15,7 @@ for nm in 1 0; do
 done
 call_end f1
 call_begin d1
+xz -dc out/s40b/x.ktdb.xz > $W/x.ktdb
 timeout 150 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x.ktdb --ab-parts 1 --rounds 5 \
     --rows 1x8192/8,1x12000/8,1x32768/8,1x16384/4,2x8192/8 > $R/bench-p1.log 2>&1
 echo "bench law / 1 part rc=$? $(el)"; grep -E "^[0-9]+x|--ab" $R/bench-p1.log | cut -c1-120
