@@ -125,11 +125,10 @@ extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
 
 /* odd: z, out and qkv rows an element longer than hv x dv and the conv's channels (odd strides:
  * out's stores and z's loads an element at a time where the layout would pair them, the conv a
- * channel at a time where it would take 8 a 16-byte load). parts: the state pass and out a part
- * of the chunks at a time, as the runtime's plan cuts them (its parts cut sequences in the middle:
- * a part's state pass resumes each from the state the part before left in its slot); 0: a part
- * a chunk */
-static void run(const variant &v, int norm, int ds_layout, int odd, int parts)
+ * channel at a time where it would take 8 a 16-byte load). split: the state pass and out a part of
+ * the chunks at a time, as the runtime's plan cuts them (its parts cut sequences in the middle: a
+ * part's state pass resumes each from the state the part before left in its slot) */
+static void run(const variant &v, int norm, int ds_layout, int odd, int split)
 {
     int qsl[BATCH + 1] = {0};
     for (int i = 0; i < BATCH; i++) qsl[i + 1] = qsl[i] + lens[i];
@@ -219,19 +218,28 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int parts)
     }
     kt_emu_dyn_bytes = v.lds_wy;
     kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
-    /* the runtime's bind_launch: part j's chunks; out of part j after the state pass of part j + 1
-     * (the device may run it as late as that: out must need nothing that pass overwrites) */
-    if (parts <= 0) parts = chunks;
+    /* the runtime's bind_launch: part j's chunks [cut[j], cut[j + 1]); out of part j after the state
+     * pass of part j + 1 (the device may run it as late as that: out must need nothing that pass
+     * overwrites). split: three parts, cut one chunk into the sequence without an initial state
+     * (its resume must read the slot, not zeros) and one chunk into the longest (one launch a part,
+     * not a chunk: every emulated launch spawns its blocks' threads) */
+    int cut[4] = {0, chunks, chunks, chunks}, parts = 1;
+    if (split) {
+        cut[1] = qsl[1] / v.bt + 1 + 1;
+        cut[2] = qsl[5] / v.bt + 5 + 1;
+        cut[3] = chunks;
+        parts = 3;
+    }
     for (int j = 0; j <= parts; j++) {
         if (j < parts) {
-            A.chunk_begin = chunks * j / parts;
-            A.chunk_end = chunks * (j + 1) / parts;
+            A.chunk_begin = cut[j];
+            A.chunk_end = cut[j + 1];
             kt_emu_dyn_bytes = v.lds_state;
             kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
         }
         if (j > 0) {
-            A.chunk_begin = chunks * (j - 1) / parts;
-            A.chunk_end = chunks * j / parts;
+            A.chunk_begin = cut[j - 1];
+            A.chunk_end = cut[j];
             kt_emu_dyn_bytes = v.lds_out;
             kt_emu_run(v.out, A, A.chunk_end - A.chunk_begin, HV, 1, v.bt / 16 * KT_WAVE);
         }
@@ -271,7 +279,7 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int parts)
     }
     const double e_ssm = rel_inf(rssm, gssm, owned_ssm);
     printf("  %-20s norm %d conv layout %d%s, %d part%s: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s\n", v.name, norm,
-           ds_layout, odd ? " odd strides" : "", parts, parts > 1 ? "s" : "", e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
+           ds_layout, odd ? " odd strides" : "", split ? 3 : 1, split ? "s" : "", e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
            others ? "identical" : "CHANGED");
     /* the bounds: bf16 operands of every product (q, k, w, u, vn, h, P rounded) against a float64
      * recurrence over up to 70 tokens */
@@ -293,9 +301,9 @@ int main(void)
         KT_CHECK(v.lds_prep <= (size_t)lds[0] && v.lds_wy <= (size_t)lds[1] && v.lds_state <= (size_t)lds[2] &&
                  v.lds_out <= (size_t)lds[3]);
         /* both z / out paths (paired words, elements) under the norm and without it, over the variants;
-         * the second a part a chunk (every sequence of more than one chunk resumed at each) */
-        run(v, 1, 0, odd, 1);
-        run(v, 0, 1, !odd, 0);
+         * the second in parts */
+        run(v, 1, 0, odd, 0);
+        run(v, 0, 1, !odd, 1);
         odd = !odd;
     }
     KT_TEST_END();
