@@ -97,10 +97,14 @@ int kt_op_enqueue(ktb_backend *b, const kt_op *op, const kt_op_launch *L, int nl
         }
         forked |= s == side && side;
         if (fn[i]) {
-            memcpy(own, args, op->args_size);
-            if (op->bind_launch) op->bind_launch(own, &L[i]);
+            const void *a = args;   /* a launch's own copy only where the op fits one to it */
+            if (op->bind_launch) {
+                memcpy(own, args, op->args_size);
+                op->bind_launch(own, &L[i]);
+                a = own;
+            }
             if ((L[i].early ? ktb_launch_early : ktb_launch)(b, fn[i], L[i].dims.grid, L[i].dims.block,
-                                                             L[i].dims.shared, s, own, op->args_size, why, sizeof why)) {
+                                                             L[i].dims.shared, s, a, op->args_size, why, sizeof why)) {
                 snprintf(err, errlen, "%s: launch %d%s: %s", op->name, i, L[i].suffix, why);
                 rc = KT_EDEVICE;
                 break;
