@@ -91,6 +91,26 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
     }
 }
 
+/* C[t] (16 x 16 each) += A W_t^T over K for t < NT (or t <= last): one strip of A's 16 rows against
+ * NT W tiles of 16 rows each, W_t at w + 16 t ldw: A's fragment loaded once a k step for all of
+ * them (a tile at a time loads both operands each product) */
+template <int K, int NT> KT_DEV void kt_strip_mma(kt_acc *c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
+                                                  int lane, int last = NT - 1)
+{
+#pragma unroll kKUnroll
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        kt_frag_a fa;
+        kt_load_a(fa, a + k0, lda, lane);
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            if (t > last) break;
+            kt_frag_b fb;
+            kt_load_b(fb, w + 16 * t * ldw + k0, ldw, lane);
+            kt_mma<kt_elem>(c[t], fa, fb);
+        }
+    }
+}
+
 /* PF 3 and 4's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
  * fragment's registers as they are (512 bytes a tile on every target but gfx11, whose replicated
  * operands the recipe keeps off PF 3 and 4) */
@@ -257,7 +277,7 @@ KT_DEV unsigned short kt_v16_half(kt_v16 v, int e) { return (unsigned short)(kt_
  * qkv's rows and the weights 16-byte aligned. Uniform: the grid takes one path or the other.
  * NVIDIA only for now: beside the channel-a-thread path it falls back to, gfx1201's _wy spilled 21
  * to 28 SGPRs (the rows' uniform offsets and masks, hoisted over the value heads' loop) */
-#if defined(KT_ARCH_SM90_H)
+#if defined(KT_ARCH_SM90_H) || defined(KT_EMU_CONV_VEC8)   /* the emulation of sm_90's layout takes it too */
 constexpr bool kConvVec8 = true;
 #else
 constexpr bool kConvVec8 = false;
@@ -443,29 +463,35 @@ static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
  * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows); Frags (PF 3, 4's
- * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile */
+ * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile.
+ * A warp a strip of 16 rows of T by every token tile (kt_strip_mma: 5 LDS matrix loads a k step
+ * at BT 64 where a tile a warp took 8) */
 template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
-    constexpr int kR = kBT / 16, kTiles = kR * (N / 16);
+    constexpr int kR = kBT / 16;
 #pragma unroll 1
-    for (int tile = wv; tile < kTiles; tile += 4) {
-        const int ti = tile % kR, tj = tile / kR;
-        kt_acc c;
-        kt_acc_zero(c);
-        kt_tile_mma<kBT>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[16 * ti][0], kLT, lane);
-        if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3, 4) */
-            unsigned short *t = dst + (tj * kR + ti) * 256;
+    for (int tj = wv; tj < N / 16; tj += 4) {
+        kt_acc c[kR];
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) t[kt_v_slot(kt_acc_row(lane, i), kt_acc_col(lane, i))] = kt_bits(kt_acc_get(c, i));
-        } else if constexpr (kColPairs) {
+        for (int ti = 0; ti < kR; ti++) kt_acc_zero(c[ti]);
+        kt_strip_mma<kBT, kR>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[0][0], kLT, lane);
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i += 2)
-                *(unsigned *)(dst + (16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)) =
-                    kt_round2<kt_elem>(kt_acc_get(c, i), kt_acc_get(c, i + 1));
-        } else {
+        for (int ti = 0; ti < kR; ti++) {
+            if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3, 4) */
+                unsigned short *t = dst + (tj * kR + ti) * 256;
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++)
-                dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(c, i));
+                for (int i = 0; i < kt_acc_elems; i++)
+                    t[kt_v_slot(kt_acc_row(lane, i), kt_acc_col(lane, i))] = kt_bits(kt_acc_get(c[ti], i));
+            } else if constexpr (kColPairs) {
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i += 2)
+                    *(unsigned *)(dst + (16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)) =
+                        kt_round2<kt_elem>(kt_acc_get(c[ti], i), kt_acc_get(c[ti], i + 1));
+            } else {
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(c[ti], i));
+            }
         }
     }
 }
@@ -659,8 +685,11 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         unsigned short *uh = (unsigned short *)A.ws_u + ch_h * kBT * kDV;
         if constexpr (kFusedPrep) {
             if (kt_conv_vec8(A)) {   /* 8 channels x 8 rows a thread, each channel's eight rows one 16-byte store */
+                /* row groups fastest: a phase's eight stores (16 bytes a lane) then fall in eight
+                 * bank groups (u.t's rows 8 apart share one: channels fastest met 8-way conflicts);
+                 * the loads stay whole sectors (four channel groups of 8 rows a request) */
                 for (int e = tid; e < kDV / 8 * (kBT / 8); e += kNP) {
-                    const int j = 8 * (e % (kDV / 8)), r0 = 8 * (e / (kDV / 8));
+                    const int j = 8 * (e / (kBT / 8)), r0 = 8 * (e % (kBT / 8));
                     unsigned short t[8][8];   /* [channel][row] */
                     kt_conv_rows8(A, cs, 2 * H * kDK + h * kDV + j, ch.t0, ch.pos0, r0, ch.n, init,
                                   [&](int rr, const unsigned short (&y)[8]) {
@@ -695,10 +724,15 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         kt_barrier();
 
         /* w = X (beta e^G k): k's rows scaled into the transposed operand, a thread 8 rows x 8 keys
-         * by 16-byte loads and stores (the lanes of a key's consecutive row groups write its
-         * transposed row contiguously; an element a thread met 4-way bank conflicts on x's rows) */
+         * by 16-byte loads and stores (an element a thread met 4-way bank conflicts on x's rows).
+         * A row group and a key group a lane, skewed: the lanes of a phase take distinct row
+         * groups (the stores' bank groups) and distinct key groups (the loads': x's rows 8 apart
+         * share one, and one key group a phase met 8-way conflicts there) */
+        static_assert((kDK / 8) % (kBT / 8) == 0, "key groups a whole number of row-group rounds");
         for (int e = tid; e < kBT / 8 * (kDK / 8); e += kNP) {
-            const int r0 = 8 * (e % (kBT / 8)), i0 = 8 * (e / (kBT / 8));
+            constexpr int nb = kBT / 8;
+            const int l = e % nb, g = e / nb;
+            const int r0 = 8 * l, i0 = 8 * (g / nb * nb + (l + g) % nb);
             unsigned short t[8][8];   /* [key][row] */
 #pragma unroll
             for (int rr = 0; rr < 8; rr++) {
@@ -1150,18 +1184,20 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
     kt_barrier();
 
-    /* P = (q k^T) e^{G_r - G_s}, s <= r: the warp's 16 rows */
+    /* P = (q k^T) e^{G_r - G_s}, s <= r: the warp's 16 rows, a strip over k's tiles up to its own */
     const int r0 = 16 * wv;
+    {
+        kt_acc a[kBT / 16];
 #pragma unroll
-    for (int tj = 0; tj < kBT / 16; tj++) {
-        kt_acc a;
-        kt_acc_zero(a);
-        if (tj <= wv) kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
+        for (int tj = 0; tj < kBT / 16; tj++) kt_acc_zero(a[tj]);
+        kt_strip_mma<kDK, kBT / 16>(a, &sm.q[r0][0], kLK, &sm.kh[0][0], kLK, lane, wv);
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) {
-            const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
-            sm.p[r][s] = kt_bits(s <= r ? kt_acc_get(a, i) * kt_exp_fast(sm.g[r] - sm.g[s]) : 0.0f);
-        }
+        for (int tj = 0; tj < kBT / 16; tj++)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) {
+                const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
+                sm.p[r][s] = kt_bits(s <= r ? kt_acc_get(a[tj], i) * kt_exp_fast(sm.g[r] - sm.g[s]) : 0.0f);
+            }
     }
     kt_barrier();
 
@@ -1172,15 +1208,17 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
         kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK, tid);
         kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT, (unsigned short *)A.ws_vn + (ch_h * kDV + cg * kNC) * kBT, tid);
         kt_barrier();
+        /* the round's columns a strip: q's (then P's) fragment loaded once a k step for the four tiles */
+        kt_acc *oc = &o[cg * (kNC / 16)];
 #pragma unroll
-        for (int tj = 0; tj < kNC / 16; tj++) {
-            kt_acc &a = o[cg * (kNC / 16) + tj];
-            kt_acc_zero(a);
-            kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
+        for (int tj = 0; tj < kNC / 16; tj++) kt_acc_zero(oc[tj]);
+        kt_strip_mma<kDK, kNC / 16>(oc, &sm.q[r0][0], kLK, &sm.kh[0][0], kLK, lane);
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * kt_exp_fast(sm.g[r0 + kt_acc_row(lane, i)]));
-            kt_tile_mma<kBT>(a, &sm.p[r0][0], kLT, &sm.vn[16 * tj][0], kLT, lane);
-        }
+        for (int tj = 0; tj < kNC / 16; tj++)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++)
+                kt_acc_set(oc[tj], i, kt_acc_get(oc[tj], i) * kt_exp_fast(sm.g[r0 + kt_acc_row(lane, i)]));
+        kt_strip_mma<kBT, kNC / 16>(oc, &sm.p[r0][0], kLT, &sm.vn[0][0], kLT, lane);
         kt_barrier();
     }
 

@@ -14,6 +14,7 @@
 #include <vector>
 #ifndef KT_EMU_LAYOUT
 #define KT_EMU_LAYOUT 1
+#define KT_EMU_CONV_VEC8 1   /* sm_90's conv of 8 channels a load, where the call's strides allow it */
 #endif
 #include "emu_prelude.h"
 #include "abi/gdn_prefill.h"
