@@ -1,7 +1,7 @@
 #!/bin/sh
 # Thirty-eighth session, device call Q (~5 minutes, any card): _wy's transposes without bank
-# conflicts and its products a strip a warp, _out's products a strip a warp (out/s38/x38c.ktdb.xz,
-# the law's form bt64 bv16 nw8 pf4 only; x38b: _wy's part alone) against s37's build of the same form (out/s40b/x.ktdb.xz) in the same rounds, each
+# conflicts and its products a strip a warp, _out's products a strip a warp, the state pass's decay
+# off its chain (out/s38/x38d.ktdb.xz, the law's form bt64 bv16 nw8 pf4 only) against s37's build of the same form (out/s40b/x.ktdb.xz) in the same rounds, each
 # launch's device time; the transposes alone (x38a) against s37's at 16K; then Nsight on the new
 # _wy and _out (shared-memory wavefronts and conflicts among the tables). Carry out/lib
 # out/device out/s38 out/s40b. $OUT/q1.tgz.
@@ -10,7 +10,7 @@ set -u
 call_begin ${N:-q1}
 nvidia-smi --query-gpu=name --format=csv,noheader
 xz -dc out/s40b/x.ktdb.xz > $W/old.ktdb
-xz -dc out/s38/${NEW:-x38c}.ktdb.xz > $W/new.ktdb
+xz -dc out/s38/${NEW:-x38d}.ktdb.xz > $W/new.ktdb
 xz -dc out/s38/x38a.ktdb.xz > $W/a.ktdb
 prefill_check new
 timeout 200 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/new.ktdb --ab $W/old.ktdb --profile \
