@@ -1,10 +1,11 @@
 #!/bin/sh
 # Thirty-eighth session, device call Q (~5 minutes, any card): _wy's transposes without bank
 # conflicts and its products a strip a warp, _out's products a strip a warp, the state pass's decay
-# off its chain (out/s38/x38d.ktdb.xz, the law's form bt64 bv16 nw8 pf4 only) against s37's build of the same form (out/s40b/x.ktdb.xz) in the same rounds, each
-# launch's device time; the transposes alone (x38a) against s37's at 16K; then Nsight on the new
-# _wy and _out (shared-memory wavefronts and conflicts among the tables). Carry out/lib
-# out/device out/s38 out/s40b. $OUT/q1.tgz.
+# off its chain (out/s38/x38d.ktdb.xz, the law's form bt64 bv16 nw8 pf4 only) against s37's build
+# of the same form (out/s40b/x.ktdb.xz) in the same rounds, each launch's device time; the
+# transposes alone (x38a) against s37's at 16K; then Nsight on the new _wy, _out and state pass
+# (shared-memory wavefronts and conflicts among the tables), the state pass's and _wy's SASS with
+# stall samples. Carry out/lib out/device out/s38 out/s40b. $OUT/q1.tgz.
 set -u
 . tests/device/env.sh
 call_begin ${N:-q1}
@@ -13,7 +14,7 @@ xz -dc out/s40b/x.ktdb.xz > $W/old.ktdb
 xz -dc out/s38/${NEW:-x38d}.ktdb.xz > $W/new.ktdb
 xz -dc out/s38/x38a.ktdb.xz > $W/a.ktdb
 prefill_check new
-timeout 200 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/new.ktdb --ab $W/old.ktdb --profile \
+timeout 160 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/new.ktdb --ab $W/old.ktdb --profile \
     --rounds 7 --rows ${ROWS:-1x16384/8,1x65536/8,1x16384/16,8x2048/8} > $R/ab.log 2>&1
 echo "ab rc=$? $(el)"; grep -E "^[0-9]+x|--ab|wrong|refused" $R/ab.log | cut -c1-120
 grep -E "kernel" $R/ab.log | sed 's/kt_gdn_prefill_[a-z0-9]*_vk[01]_dk[0-9]*_dv[0-9]*_//' | cut -c1-90
@@ -24,14 +25,19 @@ grep -E "_wy" $R/ab-a.log | sed 's/kt_gdn_prefill_[a-z0-9]*_vk[01]_dk[0-9]*_dv[0
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 export KT_GDNP_PARTS=1
 B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/new.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
-for k in _wy _out; do
-    timeout 90 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+left() { [ $(( $(date +%s) - t0 )) -lt $1 ]; }   # time left for a step (the call ends by ~570 s)
+for k in _wy _out pf4; do
+    left 480 || break
+    timeout 70 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
         --section InstructionStats --section Occupancy --section MemoryWorkloadAnalysis \
         --section MemoryWorkloadAnalysis_Tables --section LaunchStats --page details -k regex:"$k\$" -c 1 $B \
         > $R/ncu$k.txt 2>&1; echo "ncu $k rc=$? $(el)"
     grep -E "Duration|Executed Ipc A|Warp Cycles Per Issued|Achieved Occ|L1/TEX Hit|Memory Throughput|DRAM Throughput|Bank|Stall" $R/ncu$k.txt | head -14
 done
-timeout 90 $NCU --clock-control none --section SourceCounters --page source --print-source sass -k regex:"_wy\$" -c 1 $B \
-    > $R/ncu-sass_wy.txt 2>&1; echo "ncu sass _wy rc=$? $(el)"
+for k in pf4 _wy; do
+    left 500 || break
+    timeout 70 $NCU --clock-control none --section SourceCounters --page source --print-source sass -k regex:"$k\$" -c 1 $B \
+        > $R/ncu-sass$k.txt 2>&1; echo "ncu sass $k rc=$? $(el)"
+done
 gzip -9 $R/*.txt
 call_end ${N:-q1}
