@@ -1023,6 +1023,12 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = din.u[o];
             gl = din.gl;
+            /* kd's decay e^{G_last - G} on vn's P, in place of G: here, off the chain (between the
+             * exchange's barriers it held the owners' reduction ~8 exponentials a lane) */
+#pragma unroll
+            for (int o = 0; o < kOwn; o++)
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) din.g[o][i] = kt_exp_fast(gl - din.g[o][i]);
         } else if constexpr (kStaged) {
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = un[o];
@@ -1040,6 +1046,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
             kt_state_u(u, gl, A, ch_h, v0, ks, lane);
         }
+        const float dl_chunk = __builtin_expf(gl);   /* before the chain's barriers */
         /* h, the state entering the chunk (rounded: the product's operand too), for out */
         unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
@@ -1109,7 +1116,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_acc_store(vo + 16 * tt, kBT, a, lane);
             if constexpr (kDirect) {   /* kd's decay, on vn's P */
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * __builtin_expf(gl - din.g[o][i]));
+                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * din.g[o][i]);
             }
             kt_p_frag<kt_elem>(pv[tt], a);
             if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
@@ -1124,7 +1131,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         }
 
         /* S^T = e^{G_last} S^T + vn^T kd */
-        const float dl = __builtin_expf(gl);
+        const float dl = dl_chunk;
 #pragma unroll
         for (int m = 0; m < kKT; m++)
 #pragma unroll
