@@ -10,7 +10,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "gpu: $gpu"
 case "$gpu" in
 *H200*)
-    db_unpack out/s37/all.ktdb.xz
+    db_unpack ${DBX:-out/s37/all.ktdb.xz}
     model_sweep sweep.log ${SWEEP_TIMEOUT:-440} --modelpath models/qwen3-next-80b-a3b --tp 4 --resume \
         --budget-min ${BUDGET:-7.0} ${ONLY:+--only $ONLY}
     grep -E "refused|wrong|failed" $R/sweep.log | head -8 | cut -c1-200
