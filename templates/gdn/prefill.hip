@@ -945,6 +945,30 @@ KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, l
     }
 }
 
+/* PF 3, 4: the lines of chunk ch_h's (value head) and ch_k's (key head) parts that this warp's
+ * register loads will read, into L2 kL2Ahead chunks before those loads issue, no register held.
+ * _wy wrote the workspace long before (82 MB at 16K hv 8: past L2), so each chunk's loads, issued a
+ * chunk ahead and waited on together, took a DRAM latency that the chunk's own work did not always
+ * cover. w^T's tiles of the warp's keys are contiguous; k's are a run a token tile; u^T's owned
+ * tile a piece of each of its 16 rows; G the owned tile's 16 floats. */
+constexpr int kL2Ahead = 2;
+KT_DEV void kt_state_prefetch(const kt_gdn_prefill_args &A, long long ch_h, long long ch_k, int key0, int v0, int ks, int lane)
+{
+    constexpr int kRun = kKT * kFragTile / 128, kLines = kTT * kRun;   /* 128-byte lines: w^T's, and k's */
+    const unsigned char *wf = (const unsigned char *)A.ws_w + ch_h * kDK * kBT * 2 + (long long)(key0 / 16) * kTT * kFragTile;
+    const unsigned char *kf = (const unsigned char *)A.ws_kd + ch_k * kBT * kDK * 2 + (long long)(key0 / 16) * kFragTile;
+    for (int i = lane; i < 2 * kLines; i += KT_WAVE)
+        kt_prefetch_l2(i < kLines ? wf + 128 * i : kf + (long long)(i - kLines) / kRun * (kDK / 16) * kFragTile + 128 * ((i - kLines) % kRun));
+    const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
+    const float *g = A.ws_g + ch_h * kBT;
+#pragma unroll
+    for (int o = 0; o < kOwn; o++) {
+        const int tt = ks + kKS * o;
+        if (tt < kTT && lane < 16) kt_prefetch_l2(uc + lane * kBT + 16 * tt);
+        if (tt < kTT && lane == 16) kt_prefetch_l2(g + 16 * tt);   /* G_last's line too, by the last tile's owner */
+    }
+}
+
 /* PF 2, in chunk j after the barrier that frees chunk j + kAhead's buffer: the tiles in registers
  * (that chunk's) to it, and the next chunk's tiles in flight */
 KT_DEV void kt_state_stage_next(kt_state_smem &sm, kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h,
@@ -1015,6 +1039,8 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         kt_acc_words u[kOwn];
         float gl;
         if constexpr (kDirect) {
+            if (kt_has_l2_prefetch && j + kL2Ahead < nc)
+                kt_state_prefetch(A, ch_h + kL2Ahead * HV, (long long)(c0 + j + kL2Ahead) * A.num_k_heads + hkv, key0, v0, ks, lane);
             if (kTwoSets && j + 1 < nc) {
                 kt_state_frags_w(dnx, A, ch_h + HV, key0, lane);
                 kt_state_frags_k(dnx, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
