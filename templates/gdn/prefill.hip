@@ -91,11 +91,11 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
     }
 }
 
-/* C[t] (16 x 16 each) += A W_t^T over K for t < NT (or t <= last): one strip of A's 16 rows against
- * NT W tiles of 16 rows each, W_t at w + 16 t ldw: A's fragment loaded once a k step for all of
- * them (a tile at a time loads both operands each product) */
+/* C[t] (16 x 16 each) += A W_t^T over K for t < NT: one strip of A's 16 rows against NT W tiles
+ * of 16 rows each, W_t at w + 16 t ldw: A's fragment loaded once a k step for all of them (a tile
+ * at a time loads both operands each product) */
 template <int K, int NT> KT_DEV void kt_strip_mma(kt_acc *c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
-                                                  int lane, int last = NT - 1)
+                                                  int lane)
 {
 #pragma unroll kKUnroll
     for (int k0 = 0; k0 < K; k0 += 16) {
@@ -103,7 +103,6 @@ template <int K, int NT> KT_DEV void kt_strip_mma(kt_acc *c, const unsigned shor
         kt_load_a(fa, a + k0, lda, lane);
 #pragma unroll
         for (int t = 0; t < NT; t++) {
-            if (t > last) break;
             kt_frag_b fb;
             kt_load_b(fb, w + 16 * t * ldw + k0, ldw, lane);
             kt_mma<kt_elem>(c[t], fa, fb);
@@ -945,30 +944,6 @@ KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, l
     }
 }
 
-/* PF 3, 4: the lines of chunk ch_h's (value head) and ch_k's (key head) parts that this warp's
- * register loads will read, into L2 kL2Ahead chunks before those loads issue, no register held.
- * _wy wrote the workspace long before (82 MB at 16K hv 8: past L2), so each chunk's loads, issued a
- * chunk ahead and waited on together, took a DRAM latency that the chunk's own work did not always
- * cover. w^T's tiles of the warp's keys are contiguous; k's are a run a token tile; u^T's owned
- * tile a piece of each of its 16 rows; G the owned tile's 16 floats. */
-constexpr int kL2Ahead = 2;
-KT_DEV void kt_state_prefetch(const kt_gdn_prefill_args &A, long long ch_h, long long ch_k, int key0, int v0, int ks, int lane)
-{
-    constexpr int kRun = kKT * kFragTile / 128, kLines = kTT * kRun;   /* 128-byte lines: w^T's, and k's */
-    const unsigned char *wf = (const unsigned char *)A.ws_w + ch_h * kDK * kBT * 2 + (long long)(key0 / 16) * kTT * kFragTile;
-    const unsigned char *kf = (const unsigned char *)A.ws_kd + ch_k * kBT * kDK * 2 + (long long)(key0 / 16) * kFragTile;
-    for (int i = lane; i < 2 * kLines; i += KT_WAVE)
-        kt_prefetch_l2(i < kLines ? wf + 128 * i : kf + (long long)(i - kLines) / kRun * (kDK / 16) * kFragTile + 128 * ((i - kLines) % kRun));
-    const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
-    const float *g = A.ws_g + ch_h * kBT;
-#pragma unroll
-    for (int o = 0; o < kOwn; o++) {
-        const int tt = ks + kKS * o;
-        if (tt < kTT && lane < 16) kt_prefetch_l2(uc + lane * kBT + 16 * tt);
-        if (tt < kTT && lane == 16) kt_prefetch_l2(g + 16 * tt);   /* G_last's line too, by the last tile's owner */
-    }
-}
-
 /* PF 2, in chunk j after the barrier that frees chunk j + kAhead's buffer: the tiles in registers
  * (that chunk's) to it, and the next chunk's tiles in flight */
 KT_DEV void kt_state_stage_next(kt_state_smem &sm, kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h,
@@ -1039,8 +1014,6 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         kt_acc_words u[kOwn];
         float gl;
         if constexpr (kDirect) {
-            if (kt_has_l2_prefetch && j + kL2Ahead < nc)
-                kt_state_prefetch(A, ch_h + kL2Ahead * HV, (long long)(c0 + j + kL2Ahead) * A.num_k_heads + hkv, key0, v0, ks, lane);
             if (kTwoSets && j + 1 < nc) {
                 kt_state_frags_w(dnx, A, ch_h + HV, key0, lane);
                 kt_state_frags_k(dnx, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
@@ -1217,20 +1190,18 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
     kt_barrier();
 
-    /* P = (q k^T) e^{G_r - G_s}, s <= r: the warp's 16 rows, a strip over k's tiles up to its own */
+    /* P = (q k^T) e^{G_r - G_s}, s <= r: the warp's 16 rows */
     const int r0 = 16 * wv;
-    {
-        kt_acc a[kBT / 16];
 #pragma unroll
-        for (int tj = 0; tj < kBT / 16; tj++) kt_acc_zero(a[tj]);
-        kt_strip_mma<kDK, kBT / 16>(a, &sm.q[r0][0], kLK, &sm.kh[0][0], kLK, lane, wv);
+    for (int tj = 0; tj < kBT / 16; tj++) {
+        kt_acc a;
+        kt_acc_zero(a);
+        if (tj <= wv) kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
 #pragma unroll
-        for (int tj = 0; tj < kBT / 16; tj++)
-#pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) {
-                const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
-                sm.p[r][s] = kt_bits(s <= r ? kt_acc_get(a[tj], i) * kt_exp_fast(sm.g[r] - sm.g[s]) : 0.0f);
-            }
+        for (int i = 0; i < kt_acc_elems; i++) {
+            const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
+            sm.p[r][s] = kt_bits(s <= r ? kt_acc_get(a, i) * kt_exp_fast(sm.g[r] - sm.g[s]) : 0.0f);
+        }
     }
     kt_barrier();
 
@@ -1241,17 +1212,15 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
         kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK, tid);
         kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT, (unsigned short *)A.ws_vn + (ch_h * kDV + cg * kNC) * kBT, tid);
         kt_barrier();
-        /* the round's columns a strip: q's (then P's) fragment loaded once a k step for the four tiles */
-        kt_acc *oc = &o[cg * (kNC / 16)];
 #pragma unroll
-        for (int tj = 0; tj < kNC / 16; tj++) kt_acc_zero(oc[tj]);
-        kt_strip_mma<kDK, kNC / 16>(oc, &sm.q[r0][0], kLK, &sm.kh[0][0], kLK, lane);
+        for (int tj = 0; tj < kNC / 16; tj++) {
+            kt_acc &a = o[cg * (kNC / 16) + tj];
+            kt_acc_zero(a);
+            kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
 #pragma unroll
-        for (int tj = 0; tj < kNC / 16; tj++)
-#pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++)
-                kt_acc_set(oc[tj], i, kt_acc_get(oc[tj], i) * kt_exp_fast(sm.g[r0 + kt_acc_row(lane, i)]));
-        kt_strip_mma<kBT, kNC / 16>(oc, &sm.p[r0][0], kLT, &sm.vn[0][0], kLT, lane);
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * kt_exp_fast(sm.g[r0 + kt_acc_row(lane, i)]));
+            kt_tile_mma<kBT>(a, &sm.p[r0][0], kLT, &sm.vn[16 * tj][0], kLT, lane);
+        }
         kt_barrier();
     }
 

@@ -10,10 +10,7 @@
  * no sequence owns bit-identical. Links libkt (gdn_ref.c). */
 #include <cmath>
 #include <cstdio>
-#include <cstdint>
 #include <cstdlib>
-#include <map>
-#include <set>
 #include <vector>
 #ifndef KT_EMU_LAYOUT
 #define KT_EMU_LAYOUT 1
@@ -123,13 +120,6 @@ static double rel_inf(const std::vector<double> &ref, const std::vector<double> 
     return den > 0 ? num / den : num;
 }
 
-/* v's elements from its first 128-byte boundary (v has 128 bytes to spare) */
-template <class T> static T *aligned128(std::vector<T> &v)
-{
-    const uintptr_t p = (uintptr_t)v.data();
-    return (T *)((p + 127) / 128 * 128);
-}
-
 /* runtime/op_gdn_prefill.h's (a C header): the LDS each launch is given, and whether _prep runs */
 extern "C" void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[4]);
 extern "C" int kt_gdn_prefill_runs_prep(int wave_size, int bt);
@@ -203,16 +193,9 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
 
     /* the kernels */
     const int chunks = T / v.bt + BATCH;
-    /* the workspace's regions 128-byte aligned, as the runtime's are (256): the state pass's L2
-     * prefetch is checked line by line */
-    const size_t n_qk = (size_t)chunks * H * v.bt * DK, n_w = (size_t)chunks * HV * v.bt * DK, n_u = (size_t)chunks * HV * v.bt * DV,
-                 n_h = (size_t)chunks * HV * DV * DK, n_g = (size_t)chunks * HV * v.bt;
-    std::vector<unsigned short> wq_(n_qk + 64), wk_(n_qk + 64), ww_(n_w + 64), wu_(n_u + 64), wvn_(n_u + 64), wh_(n_h + 64),
-        wkd_(n_w + 64);
-    std::vector<float> wg_(n_g + 32);
-    unsigned short *wq = aligned128(wq_), *wk = aligned128(wk_), *ww = aligned128(ww_), *wu = aligned128(wu_),
-                   *wvn = aligned128(wvn_), *wh = aligned128(wh_), *wkd = aligned128(wkd_);
-    float *wg = aligned128(wg_);
+    std::vector<unsigned short> wq((size_t)chunks * H * v.bt * DK), wk(wq.size()), ww((size_t)chunks * HV * v.bt * DK),
+        wu((size_t)chunks * HV * v.bt * DV), wvn(wu.size()), wh((size_t)chunks * HV * DV * DK), wkd(ww.size());
+    std::vector<float> wg((size_t)chunks * HV * v.bt);
     kt_gdn_prefill_args A = {};
     A.qkv = qkv.data(); A.z = z.data(); A.a = a.data(); A.b = b.data();
     A.A_log = A_log.data(); A.dt_bias = dt_bias.data(); A.conv_weight = cw.data();
@@ -228,8 +211,8 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
     A.chunks = chunks;
     A.chunk_begin = 0;
     A.chunk_end = chunks;
-    A.ws_q = wq; A.ws_k = wk; A.ws_w = ww; A.ws_u = wu;
-    A.ws_vn = wvn; A.ws_h = wh; A.ws_kd = wkd; A.ws_g = wg;
+    A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
+    A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
     if (kt_gdn_prefill_runs_prep(KT_WAVE, v.bt)) {   /* the descriptor's launches: _prep first where it says */
         kt_emu_dyn_bytes = v.lds_prep;
         kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
@@ -248,7 +231,6 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
         cut[3] = chunks;
         parts = 3;
     }
-    kt_emu_pf_log.clear();
     for (int j = 0; j <= parts; j++) {
         if (j < parts) {
             A.chunk_begin = cut[j];
@@ -263,36 +245,6 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
             kt_emu_run(v.out, A, A.chunk_end - A.chunk_begin, HV, 1, v.bt / 16 * KT_WAVE);
         }
     }
-
-    /* PF 3, 4's L2 prefetch: each state-pass block, in each part, takes exactly the lines its loads
-     * read of the part's chunks from its third on (two ahead): w^T's and k's whole tiles, u^T's rows
-     * of its value columns, the chunk's G; no other kernel prefetches */
-    std::map<long, std::set<long>> got, want;   /* issuing block -> lines */
-    for (const auto &e : kt_emu_pf_log) got[e.first].insert((long)((uintptr_t)e.second / 128));
-    const int R = HV / H;
-    for (int j = 0; v.pf >= 3 && j < parts; j++)
-        for (int seq = 0; seq < BATCH; seq++) {
-            const int first = qsl[seq] / v.bt + seq, all = (lens[seq] + v.bt - 1) / v.bt;
-            const int jb = cut[j] > first ? cut[j] - first : 0, je = cut[j + 1] - first < all ? cut[j + 1] - first : all;
-            if (slot_of[seq] < 0 || lens[seq] <= 0) continue;
-            for (int h = 0; h < HV; h++)
-                for (int vb = 0; vb < DV / v.bv; vb++)
-                    for (int c = first + jb + 2; c < first + je; c++) {
-                        std::set<long> &w = want[((long)seq * 100000 + h) * 1000 + vb];
-                        auto lines = [&](const void *p, size_t bytes) {
-                            for (uintptr_t a = (uintptr_t)p / 128; a <= ((uintptr_t)p + bytes - 1) / 128; a++) w.insert((long)a);
-                        };
-                        const long long ch_h = (long long)c * HV + h;
-                        lines(ww + ch_h * DK * v.bt, (size_t)DK * v.bt * 2);
-                        lines(wkd + ((long long)c * H + h / R) * v.bt * DK, (size_t)v.bt * DK * 2);
-                        lines(wu + ch_h * DV * v.bt + (long long)vb * v.bv * v.bt, (size_t)v.bv * v.bt * 2);
-                        lines(wg + ch_h * v.bt, (size_t)v.bt * 4);
-                    }
-        }
-    int pf_wrong = 0;
-    for (const auto &e : got) pf_wrong += want.count(e.first) == 0 || want[e.first] != e.second;
-    for (const auto &e : want) pf_wrong += got.count(e.first) == 0;
-    KT_CHECK_INT(pf_wrong, 0);
 
     /* outputs of live sequences; padded ones untouched */
     std::vector<double> gout(out.size());
@@ -327,10 +279,9 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
         }
     }
     const double e_ssm = rel_inf(rssm, gssm, owned_ssm);
-    printf("  %-20s norm %d conv layout %d%s, %d part%s: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s, "
-           "%zu lines prefetched by %zu blocks\n", v.name, norm, ds_layout, odd ? " odd strides" : "", split ? 3 : 1, split ? "s" : "",
-           e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN", others ? "identical" : "CHANGED",
-           kt_emu_pf_log.size(), got.size());
+    printf("  %-20s norm %d conv layout %d%s, %d part%s: out %.2e, ssm %.2e, conv %s, padded %s, other slots %s\n", v.name, norm,
+           ds_layout, odd ? " odd strides" : "", split ? 3 : 1, split ? "s" : "", e_out, e_ssm, conv_exact ? "exact" : "WRONG", untouched ? "untouched" : "WRITTEN",
+           others ? "identical" : "CHANGED");
     /* the bounds: bf16 operands of every product (q, k, w, u, vn, h, P rounded) against a float64
      * recurrence over up to 70 tokens */
     KT_CHECK(e_out < 2e-2);
