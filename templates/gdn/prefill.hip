@@ -795,15 +795,6 @@ constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's k
 constexpr int kKT = kDK / 16 / (kKS > 0 ? kKS : 1);   /* key tiles a warp */
 constexpr int kTT = kBT / 16;                /* token tiles a chunk */
 constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
-/* kSplitSum (PF 3, 4 where the key split's warps number the chunk's pieces: a token tile's four
- * accumulator elements a lane, kt_acc_elems / 4 pieces a tile): each warp sums one piece's partials
- * (tile ks % TT, piece ks / TT), so that no warp holds the others behind the exchange's barrier
- * with a whole tile's sum; every warp then builds each tile's P from the pieces in LDS */
-constexpr int kPc = kt_acc_elems / 4;        /* pieces a tile */
-constexpr bool kSplitSum = kDirect && kKS > 1 && kKS == kTT * kPc;
-static_assert(!kSplitSum || kOwn == 1, "a warp a piece: one owned tile");
-/* the token tile a warp owns in its o-th place */
-KT_DEV int kt_own_tt(int ks, int o) { return kSplitSum ? ks % kTT : ks + kKS * o; }
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
 constexpr bool kStaged = KT_PF == 2;         /* w^T and kd stored to LDS ahead */
@@ -871,8 +862,8 @@ KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float &gl, const kt_gdn_prefill_
      * predicated by owner into one register waited on each other: a memory latency a chunk) */
 #pragma unroll
     for (int o = 0; o < kOwn; o++) {
-        const int tt = kt_own_tt(ks, o);
-        if (kSplitSum || kTT % kKS == 0 || tt < kTT) kt_acc_load(u[o], uc + 16 * tt, kBT, lane);
+        const int tt = ks + kKS * o;
+        if (kTT % kKS == 0 || tt < kTT) kt_acc_load(u[o], uc + 16 * tt, kBT, lane);
     }
     gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
@@ -946,80 +937,10 @@ KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, l
     const float *g = A.ws_g + ch_h * kBT;
 #pragma unroll
     for (int o = 0; o < kOwn; o++) {
-        const int tt = kt_own_tt(ks, o);
+        const int tt = ks + kKS * o;
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++)
-            if (kSplitSum || kTT % kKS == 0 || tt < kTT) in.g[o][i] = g[16 * tt + kt_s_n(lane, i)];
-    }
-}
-
-/* kSplitSum's exchange, after the chunk's S^T w^T (vn: this warp's partials over its keys): the
- * pieces other warps own to LDS; after the barrier, this warp's piece (tile ks % TT, elements
- * 4 (ks / TT) ..) summed over the key split pairwise (a depth of log2 KS), vn = u - the sum, out's
- * copy, kd's decay, and the piece back to LDS in fp32 in its own partial's place (a slot no warp
- * reads before this barrier); after the second, every tile's P from its pieces. Every warp builds
- * the same P from the same bits. */
-KT_DEV void kt_split_sum(kt_state_smem &sm, const kt_acc (&vn)[kTT], kt_frag_a (&pv)[kTT], const kt_acc_words &u,
-                         const float (&dec)[kt_acc_elems], unsigned short *vo, int vt, int ks, int wv, int lane)
-{
-    const int my_tt = ks % kTT, my_pc = ks / kTT;
-    kt_f4 mine;   /* every register index static: selected, never indexed by the warp (that spills) */
-#pragma unroll
-    for (int tt = 0; tt < kTT; tt++)
-#pragma unroll
-        for (int pc = 0; pc < kPc; pc++) {
-            kt_f4 x;
-#pragma unroll
-            for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * pc + e);
-            if (tt == my_tt && pc == my_pc) mine = x;
-            else sm.red[wv][tt][pc][lane] = x;
-        }
-    kt_barrier();
-    kt_f4 x[kKS];
-#pragma unroll
-    for (int q = 0; q < kKS; q++) {
-        if (q == ks) x[q] = mine;
-        else x[q] = sm.red[vt + kVW * q][my_tt][my_pc][lane];
-    }
-#pragma unroll
-    for (int w = 1; w < kKS; w *= 2)
-#pragma unroll
-        for (int q = 0; q + w < kKS; q += 2 * w)
-#pragma unroll
-            for (int e = 0; e < 4; e++) x[q].x[e] += x[q + w].x[e];
-    /* vn = u - the sum; out's copy, rounded; then the decay (elements 4 my_pc .. + 3 of the tile) */
-    unsigned short *p = vo + 16 * my_tt;
-    kt_f4 v;
-#pragma unroll
-    for (int pc = 0; pc < kPc; pc++) {
-        if (pc != my_pc) continue;
-#pragma unroll
-        for (int e = 0; e < 4; e++) v.x[e] = kt_acc_word_f(u, 4 * pc + e) - x[0].x[e];
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = 4 * pc + e;
-            if constexpr (kAccPairs) {
-                if (e % 2 == 0)
-                    *(unsigned *)(p + kt_s_q(lane, i) * kBT + kt_s_n(lane, i)) = kt_round2<kt_elem>(v.x[e], v.x[e + 1]);
-            } else {
-                p[kt_s_q(lane, i) * kBT + kt_s_n(lane, i)] = kt_bits(v.x[e]);
-            }
-        }
-#pragma unroll
-        for (int e = 0; e < 4; e++) v.x[e] *= dec[4 * pc + e];
-    }
-    sm.red[wv][my_tt][my_pc][lane] = v;
-    kt_barrier();
-#pragma unroll
-    for (int tt = 0; tt < kTT; tt++) {
-        kt_acc a;
-#pragma unroll
-        for (int pc = 0; pc < kPc; pc++) {
-            const kt_f4 y = sm.red[vt + kVW * (tt + kTT * pc)][tt][pc][lane];
-#pragma unroll
-            for (int e = 0; e < 4; e++) kt_acc_set(a, 4 * pc + e, y.x[e]);
-        }
-        kt_p_frag<kt_elem>(pv[tt], a);
+            if (kTT % kKS == 0 || tt < kTT) in.g[o][i] = g[16 * tt + kt_s_n(lane, i)];
     }
 }
 
@@ -1149,69 +1070,63 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         }
         if constexpr (kDirect && !kTwoSets)   /* w^T's registers free: the next chunk's in flight */
             if (j + 1 < nc) kt_state_frags_w(din, A, ch_h + HV, key0, lane);
+        if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
+#pragma unroll
+            for (int tt = 0; tt < kTT; tt++) {
+                if (tt % kKS == ks) continue;
+#pragma unroll
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x;
+#pragma unroll
+                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
+                    sm.red[wv][tt][g][lane] = x;
+                }
+            }
+            kt_barrier();
+            if constexpr (kStaged) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
+        }
+        /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
+         * and the update's operand (shared where other warps need it) */
         unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
         kt_frag_a pv[kTT];
-        if constexpr (kSplitSum) {
-            kt_split_sum(sm, vn, pv, u[0], din.g[0], vo, vt, ks, wv, lane);
-            if constexpr (!kTwoSets)   /* u's and G's registers free: the next chunk's in flight */
-                if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
-        } else {
-            if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
 #pragma unroll
-                for (int tt = 0; tt < kTT; tt++) {
-                    if (tt % kKS == ks) continue;
-#pragma unroll
-                    for (int g = 0; g < kt_acc_elems / 4; g++) {
-                        kt_f4 x;
-#pragma unroll
-                        for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
-                        sm.red[wv][tt][g][lane] = x;
-                    }
-                }
-                kt_barrier();
-                if constexpr (kStaged) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
-            }
-            /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
-             * and the update's operand (shared where other warps need it) */
-#pragma unroll
-            for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
-                if (tt % kKS != ks) continue;
-                const int o = tt / kKS;
-                kt_acc a = vn[tt];
-                if constexpr (kKS > 1) {
-#pragma unroll
-                    for (int g = 0; g < kt_acc_elems / 4; g++) {
-                        kt_f4 x[kKS];
-#pragma unroll
-                        for (int q = 0; q < kKS; q++)
-                            if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
-#pragma unroll
-                            for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
-                            kt_acc_set(a, 4 * g + e, sum);
-                        }
-                    }
-                }
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
-                kt_acc_store(vo + 16 * tt, kBT, a, lane);
-                if constexpr (kDirect) {   /* kd's decay, on vn's P */
-#pragma unroll
-                    for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * din.g[o][i]);
-                }
-                kt_p_frag<kt_elem>(pv[tt], a);
-                if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
-            }
-            if constexpr (kDirect && !kTwoSets)   /* u's and G's registers free: the next chunk's in flight */
-                if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
+        for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
+            if (tt % kKS != ks) continue;
+            const int o = tt / kKS;
+            kt_acc a = vn[tt];
             if constexpr (kKS > 1) {
-                kt_barrier();
 #pragma unroll
-                for (int tt = 0; tt < kTT; tt++)
-                    if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
+                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                    kt_f4 x[kKS];
+#pragma unroll
+                    for (int q = 0; q < kKS; q++)
+                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
+#pragma unroll
+                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
+                        kt_acc_set(a, 4 * g + e, sum);
+                    }
+                }
             }
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
+            kt_acc_store(vo + 16 * tt, kBT, a, lane);
+            if constexpr (kDirect) {   /* kd's decay, on vn's P */
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * din.g[o][i]);
+            }
+            kt_p_frag<kt_elem>(pv[tt], a);
+            if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
+        }
+        if constexpr (kDirect && !kTwoSets)   /* u's and G's registers free: the next chunk's in flight */
+            if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
+        if constexpr (kKS > 1) {
+            kt_barrier();
+#pragma unroll
+            for (int tt = 0; tt < kTT; tt++)
+                if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
         }
 
         /* S^T = e^{G_last} S^T + vn^T kd */
