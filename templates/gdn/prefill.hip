@@ -77,23 +77,9 @@ constexpr int kKUnroll = 2;
 constexpr int kRowGroup = KT_WAVE == 64 ? 1 : 8;
 #endif
 
-/* C (16 x 16) += A W^T over K: A at a ([m][k], lda), W at w ([n][k], ldw), both in LDS */
-template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
-                                         int lane)
-{
-#pragma unroll kKUnroll
-    for (int k0 = 0; k0 < K; k0 += 16) {
-        kt_frag_a fa;
-        kt_frag_b fb;
-        kt_load_a(fa, a + k0, lda, lane);
-        kt_load_b(fb, w + k0, ldw, lane);
-        kt_mma<kt_elem>(c, fa, fb);
-    }
-}
-
-/* C[t] (16 x 16 each) += A W_t^T over K for t < NT: one strip of A's 16 rows against NT W tiles
- * of 16 rows each, W_t at w + 16 t ldw: A's fragment loaded once a k step for all of them (a tile
- * at a time loads both operands each product) */
+/* C[t] (16 x 16 each) += A W_t^T over K for t < NT: A at a ([m][k], lda), W_t at w + 16 t ldw
+ * ([n][k], ldw), all in LDS; one strip of A's 16 rows, its fragment loaded once a k step for the NT
+ * products (a tile at a time loads both operands each product) */
 template <int K, int NT> KT_DEV void kt_strip_mma(kt_acc *c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
                                                   int lane)
 {
@@ -108,6 +94,12 @@ template <int K, int NT> KT_DEV void kt_strip_mma(kt_acc *c, const unsigned shor
             kt_mma<kt_elem>(c[t], fa, fb);
         }
     }
+}
+/* C (16 x 16) += A W^T over K: the strip of one tile */
+template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int lda, const unsigned short *w, int ldw,
+                                         int lane)
+{
+    kt_strip_mma<K, 1>(&c, a, lda, w, ldw, lane);
 }
 
 /* PF 3 and 4's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
@@ -1045,7 +1037,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             kt_copy_tile<kBT, kDK, kNS, true>(&sm.kd[0][0][0], kLK, (unsigned short *)A.ws_kd + ch_h * kBT * kDK, tid);
             kt_state_u(u, gl, A, ch_h, v0, ks, lane);
         }
-        const float dl_chunk = __builtin_expf(gl);   /* before the chain's barriers */
+        const float dl = __builtin_expf(gl);   /* e^{G_last}, before the chain's barriers */
         /* h, the state entering the chunk (rounded: the product's operand too), for out */
         unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
@@ -1130,7 +1122,6 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         }
 
         /* S^T = e^{G_last} S^T + vn^T kd */
-        const float dl = dl_chunk;
 #pragma unroll
         for (int m = 0; m < kKT; m++)
 #pragma unroll
