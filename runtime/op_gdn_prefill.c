@@ -65,7 +65,10 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[
      * on gfx11 where the operands are replicated), each at least one a token tile (the struct's
      * arrays are never empty) */
     const int ops = pf >= 3 ? lt * 2 + lk * 2 : (pf == 2 ? 2 : 1) * (dk * lt * 2 + bt * lk * 2);
-    lds[2] = ops + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
+    if (pf == 5)   /* no partials (one tile's, unused); S^T's P fragments, every key tile, two buffers */
+        lds[2] = ops + 1024 + (ks > 1 ? bv / 16 : 1) * 2 * (dk / 16) * 1024;
+    else
+        lds[2] = ops + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
     lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
     for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
@@ -188,19 +191,24 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     return n;
 }
 
-/* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, kd, g;
- * offsets into one buffer for `chunks` chunks. Returns the total. */
-#define GDNP_REGIONS 8
-static long long gdnp_regions(const kt_problem *p, int bt, long long chunks, long long off[GDNP_REGIONS])
+/* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, kd, g, c, b;
+ * offsets into one buffer for `chunks` chunks, a region the variant does not use empty (PF 5: kd;
+ * elsewhere c and b). Returns the total. */
+#define GDNP_REGIONS 10
+static long long gdnp_regions(const kt_problem *p, int bt, int pf, long long chunks, long long off[GDNP_REGIONS],
+                              long long bytes[GDNP_REGIONS])
 {
     const long long H = DIM(p, HK), HV = DIM(p, HV), dk = DIM(p, DK), dv = DIM(p, DV);
-    const long long bytes[GDNP_REGIONS] = {chunks * H * bt * dk * 2,  chunks * H * bt * dk * 2, chunks * HV * bt * dk * 2,
-                                           chunks * HV * bt * dv * 2, chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
-                                           chunks * HV * bt * dk * 2, chunks * HV * bt * 4};
+    const int folded = pf == 5;
+    const long long b[GDNP_REGIONS] = {chunks * H * bt * dk * 2,  chunks * H * bt * dk * 2, chunks * HV * bt * dk * 2,
+                                       chunks * HV * bt * dv * 2, chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
+                                       folded ? 0 : chunks * HV * bt * dk * 2, chunks * HV * bt * 4,
+                                       folded ? chunks * HV * dk * dk * 2 : 0, folded ? chunks * HV * dv * dk * 2 : 0};
     long long at = 0;
     for (int i = 0; i < GDNP_REGIONS; i++) {
         off[i] = at;
-        at += (bytes[i] + 255) / 256 * 256;
+        bytes[i] = b[i];
+        at += (b[i] + 255) / 256 * 256;
     }
     return at;
 }
@@ -210,15 +218,15 @@ static long long gdnp_workspace_bytes(const kt_variant *v, const kt_problem *p, 
 {
     if (i != 0) return 0;
     kt_problem e = kt_problem_snapped(p);
-    long long off[GDNP_REGIONS];
-    return gdnp_regions(&e, PAR(v, BT), kt_gdn_prefill_chunks(DIM(&e, TOKENS), DIM(&e, SEQS), PAR(v, BT)), off);
+    long long off[GDNP_REGIONS], bytes[GDNP_REGIONS];
+    return gdnp_regions(&e, PAR(v, BT), PAR(v, PF), kt_gdn_prefill_chunks(DIM(&e, TOKENS), DIM(&e, SEQS), PAR(v, BT)), off, bytes);
 }
 /* exactly the call's own chunks: a call below its bucket's edge needs no more */
 static long long gdnp_workspace_min_bytes(const kt_variant *v, const kt_problem *p, int units, int i)
 {
     if (i != 0) return 0;
-    long long off[GDNP_REGIONS];
-    return gdnp_regions(p, PAR(v, BT), kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT)), off);
+    long long off[GDNP_REGIONS], bytes[GDNP_REGIONS];
+    return gdnp_regions(p, PAR(v, BT), PAR(v, PF), kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT)), off, bytes);
 }
 /* every region is written by the launch before the one that reads it */
 static long long gdnp_workspace_poison_bytes(int i, long long bytes) { return i == 0 ? bytes : 0; }
@@ -252,26 +260,31 @@ static int gdnp_problem_of_args(const void *args, kt_problem *p, char *err, size
     return KT_OK;
 }
 
-/* the regions for the call's own chunks (the kernels index them with the same count) */
+/* the regions for the call's own chunks (the kernels index them with the same count); an empty
+ * region's pointer NULL */
 static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int units, void *const *workspace,
                       const long long *workspace_bytes)
 {
     kt_gdn_prefill_args *a = args;
     const long long chunks = kt_gdn_prefill_chunks(a->tokens, a->batch, PAR(v, BT));
-    long long off[GDNP_REGIONS];
-    gdnp_regions(p, PAR(v, BT), chunks, off);
+    long long off[GDNP_REGIONS], bytes[GDNP_REGIONS];
+    gdnp_regions(p, PAR(v, BT), PAR(v, PF), chunks, off, bytes);
     char *base = workspace ? workspace[0] : NULL;
+    void *r[GDNP_REGIONS];
+    for (int i = 0; i < GDNP_REGIONS; i++) r[i] = base && bytes[i] > 0 ? base + off[i] : NULL;
     a->chunks = (int)chunks;
     a->chunk_begin = 0;
     a->chunk_end = (int)chunks;
-    a->ws_q = base ? base + off[0] : NULL;
-    a->ws_k = base ? base + off[1] : NULL;
-    a->ws_w = base ? base + off[2] : NULL;
-    a->ws_u = base ? base + off[3] : NULL;
-    a->ws_vn = base ? base + off[4] : NULL;
-    a->ws_h = base ? base + off[5] : NULL;
-    a->ws_kd = base ? base + off[6] : NULL;
-    a->ws_g = base ? (float *)(base + off[7]) : NULL;
+    a->ws_q = r[0];
+    a->ws_k = r[1];
+    a->ws_w = r[2];
+    a->ws_u = r[3];
+    a->ws_vn = r[4];
+    a->ws_h = r[5];
+    a->ws_kd = r[6];
+    a->ws_g = r[7];
+    a->ws_c = r[8];
+    a->ws_b = r[9];
 }
 
 /* a part's launch (state, out) covers its chunks; the others (prep, wy) all of them */

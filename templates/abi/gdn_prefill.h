@@ -40,7 +40,11 @@
  *   h       [chunks][HV][dv][dk] dtype   the state entering the chunk, transposed
  *   kd      [chunks][HV][BT][dk] dtype   k e^{G_last - G} (the state update's operand; PF 3, 4: k's
  *                                        fragments instead, [chunks][H] tiles [BT / 16][dk / 16])
- *   g       [chunks][HV][BT] fp32        the chunk's running sum of g */
+ *   g       [chunks][HV][BT] fp32        the chunk's running sum of g
+ * PF 5 folds kd into the chunk's step, S^T <- e^{G_last} S^T + B^T - S^T C: no kd region, two more
+ * (w as PF 3's fragments, for vn):
+ *   c       [chunks][HV][dk][dk] dtype   -C = -(w^T kd), the state pass's fragments, tiles [dk/16][dk/16]
+ *   b       [chunks][HV][dv][dk] dtype   B^T = u^T kd, row-major */
 #ifndef KT_ABI_GDN_PREFILL_H
 #define KT_ABI_GDN_PREFILL_H
 
@@ -73,6 +77,7 @@ typedef struct kt_gdn_prefill_args {
                                        runs the part before beside it); wy: all of them */
     void *ws_q, *ws_k, *ws_w, *ws_u, *ws_vn, *ws_h, *ws_kd;
     float *ws_g;
+    void *ws_c, *ws_b;              /* PF 5's folded operands (below); NULL elsewhere */
 } kt_gdn_prefill_args;
 
 #endif

@@ -41,8 +41,10 @@ constexpr int kNS = KT_NW * KT_WAVE;         /* the state pass's */
 constexpr int kNO = kBT / 16 * KT_WAVE;      /* out's */
 constexpr int kNC = 64;                      /* out's output columns a round (h^T and vn^T rows) */
 constexpr int kMaxKW = 4;
-constexpr bool kDirect = KT_PF >= 3;         /* the state pass's operands as fragments (PF 3, 4) */
+constexpr bool kDirect = KT_PF == 3 || KT_PF == 4;   /* the state pass's operands as fragments (PF 3, 4) */
 constexpr bool kTwoSets = KT_PF == 4;        /* ... the next chunk's in a second set (PF 4) */
+constexpr bool kFolded = KT_PF == 5;         /* the chunk's step one product, kd folded into C and B (PF 5) */
+constexpr bool kWFrags = kDirect || kFolded; /* w^T stored as the state pass's fragments */
 
 static_assert(kBT % 16 == 0 && kBT <= 64, "BT: 16, 32 or 64");
 static_assert(kDK % 16 == 0 && kDV % kNC == 0 && kDV % kBV == 0 && kBV % 16 == 0, "16-wide tiles");
@@ -106,7 +108,7 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
  * fragment's registers as they are (512 bytes a tile on every target but gfx11, whose replicated
  * operands the recipe keeps off PF 3 and 4) */
 constexpr int kFragTile = KT_WAVE * (int)sizeof(kt_frag_b);
-static_assert(!kDirect || kFragTile == 512, "PF 3, 4: a fragment tile in a dense tile's bytes");
+static_assert(!kWFrags || kFragTile == 512, "PF 3-5: a fragment tile in a dense tile's bytes");
 
 /* PF 3, 4: where V's fragment (kt_load_v, arch/prefill_ops.h) holds row k, column n of a 16 x 16
  * [k][n] tile: its slot lane x elements + element, the inverse of the operand's map (checked below
@@ -127,7 +129,7 @@ constexpr bool kt_v_slots_invert()
             if (kt_v_slot(kt_v_k(l, e), kt_v_n(l, e)) != l * kt_frag_ab_elems + e) return false;
     return true;
 }
-static_assert(!kDirect || kt_v_slots_invert(), "PF 3, 4: V's slot map inverts its operand's");
+static_assert(!kWFrags || kt_v_slots_invert(), "PF 3-5: V's slot map inverts its operand's");
 #if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
 /* its own four registers: a struct copy of them went through memory (sm_90a's _wy spilled) */
 KT_DEV void kt_frag_stg(unsigned char *p, const kt_frag_b &f) { kt_sts16(p, kt_v16_make(f.r[0], f.r[1], f.r[2], f.r[3])); }
@@ -450,6 +452,7 @@ template <int (*Row)(int, int), int (*Col)(int, int)> constexpr bool kt_pairs_ad
     return true;
 }
 constexpr bool kColPairs = kt_pairs_adjacent<kt_acc_row, kt_acc_col>();
+constexpr bool kAccPairs = kt_pairs_adjacent<kt_s_q, kt_s_n>();   /* the state's (and the scores') orientation */
 static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
@@ -482,6 +485,84 @@ template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i++)
                     dst[(16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)] = kt_bits(kt_acc_get(c[ti], i));
+            }
+        }
+    }
+}
+
+/* PF 5: as kt_x_product_t (dst: u^T, or w^T as the state pass's fragments where W), each strip of 16
+ * rows then folded over the chunk's k with kd's decay, F = (strip e^{G_last - G}) k, 16 x dk a strip,
+ * into fold: u's B^T = u^T kd row-major [dv][dk]; w's -C = -(w^T kd) as the state pass's fragments,
+ * tiles [dk/16][dk/16]. The strip is made in the score orientation (kt_score_mma), so that it feeds
+ * the fold as P straight from its registers, as FlashAttention's scores feed P V. */
+template <int N, bool W>
+KT_DEV void kt_x_product_folded(const kt_wy_smem &sm, unsigned short *dst, unsigned short *fold, int wv, int lane)
+{
+    constexpr int kR = kBT / 16, kN = kDK / 16;
+    const float gl = sm.g[kBT - 1];
+#pragma unroll 1
+    for (int tj = wv; tj < N / 16; tj += 4) {
+        kt_acc c[kR];
+#pragma unroll
+        for (int ti = 0; ti < kR; ti++) kt_acc_zero(c[ti]);
+#pragma unroll kKUnroll
+        for (int k0 = 0; k0 < kBT; k0 += 16) {
+            kt_frag_a fa;
+            kt_load_a(fa, &sm.u.t[16 * tj][k0], kLT, lane);
+#pragma unroll
+            for (int ti = 0; ti < kR; ti++) {
+                kt_frag_b fb;
+                kt_load_b(fb, &sm.xb[16 * ti][k0], kLT, lane);
+                kt_score_mma<kt_elem>(c[ti], fa, fb);
+            }
+        }
+        kt_frag_a p[kR];
+#pragma unroll
+        for (int ti = 0; ti < kR; ti++) {
+            if constexpr (W) {
+                unsigned short *t = dst + (tj * kR + ti) * 256;
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    t[kt_v_slot(kt_s_q(lane, i), kt_s_n(lane, i))] = kt_bits(kt_acc_get(c[ti], i));
+            } else if constexpr (kAccPairs) {
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i += 2)
+                    *(unsigned *)(dst + (16 * tj + kt_s_q(lane, i)) * kBT + 16 * ti + kt_s_n(lane, i)) =
+                        kt_round2<kt_elem>(kt_acc_get(c[ti], i), kt_acc_get(c[ti], i + 1));
+            } else {
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    dst[(16 * tj + kt_s_q(lane, i)) * kBT + 16 * ti + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c[ti], i));
+            }
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++)
+                kt_acc_set(c[ti], i, kt_acc_get(c[ti], i) * kt_exp_fast(gl - sm.g[16 * ti + kt_s_n(lane, i)]));
+            kt_p_frag<kt_elem>(p[ti], c[ti]);
+        }
+#pragma unroll 1
+        for (int n = 0; n < kN; n++) {
+            kt_acc o;
+            kt_acc_zero(o);
+#pragma unroll
+            for (int ti = 0; ti < kR; ti++) {
+                kt_frag_b f;
+                kt_load_v(f, &sm.x[16 * ti][16 * n], kLK, lane);
+                kt_pv_mma<kt_elem>(o, p[ti], f);
+            }
+            if constexpr (W) {
+                unsigned short *t = fold + (tj * kN + n) * 256;
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    t[kt_v_slot(kt_s_q(lane, i), kt_s_n(lane, i))] = kt_bits(-kt_acc_get(o, i));
+            } else if constexpr (kAccPairs) {
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i += 2)
+                    *(unsigned *)(fold + (16 * tj + kt_s_q(lane, i)) * kDK + 16 * n + kt_s_n(lane, i)) =
+                        kt_round2<kt_elem>(kt_acc_get(o, i), kt_acc_get(o, i + 1));
+            } else {
+#pragma unroll
+                for (int i = 0; i < kt_acc_elems; i++)
+                    fold[(16 * tj + kt_s_q(lane, i)) * kDK + 16 * n + kt_s_n(lane, i)] = kt_bits(kt_acc_get(o, i));
             }
         }
     }
@@ -711,7 +792,9 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
                 }
         }
         kt_barrier();
-        kt_x_product_t<kDV>(sm, uh, wv, lane);   /* u^T over v's place: every v read before the barrier */
+        /* u^T over v's place: every v read before the barrier */
+        if constexpr (kFolded) kt_x_product_folded<kDV, false>(sm, uh, (unsigned short *)A.ws_b + ch_h * kDV * kDK, wv, lane);
+        else kt_x_product_t<kDV>(sm, uh, wv, lane);
         kt_barrier();
 
         /* w = X (beta e^G k): k's rows scaled into the transposed operand, a thread 8 rows x 8 keys
@@ -737,7 +820,7 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         }
         /* kd = k e^{G_last - G}: the state pass's update operand (PF 3, 4: none; k's fragments at the end) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
-        for (int e = tid; !kDirect && e < kBT * kDK / 8; e += kNP) {
+        for (int e = tid; !kWFrags && e < kBT * kDK / 8; e += kNP) {
             const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
             const float dec = __builtin_expf(sm.g[kBT - 1] - sm.g[r]);
             const kt_v16 x = *(const kt_v16 *)&sm.x[r][i0];
@@ -751,7 +834,11 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
             kt_sts16(kd + 8 * e, kt_v16_make(wd[0], wd[1], wd[2], wd[3]));
         }
         kt_barrier();
-        kt_x_product_t<kDK, kDirect>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT, wv, lane);
+        if constexpr (kFolded)
+            kt_x_product_folded<kDK, true>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT,
+                                           (unsigned short *)A.ws_c + ch_h * kDK * kDK, wv, lane);
+        else
+            kt_x_product_t<kDK, kDirect>(sm, (unsigned short *)A.ws_w + ch_h * kDK * kBT, wv, lane);
         kt_barrier();
     }
     /* PF 3, 4: k's fragments, the key head's (x holds k to the end; the state pass decays vn instead
@@ -794,16 +881,16 @@ constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
-    unsigned short wt[kBufs][kDirect ? 1 : kDK][kLT];   /* w^T (PF 3, 4: in registers; a row, never used) */
-    unsigned short kd[kBufs][kDirect ? 1 : kBT][kLK];   /* k e^{G_last - G} */
-    kt_f4 red[kKS > 1 ? KT_NW : 1][kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
-    kt_frag_a pv[kKS > 1 ? kVW : 1][kTT][KT_WAVE];                   /* vn^T as P, each lane's fragment */
+    unsigned short wt[kBufs][kWFrags ? 1 : kDK][kLT];   /* w^T (PF 3-5: in registers; a row, never used) */
+    unsigned short kd[kBufs][kWFrags ? 1 : kBT][kLK];   /* k e^{G_last - G} */
+    kt_f4 red[kKS > 1 && !kFolded ? KT_NW : 1][kFolded ? 1 : kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
+    /* vn^T as P, each lane's fragment; PF 5: S^T as P, every key tile, two buffers (buffer b's key tile kt at b x dk/16 + kt) */
+    kt_frag_a pv[kKS > 1 ? kVW : 1][kFolded ? 2 * (kDK / 16) : kTT][KT_WAVE];
 };
 
 /* the ssm state's element (key, value column) in the head (VK) */
 KT_DEV long long kt_s_at(int key, int v) { return KT_VK ? (long long)v * kDK + key : (long long)key * kDV + v; }
 
-constexpr bool kAccPairs = kt_pairs_adjacent<kt_s_q, kt_s_n>();   /* the state's orientation */
 
 /* a tile in the accumulators' orientation, rounded, to p[q * ld + n] */
 KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
@@ -936,6 +1023,98 @@ KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, l
     }
 }
 
+/* PF 5: a chunk's inputs, a chunk ahead in a second set: -C's fragments (every key tile by the warp's
+ * own), w^T's (every key tile by its own token tiles, for vn), B^T at its own tiles, u^T at its
+ * token tiles, G_last */
+struct kt_folded_in {
+    kt_frag_b c[kDK / 16][kKT], w[kDK / 16][kOwn];
+    kt_acc_words b[kKT], u[kOwn];
+    float gl;
+};
+KT_DEV void kt_folded_load(kt_folded_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int key0, int lane)
+{
+    const unsigned char *cf = (const unsigned char *)A.ws_c + ch_h * kDK * kDK * 2 + lane * (int)sizeof(kt_frag_b);
+    const unsigned char *wf = (const unsigned char *)A.ws_w + ch_h * kDK * kBT * 2 + lane * (int)sizeof(kt_frag_b);
+#pragma unroll
+    for (int kt = 0; kt < kDK / 16; kt++) {
+#pragma unroll
+        for (int m = 0; m < kKT; m++) kt_frag_ldg(in.c[kt][m], cf + (long long)(kt * (kDK / 16) + key0 / 16 + m) * kFragTile);
+#pragma unroll
+        for (int o = 0; o < kOwn; o++) {
+            const int tt = ks + kKS * o;
+            if (kTT % kKS == 0 || tt < kTT) kt_frag_ldg(in.w[kt][o], wf + (long long)(kt * kTT + tt) * kFragTile);
+        }
+    }
+    const unsigned short *bt = (const unsigned short *)A.ws_b + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
+#pragma unroll
+    for (int m = 0; m < kKT; m++) kt_acc_load(in.b[m], bt + 16 * m, kDK, lane);
+    kt_state_u(in.u, in.gl, A, ch_h, v0, ks, lane);
+}
+
+/* PF 5's chunks: S^T <- e^{G_last} S^T + B^T + S^T (-C), one product over every key, so a chunk's
+ * chain is one exchange (each warp's P fragments of its own key tiles to LDS, one barrier, every key
+ * tile's back) and dk / 16 dependent products, in two sums; vn^T = u^T - S^T w^T (out's operand)
+ * off the chain, each token tile by the warp that owns it. The exchange's buffers alternate by
+ * chunk: a warp writes buffer j & 1 only after the barrier of chunk j - 1, which every warp passes
+ * only after its reads of chunk j - 2's. */
+KT_DEV void kt_state_folded(kt_state_smem &sm, kt_acc (&s)[kKT], const kt_gdn_prefill_args &A, int h, int c0, int nc,
+                            int v0, int key0, int vt, int ks, int lane)
+{
+    const int HV = A.num_v_heads;
+    kt_folded_in din, dnx;
+    kt_folded_load(din, A, (long long)c0 * HV + h, v0, ks, key0, lane);
+#pragma unroll 1
+    for (int j = 0; j < nc; j++) {
+        const long long ch_h = (long long)(c0 + j) * HV + h;
+        if (j + 1 < nc) kt_folded_load(dnx, A, ch_h + HV, v0, ks, key0, lane);
+        const float dl = __builtin_expf(din.gl);
+        unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
+#pragma unroll
+        for (int m = 0; m < kKT; m++) kt_acc_store(hh + 16 * m, kDK, s[m], lane);
+        kt_frag_a p[kDK / 16];
+        if constexpr (kKS > 1) {
+            const int b = (j & 1) * (kDK / 16);
+#pragma unroll
+            for (int m = 0; m < kKT; m++) {
+                kt_frag_a own;
+                kt_p_frag<kt_elem>(own, s[m]);
+                sm.pv[vt][b + key0 / 16 + m][lane] = own;
+            }
+            kt_barrier();
+#pragma unroll
+            for (int kt = 0; kt < kDK / 16; kt++) p[kt] = sm.pv[vt][b + kt][lane];
+        } else {
+#pragma unroll
+            for (int m = 0; m < kKT; m++) kt_p_frag<kt_elem>(p[m], s[m]);
+        }
+#pragma unroll
+        for (int m = 0; m < kKT; m++) {
+            kt_acc odd;
+            kt_acc_zero(odd);
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl + kt_acc_word_f(din.b[m], i));
+#pragma unroll
+            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(kt % 2 ? odd : s[m], p[kt], din.c[kt][m]);
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) + kt_acc_get(odd, i));
+        }
+        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
+#pragma unroll
+        for (int o = 0; o < kOwn; o++) {
+            const int tt = ks + kKS * o;
+            if (kTT % kKS != 0 && tt >= kTT) continue;
+            kt_acc sw;
+            kt_acc_zero(sw);
+#pragma unroll
+            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(sw, p[kt], din.w[kt][o]);
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(sw, i, kt_acc_word_f(din.u[o], i) - kt_acc_get(sw, i));
+            kt_acc_store(vo + 16 * tt, kBT, sw, lane);
+        }
+        if (j + 1 < nc) din = dnx;
+    }
+}
+
 /* PF 2, in chunk j after the barrier that frees chunk j + kAhead's buffer: the tiles in registers
  * (that chunk's) to it, and the next chunk's tiles in flight */
 KT_DEV void kt_state_stage_next(kt_state_smem &sm, kt_state_in &in, const kt_gdn_prefill_args &A, long long ch_h,
@@ -979,6 +1158,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 
     /* PF >= 1: the next chunk's inputs in flight in registers, refilled as soon as they are
      * stored (PF 2: the tiles kAhead + 1 chunks on; u^T and G_last a chunk on in un, gn) */
+    if constexpr (kFolded) kt_state_folded(sm, s, A, h, c0, nc, v0, key0, vt, ks, lane);
     kt_state_in in;
     kt_state_frags din, dnx;   /* PF 3, 4: this chunk's; PF 4: the next chunk's, in flight */
     kt_acc_words un[kOwn];
@@ -996,11 +1176,11 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         if (kAhead < nc) kt_state_tiles(in, A, (long long)(c0 + kAhead) * HV + h, tid);
         kt_state_u(un, gn, A, (long long)c0 * HV + h, v0, ks, lane);
         kt_barrier();
-    } else if constexpr (KT_PF) {
+    } else if constexpr (KT_PF && !kFolded) {
         kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
     }
 #pragma unroll 1
-    for (int j = 0; j < nc; j++) {
+    for (int j = 0; !kFolded && j < nc; j++) {   /* PF 5: kt_state_folded ran them */
         const int buf = kStaged ? j & 1 : 0;
         const long long ch_h = (long long)(c0 + j) * HV + h;
         kt_acc_words u[kOwn];

@@ -4,7 +4,8 @@
 -- DK and DV the head sizes, BV the value columns of a state-pass block, NW its warps, PF its
 -- inputs' loads (0 when needed, 1 a chunk ahead, 2 as 1 with w^T and kd also stored to LDS
 -- ahead, in two buffers, 3 w^T and k as the products' fragments straight into registers, 4 as 3 with
--- the next chunk's in a second set of registers). The kernels (prep launched on wave-64 targets only:
+-- the next chunk's in a second set of registers, 5 as 4 with the chunk's step one product: kd folded
+-- into its operands C = w^T kd and B = u^T kd, which _wy writes). The kernels (prep launched on wave-64 targets only:
 -- elsewhere wy does its work) take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
@@ -24,6 +25,9 @@ local function lds(p)
   local tt = p.BT / 16
   local ops = p.PF >= 3 and (lt * 2 + lk * 2) or (p.PF == 2 and 2 or 1) * (p.DK * lt * 2 + p.BT * lk * 2)
   local state = ops + (ks > 1 and p.NW or 1) * tt * 1024 + (ks > 1 and p.BV / 16 or 1) * tt * 1024
+  if p.PF == 5 then   -- no partials (one tile's, unused); S^T's P fragments, every key tile, two buffers
+    state = ops + 1024 + (ks > 1 and p.BV / 16 or 1) * 2 * (p.DK / 16) * 1024
+  end
   local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
   return pad16(prep), pad16(wy), pad16(state), pad16(out)
 end
@@ -43,7 +47,7 @@ return {
     { "BT", { 16, 32, 64 } },
     { "BV", { 16, 32, 64 } },
     { "NW", { 1, 2, 4, 8 } },
-    { "PF", { 0, 1, 2, 3, 4 } },
+    { "PF", { 0, 1, 2, 3, 4, 5 } },
   },
 
   -- the state pass (the kernel the name is of); prep and wy run 4 warps, out BT / 16
@@ -67,7 +71,15 @@ return {
     -- a chunk's w^T and kd in flight in registers (PF >= 1): at most 8 + 8 16-byte pieces a thread
     if p.PF >= 1 and p.PF <= 2 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread in flight" end
     -- PF 3, 4: a warp's fragments of its key tiles x the token tiles, w^T's and k's, in registers
-    if p.PF >= 3 and (p.DK / 16 / (p.NW / (p.BV / 16))) * (p.BT / 16) > 8 then return false, "PF 3, 4: more than 8 tiles of w^T a warp in flight" end
+    if (p.PF == 3 or p.PF == 4) and (p.DK / 16 / (p.NW / (p.BV / 16))) * (p.BT / 16) > 8 then return false, "PF 3, 4: more than 8 tiles of w^T a warp in flight" end
+    -- PF 5: a warp's fragments of -C (every key tile by its own) and of w^T (every key tile by its
+    -- token tiles), the next chunk's in a second set
+    if p.PF == 5 then
+      local ks = p.NW / (p.BV / 16)
+      if (p.DK / 16) * (p.DK / 16 / ks + math.ceil(p.BT / 16 / ks)) > 16 then
+        return false, "PF 5: more than 16 fragments of -C and w^T a warp in flight"
+      end
+    end
     if p.PF >= 3 and t.mma == "wmma-gfx11" then return false, "PF 3, 4: gfx11's replicated fragments are twice a tile's bytes" end
     local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max

@@ -38,7 +38,7 @@ class GdnPrefillArgs(ctypes.Structure):
                 ("out_stride", _I), ("batch", _I), ("num_k_heads", _I), ("num_v_heads", _I), ("dk", _I),
                 ("dv", _I), ("conv_kw", _I), ("tokens", _I), ("state_vk", _I), ("scale", _F), ("norm_eps", _F),
                 ("chunks", _I), ("chunk_begin", _I), ("chunk_end", _I), ("ws_q", _P), ("ws_k", _P), ("ws_w", _P), ("ws_u", _P), ("ws_vn", _P),
-                ("ws_h", _P), ("ws_kd", _P), ("ws_g", _P)]
+                ("ws_h", _P), ("ws_kd", _P), ("ws_g", _P), ("ws_c", _P), ("ws_b", _P)]
 
 
 def check_header(header_fields):

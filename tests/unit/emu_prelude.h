@@ -171,6 +171,28 @@ KT_DEV void kt_load_v(kt_frag_b &f, const unsigned short *t, int ld, int lane)
         f.v[e] = KT_EMU_LAYOUT == 1 ? t[kt_frag_b_k(lane, e) * ld + kt_frag_b_n(lane, e)]
                                     : t[kt_acc_row(lane, e) * ld + kt_frag_a_row(lane, e)];
 }
+/* the score tile: NVIDIA's S = Q K^T as the product itself, AMD's S^T = K Q^T with the operands
+ * swapped (their A and B fragments hold a row a lane alike: the static_assert below) */
+template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k)
+{
+    if (KT_EMU_LAYOUT == 1) {
+        kt_mma<T>(s, q, k);
+    } else {
+        kt_frag_a a;
+        kt_frag_b b;
+        memcpy(a.v, k.v, sizeof a.v);
+        memcpy(b.v, q.v, sizeof b.v);
+        kt_mma<T>(s, a, b);
+    }
+}
+constexpr bool kt_emu_ab_alike()
+{
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int e = 0; e < kt_frag_ab_elems; e++)
+            if (kt_frag_a_row(l, e) != kt_frag_b_n(l, e) || kt_frag_a_k(l, e) != kt_frag_b_k(l, e)) return false;
+    return true;
+}
+static_assert(KT_EMU_LAYOUT == 1 || kt_emu_ab_alike(), "AMD: an A fragment read as a B one holds the same elements");
 template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v)
 {
     if (KT_EMU_LAYOUT == 1) {

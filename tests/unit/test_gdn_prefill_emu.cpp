@@ -87,6 +87,22 @@ namespace ph {
 #define KT_PF 4
 #include "gdn_prefill_emu_variant.inc"
 }
+namespace pi {
+#define KT_BT 64
+#define KT_VK 0
+#define KT_BV 16
+#define KT_NW 8
+#define KT_PF 5
+#include "gdn_prefill_emu_variant.inc"
+}
+namespace pj {
+#define KT_BT 16
+#define KT_VK 1
+#define KT_BV 16
+#define KT_NW 8
+#define KT_PF 5
+#include "gdn_prefill_emu_variant.inc"
+}
 
 static const variant variants[] = {
     VARIANT_ROW(pa, 64, 0, 32, 4, 1, "bt64 vk0 bv32 nw4 pf1 (2 key splits, 2 token tiles each)"),
@@ -95,6 +111,8 @@ static const variant variants[] = {
     VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
     VARIANT_ROW(pg, 64, 0, 16, 8, 3, "bt64 vk0 bv16 nw8 pf3 (8 key splits, 4 owning none; fragments, each reloaded once used)"),
     VARIANT_ROW(ph, 32, 1, 32, 4, 4, "bt32 vk1 bv32 nw4 pf4 (2 value tiles, 2 key splits, 3 chunks; fragments, the next chunk's in a second set)"),
+    VARIANT_ROW(pi, 64, 0, 16, 8, 5, "bt64 vk0 bv16 nw8 pf5 (the step one product: kd folded into C and B)"),
+    VARIANT_ROW(pj, 16, 1, 16, 8, 5, "bt16 vk1 bv16 nw8 pf5 (folded, one token tile: one warp owns vn)"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };
@@ -194,7 +212,8 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
     /* the kernels */
     const int chunks = T / v.bt + BATCH;
     std::vector<unsigned short> wq((size_t)chunks * H * v.bt * DK), wk(wq.size()), ww((size_t)chunks * HV * v.bt * DK),
-        wu((size_t)chunks * HV * v.bt * DV), wvn(wu.size()), wh((size_t)chunks * HV * DV * DK), wkd(ww.size());
+        wu((size_t)chunks * HV * v.bt * DV), wvn(wu.size()), wh((size_t)chunks * HV * DV * DK), wkd(ww.size()),
+        wc((size_t)chunks * HV * DK * DK), wb((size_t)chunks * HV * DV * DK);
     std::vector<float> wg((size_t)chunks * HV * v.bt);
     kt_gdn_prefill_args A = {};
     A.qkv = qkv.data(); A.z = z.data(); A.a = a.data(); A.b = b.data();
@@ -213,6 +232,7 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
     A.chunk_end = chunks;
     A.ws_q = wq.data(); A.ws_k = wk.data(); A.ws_w = ww.data(); A.ws_u = wu.data();
     A.ws_vn = wvn.data(); A.ws_h = wh.data(); A.ws_kd = wkd.data(); A.ws_g = wg.data();
+    A.ws_c = wc.data(); A.ws_b = wb.data();
     if (kt_gdn_prefill_runs_prep(KT_WAVE, v.bt)) {   /* the descriptor's launches: _prep first where it says */
         kt_emu_dyn_bytes = v.lds_prep;
         kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
