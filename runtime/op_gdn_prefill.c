@@ -308,7 +308,8 @@ static void gdnp_bind_launch(void *args, const kt_op_launch *l)
  *     second set of registers) first, timed 9% under PF 1 on an H200 (s29; AMD untimed: where its
  *     registers spill the sweep excludes it and PF 1 serves); then PF 1, a chunk costing
  *     its compute rather than its latency; PF 2 (tiles also in LDS ahead, half the barriers) and
- *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide. Where the
+ *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide; PF 5 (the
+ *     step folded into one product) as PF 1 too until it is timed. Where the
  *     problem's chains at the narrowest value tile (16 columns) fill the device twice over, any PF
  *     past 0 ranks alike: PF 4's registers (one block a unit) lost to wider, more resident forms
  *     there (the tp 4 sweep: 4,096 tokens x 32 sequences, BV 16 PF 4 +11.9% over BV 64 PF 2);

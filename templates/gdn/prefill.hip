@@ -1057,6 +1057,19 @@ KT_DEV void kt_folded_load(kt_folded_in &in, const kt_gdn_prefill_args &A, long 
  * off the chain, each token tile by the warp that owns it. The exchange's buffers alternate by
  * chunk: a warp writes buffer j & 1 only after the barrier of chunk j - 1, which every warp passes
  * only after its reads of chunk j - 2's. */
+/* a product over dk / 16 key tiles as kSums interleaved sums (a chain of dk / 16 / kSums products,
+ * not dk / 16), added pairwise into d */
+constexpr int kSums = 4;
+KT_DEV void kt_sum_parts(kt_acc &d, kt_acc (&part)[kSums])
+{
+#pragma unroll
+    for (int w = 1; w < kSums; w *= 2)
+#pragma unroll
+        for (int q = 0; q + w < kSums; q += 2 * w)
+#pragma unroll
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(part[q], i, kt_acc_get(part[q], i) + kt_acc_get(part[q + w], i));
+    d = part[0];
+}
 KT_DEV void kt_state_folded(kt_state_smem &sm, kt_acc (&s)[kKT], const kt_gdn_prefill_args &A, int h, int c0, int nc,
                             int v0, int key0, int vt, int ks, int lane)
 {
@@ -1089,24 +1102,26 @@ KT_DEV void kt_state_folded(kt_state_smem &sm, kt_acc (&s)[kKT], const kt_gdn_pr
         }
 #pragma unroll
         for (int m = 0; m < kKT; m++) {
-            kt_acc odd;
-            kt_acc_zero(odd);
+            kt_acc part[kSums];   /* part[0] is s[m]'s own */
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) * dl + kt_acc_word_f(din.b[m], i));
+            for (int q = 1; q < kSums; q++) kt_acc_zero(part[q]);
 #pragma unroll
-            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(kt % 2 ? odd : s[m], p[kt], din.c[kt][m]);
+            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(part[0], i, kt_acc_get(s[m], i) * dl + kt_acc_word_f(din.b[m], i));
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(s[m], i, kt_acc_get(s[m], i) + kt_acc_get(odd, i));
+            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(part[kt % kSums], p[kt], din.c[kt][m]);
+            kt_sum_parts(s[m], part);
         }
         unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
 #pragma unroll
         for (int o = 0; o < kOwn; o++) {
             const int tt = ks + kKS * o;
             if (kTT % kKS != 0 && tt >= kTT) continue;
-            kt_acc sw;
-            kt_acc_zero(sw);
+            kt_acc part[kSums], sw;
 #pragma unroll
-            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(sw, p[kt], din.w[kt][o]);
+            for (int q = 0; q < kSums; q++) kt_acc_zero(part[q]);
+#pragma unroll
+            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(part[kt % kSums], p[kt], din.w[kt][o]);
+            kt_sum_parts(sw, part);
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(sw, i, kt_acc_word_f(din.u[o], i) - kt_acc_get(sw, i));
             kt_acc_store(vo + 16 * tt, kBT, sw, lane);
