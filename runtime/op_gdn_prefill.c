@@ -309,7 +309,7 @@ static void gdnp_bind_launch(void *args, const kt_op_launch *l)
  *     registers spill the sweep excludes it and PF 1 serves); then PF 1, a chunk costing
  *     its compute rather than its latency; PF 2 (tiles also in LDS ahead, half the barriers) and
  *     PF 3 (fragments, one set) rank as PF 1: timed no faster, the later keys decide; PF 5 (the
- *     step folded into one product) as PF 1 too until it is timed. Where the
+ *     step folded into one product) ranks with PF 0: timed 41% slower than PF 4 (s39). Where the
  *     problem's chains at the narrowest value tile (16 columns) fill the device twice over, any PF
  *     past 0 ranks alike: PF 4's registers (one block a unit) lost to wider, more resident forms
  *     there (the tp 4 sweep: 4,096 tokens x 32 sequences, BV 16 PF 4 +11.9% over BV 64 PF 2);
@@ -337,7 +337,8 @@ static void gdnp_law_key(const law_device *d, const kt_candidate *c, const kt_pr
     key[i++] = par_blocks < units ? par_blocks : units;
     key[i++] = bt;
     const long long chains16 = DIM(p, DV) / GDNP_NARROWEST_BV * DIM(p, HV) * seqs;
-    key[i++] = chains16 >= 2 * units ? PAR(v, PF) > 0 : PAR(v, PF) == 4 ? 2 : PAR(v, PF) > 1 ? 1 : PAR(v, PF);
+    const int pf = PAR(v, PF) == 5 ? 0 : PAR(v, PF);
+    key[i++] = chains16 >= 2 * units ? pf > 0 : pf == 4 ? 2 : pf > 1 ? 1 : pf;
     key[i++] = PAR(v, BV);
     key[i++] = occ * PAR(v, NW) * wave;
     key[i++] = -(long long)c->regs;
