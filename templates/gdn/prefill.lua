@@ -80,7 +80,7 @@ return {
         return false, "PF 5: more than 16 fragments of -C and w^T a warp in flight"
       end
     end
-    if p.PF >= 3 and t.mma == "wmma-gfx11" then return false, "PF 3, 4: gfx11's replicated fragments are twice a tile's bytes" end
+    if p.PF >= 3 and t.mma == "wmma-gfx11" then return false, "PF 3-5: gfx11's replicated fragments are twice a tile's bytes" end
     local prep, wy, state, out = lds(p)
     local limit = t.lds_at_launch_max
     if prep > limit then return false, "prep's LDS over the target's limit" end
