@@ -171,18 +171,19 @@ KT_DEV void kt_load_v(kt_frag_b &f, const unsigned short *t, int ld, int lane)
         f.v[e] = KT_EMU_LAYOUT == 1 ? t[kt_frag_b_k(lane, e) * ld + kt_frag_b_n(lane, e)]
                                     : t[kt_acc_row(lane, e) * ld + kt_frag_a_row(lane, e)];
 }
-/* the score tile: NVIDIA's S = Q K^T as the product itself, AMD's S^T = K Q^T with the operands
- * swapped (their A and B fragments hold a row a lane alike: the static_assert below) */
-template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k)
+/* both of prefill_ops.h's products in the target's orientation: NVIDIA's (S = Q K^T, O += P V) the
+ * product itself, AMD's (S^T = K Q^T, O^T += V^T P^T) with the operands swapped, their A and B
+ * fragments holding a row a lane alike (the static_assert below) */
+template <class T> KT_DEV void kt_oriented_mma(kt_acc &c, const kt_frag_a &x, const kt_frag_b &y)
 {
     if (KT_EMU_LAYOUT == 1) {
-        kt_mma<T>(s, q, k);
+        kt_mma<T>(c, x, y);
     } else {
         kt_frag_a a;
         kt_frag_b b;
-        memcpy(a.v, k.v, sizeof a.v);
-        memcpy(b.v, q.v, sizeof b.v);
-        kt_mma<T>(s, a, b);
+        memcpy(a.v, y.v, sizeof a.v);
+        memcpy(b.v, x.v, sizeof b.v);
+        kt_mma<T>(c, a, b);
     }
 }
 constexpr bool kt_emu_ab_alike()
@@ -193,18 +194,8 @@ constexpr bool kt_emu_ab_alike()
     return true;
 }
 static_assert(KT_EMU_LAYOUT == 1 || kt_emu_ab_alike(), "AMD: an A fragment read as a B one holds the same elements");
-template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v)
-{
-    if (KT_EMU_LAYOUT == 1) {
-        kt_mma<T>(o, p, v);
-    } else {
-        kt_frag_a a;
-        kt_frag_b b;
-        memcpy(a.v, v.v, sizeof a.v);
-        memcpy(b.v, p.v, sizeof b.v);
-        kt_mma<T>(o, a, b);
-    }
-}
+template <class T> KT_DEV void kt_score_mma(kt_acc &s, const kt_frag_a &q, const kt_frag_b &k) { kt_oriented_mma<T>(s, q, k); }
+template <class T> KT_DEV void kt_pv_mma(kt_acc &o, const kt_frag_a &p, const kt_frag_b &v) { kt_oriented_mma<T>(o, p, v); }
 
 /* Runs kernel(args) over a grid, block after block, a thread each of `threads`: one pool of OS
  * threads a launch, every thread stepping through the blocks in order between two barriers (a
