@@ -69,7 +69,7 @@ void kt_gdn_prefill_lds(int bt, int dk, int dv, int bv, int nw, int pf, int lds[
         lds[2] = ops + 1024 + (ks > 1 ? bv / 16 : 1) * 2 * (dk / 16) * 1024;
     else
         lds[2] = ops + (ks > 1 ? nw : 1) * (bt / 16) * 1024 + (ks > 1 ? bv / 16 : 1) * (bt / 16) * 1024;
-    lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4;
+    lds[3] = bt * lk * 2 + (bt > 64 ? bt : 64) * lk * 2 + bt * lt * 2 + 64 * lt * 2 + bt * 4 + (pf == 5 ? bt : 1) * lk * 2;   /* PF 5: w */
     for (int i = 0; i < KT_GDNP_KERNELS; i++) lds[i] = (lds[i] + 15) / 16 * 16;
 }
 
@@ -192,8 +192,8 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
 }
 
 /* The workspace's regions (abi), each 256-byte aligned, in order q, k, w, u, vn, h, kd, g, c, b;
- * offsets into one buffer for `chunks` chunks, a region the variant does not use empty (PF 5: kd;
- * elsewhere c and b). Returns the total. */
+ * offsets into one buffer for `chunks` chunks, a region the variant does not use empty (PF 5: vn and
+ * kd; elsewhere c and b). Returns the total. */
 #define GDNP_REGIONS 10
 static long long gdnp_regions(const kt_problem *p, int bt, int pf, long long chunks, long long off[GDNP_REGIONS],
                               long long bytes[GDNP_REGIONS])
@@ -201,7 +201,7 @@ static long long gdnp_regions(const kt_problem *p, int bt, int pf, long long chu
     const long long H = DIM(p, HK), HV = DIM(p, HV), dk = DIM(p, DK), dv = DIM(p, DV);
     const int folded = pf == 5;
     const long long b[GDNP_REGIONS] = {chunks * H * bt * dk * 2,  chunks * H * bt * dk * 2, chunks * HV * bt * dk * 2,
-                                       chunks * HV * bt * dv * 2, chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
+                                       chunks * HV * bt * dv * 2, folded ? 0 : chunks * HV * dv * bt * 2, chunks * HV * dv * dk * 2,
                                        folded ? 0 : chunks * HV * bt * dk * 2, chunks * HV * bt * 4,
                                        folded ? chunks * HV * dk * dk * 2 : 0, folded ? chunks * HV * dv * dk * 2 : 0};
     long long at = 0;

@@ -41,8 +41,8 @@
  *   kd      [chunks][HV][BT][dk] dtype   k e^{G_last - G} (the state update's operand; PF 3, 4: k's
  *                                        fragments instead, [chunks][H] tiles [BT / 16][dk / 16])
  *   g       [chunks][HV][BT] fp32        the chunk's running sum of g
- * PF 5 folds kd into the chunk's step, S^T <- e^{G_last} S^T + B^T - S^T C: no kd region, two more
- * (w as PF 3's fragments, for vn):
+ * PF 5 folds kd into the chunk's step, S^T <- e^{G_last} S^T + B^T - S^T C, and out makes vn from h:
+ * w row-major [chunks][HV][BT][dk] (out's operand), no vn or kd region, two more:
  *   c       [chunks][HV][dk][dk] dtype   -C = -(w^T kd), the state pass's fragments, tiles [dk/16][dk/16]
  *   b       [chunks][HV][dv][dk] dtype   B^T = u^T kd, row-major */
 #ifndef KT_ABI_GDN_PREFILL_H

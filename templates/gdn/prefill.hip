@@ -44,7 +44,7 @@ constexpr int kMaxKW = 4;
 constexpr bool kDirect = KT_PF == 3 || KT_PF == 4;   /* the state pass's operands as fragments (PF 3, 4) */
 constexpr bool kTwoSets = KT_PF == 4;        /* ... the next chunk's in a second set (PF 4) */
 constexpr bool kFolded = KT_PF == 5;         /* the chunk's step one product, kd folded into C and B (PF 5) */
-constexpr bool kWFrags = kDirect || kFolded; /* w^T stored as the state pass's fragments */
+constexpr bool kFrags = kDirect || kFolded;  /* operands stored as the state pass's fragments (w^T, k; -C) */
 
 static_assert(kBT % 16 == 0 && kBT <= 64, "BT: 16, 32 or 64");
 static_assert(kDK % 16 == 0 && kDV % kNC == 0 && kDV % kBV == 0 && kBV % 16 == 0, "16-wide tiles");
@@ -108,7 +108,7 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
  * fragment's registers as they are (512 bytes a tile on every target but gfx11, whose replicated
  * operands the recipe keeps off PF 3 and 4) */
 constexpr int kFragTile = KT_WAVE * (int)sizeof(kt_frag_b);
-static_assert(!kWFrags || kFragTile == 512, "PF 3-5: a fragment tile in a dense tile's bytes");
+static_assert(!kFrags || kFragTile == 512, "PF 3-5: a fragment tile in a dense tile's bytes");
 
 /* PF 3, 4: where V's fragment (kt_load_v, arch/prefill_ops.h) holds row k, column n of a 16 x 16
  * [k][n] tile: its slot lane x elements + element, the inverse of the operand's map (checked below
@@ -129,7 +129,7 @@ constexpr bool kt_v_slots_invert()
             if (kt_v_slot(kt_v_k(l, e), kt_v_n(l, e)) != l * kt_frag_ab_elems + e) return false;
     return true;
 }
-static_assert(!kWFrags || kt_v_slots_invert(), "PF 3-5: V's slot map inverts its operand's");
+static_assert(!kFrags || kt_v_slots_invert(), "PF 3-5: V's slot map inverts its operand's");
 #if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
 /* its own four registers: a struct copy of them went through memory (sm_90a's _wy spilled) */
 KT_DEV void kt_frag_stg(unsigned char *p, const kt_frag_b &f) { kt_sts16(p, kt_v16_make(f.r[0], f.r[1], f.r[2], f.r[3])); }
@@ -490,11 +490,12 @@ template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem
     }
 }
 
-/* PF 5: as kt_x_product_t (dst: u^T, or w^T as the state pass's fragments where W), each strip of 16
- * rows then folded over the chunk's k with kd's decay, F = (strip e^{G_last - G}) k, 16 x dk a strip,
- * into fold: u's B^T = u^T kd row-major [dv][dk]; w's -C = -(w^T kd) as the state pass's fragments,
- * tiles [dk/16][dk/16]. The strip is made in the score orientation (kt_score_mma), so that it feeds
- * the fold as P straight from its registers, as FlashAttention's scores feed P V. */
+/* PF 5: as kt_x_product_t, the strip stored for out (dst: u^T row-major [dv][BT]; where W, w
+ * row-major [BT][dk], out's operand of vn = u - w S), each strip of 16 rows then folded over the
+ * chunk's k with kd's decay, F = (strip e^{G_last - G}) k, 16 x dk a strip, into fold: u's B^T =
+ * u^T kd row-major [dv][dk]; w's -C = -(w^T kd) as the state pass's fragments, tiles [dk/16][dk/16].
+ * The strip is made in the score orientation (kt_score_mma), so that it feeds the fold as P
+ * straight from its registers, as FlashAttention's scores feed P V. */
 template <int N, bool W>
 KT_DEV void kt_x_product_folded(const kt_wy_smem &sm, unsigned short *dst, unsigned short *fold, int wv, int lane)
 {
@@ -520,10 +521,9 @@ KT_DEV void kt_x_product_folded(const kt_wy_smem &sm, unsigned short *dst, unsig
 #pragma unroll
         for (int ti = 0; ti < kR; ti++) {
             if constexpr (W) {
-                unsigned short *t = dst + (tj * kR + ti) * 256;
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i++)
-                    t[kt_v_slot(kt_s_q(lane, i), kt_s_n(lane, i))] = kt_bits(kt_acc_get(c[ti], i));
+                    dst[(16 * ti + kt_s_n(lane, i)) * kDK + 16 * tj + kt_s_q(lane, i)] = kt_bits(kt_acc_get(c[ti], i));
             } else if constexpr (kAccPairs) {
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i += 2)
@@ -820,7 +820,7 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         }
         /* kd = k e^{G_last - G}: the state pass's update operand (PF 3, 4: none; k's fragments at the end) */
         unsigned short *kd = (unsigned short *)A.ws_kd + ch_h * kBT * kDK;
-        for (int e = tid; !kWFrags && e < kBT * kDK / 8; e += kNP) {
+        for (int e = tid; !kFrags && e < kBT * kDK / 8; e += kNP) {
             const int r = e / (kDK / 8), i0 = 8 * (e % (kDK / 8));
             const float dec = __builtin_expf(sm.g[kBT - 1] - sm.g[r]);
             const kt_v16 x = *(const kt_v16 *)&sm.x[r][i0];
@@ -881,8 +881,8 @@ constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
 
 struct kt_state_smem {                       /* aligned as its members (gfx11's fragments: 32 bytes) */
-    unsigned short wt[kBufs][kWFrags ? 1 : kDK][kLT];   /* w^T (PF 3-5: in registers; a row, never used) */
-    unsigned short kd[kBufs][kWFrags ? 1 : kBT][kLK];   /* k e^{G_last - G} */
+    unsigned short wt[kBufs][kFrags ? 1 : kDK][kLT];   /* w^T (PF 3-5: in registers; a row, never used) */
+    unsigned short kd[kBufs][kFrags ? 1 : kBT][kLK];   /* k e^{G_last - G} */
     kt_f4 red[kKS > 1 && !kFolded ? KT_NW : 1][kFolded ? 1 : kTT][kt_acc_elems / 4][KT_WAVE];   /* partial vn^T, 4 a lane at a time */
     /* vn^T as P, each lane's fragment; PF 5: S^T as P, every key tile, two buffers (buffer b's key tile kt at b x dk/16 + kt) */
     kt_frag_a pv[kKS > 1 ? kVW : 1][kFolded ? 2 * (kDK / 16) : kTT][KT_WAVE];
@@ -1024,39 +1024,25 @@ KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, l
 }
 
 /* PF 5: a chunk's inputs, a chunk ahead in a second set: -C's fragments (every key tile by the warp's
- * own), w^T's (every key tile by its own token tiles, for vn), B^T at its own tiles, u^T at its
- * token tiles, G_last */
+ * own), B^T at its own tiles, G_last */
 struct kt_folded_in {
-    kt_frag_b c[kDK / 16][kKT], w[kDK / 16][kOwn];
-    kt_acc_words b[kKT], u[kOwn];
+    kt_frag_b c[kDK / 16][kKT];
+    kt_acc_words b[kKT];
     float gl;
 };
-KT_DEV void kt_folded_load(kt_folded_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks, int key0, int lane)
+KT_DEV void kt_folded_load(kt_folded_in &in, const kt_gdn_prefill_args &A, long long ch_h, int v0, int key0, int lane)
 {
     const unsigned char *cf = (const unsigned char *)A.ws_c + ch_h * kDK * kDK * 2 + lane * (int)sizeof(kt_frag_b);
-    const unsigned char *wf = (const unsigned char *)A.ws_w + ch_h * kDK * kBT * 2 + lane * (int)sizeof(kt_frag_b);
 #pragma unroll
-    for (int kt = 0; kt < kDK / 16; kt++) {
+    for (int kt = 0; kt < kDK / 16; kt++)
 #pragma unroll
         for (int m = 0; m < kKT; m++) kt_frag_ldg(in.c[kt][m], cf + (long long)(kt * (kDK / 16) + key0 / 16 + m) * kFragTile);
-#pragma unroll
-        for (int o = 0; o < kOwn; o++) {
-            const int tt = ks + kKS * o;
-            if (kTT % kKS == 0 || tt < kTT) kt_frag_ldg(in.w[kt][o], wf + (long long)(kt * kTT + tt) * kFragTile);
-        }
-    }
     const unsigned short *bt = (const unsigned short *)A.ws_b + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
     for (int m = 0; m < kKT; m++) kt_acc_load(in.b[m], bt + 16 * m, kDK, lane);
-    kt_state_u(in.u, in.gl, A, ch_h, v0, ks, lane);
+    in.gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
 
-/* PF 5's chunks: S^T <- e^{G_last} S^T + B^T + S^T (-C), one product over every key, so a chunk's
- * chain is one exchange (each warp's P fragments of its own key tiles to LDS, one barrier, every key
- * tile's back) and dk / 16 dependent products, in two sums; vn^T = u^T - S^T w^T (out's operand)
- * off the chain, each token tile by the warp that owns it. The exchange's buffers alternate by
- * chunk: a warp writes buffer j & 1 only after the barrier of chunk j - 1, which every warp passes
- * only after its reads of chunk j - 2's. */
 /* a product over dk / 16 key tiles as kSums interleaved sums (a chain of dk / 16 / kSums products,
  * not dk / 16), added pairwise into d */
 constexpr int kSums = 4;
@@ -1070,16 +1056,21 @@ KT_DEV void kt_sum_parts(kt_acc &d, kt_acc (&part)[kSums])
             for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(part[q], i, kt_acc_get(part[q], i) + kt_acc_get(part[q + w], i));
     d = part[0];
 }
+/* PF 5's chunks: S^T <- e^{G_last} S^T + B^T + S^T (-C), one product over every key, so a chunk's
+ * chain is one exchange (each warp's P fragments of its own key tiles to LDS, one barrier, every key
+ * tile's back) and dk / 16 products in kSums sums. vn is out's to make, from h (stored here) and w.
+ * The exchange's buffers alternate by chunk: a warp writes buffer j & 1 only after the barrier of
+ * chunk j - 1, which every warp passes only after its reads of chunk j - 2's. */
 KT_DEV void kt_state_folded(kt_state_smem &sm, kt_acc (&s)[kKT], const kt_gdn_prefill_args &A, int h, int c0, int nc,
-                            int v0, int key0, int vt, int ks, int lane)
+                            int v0, int key0, int vt, int lane)
 {
     const int HV = A.num_v_heads;
     kt_folded_in din, dnx;
-    kt_folded_load(din, A, (long long)c0 * HV + h, v0, ks, key0, lane);
+    kt_folded_load(din, A, (long long)c0 * HV + h, v0, key0, lane);
 #pragma unroll 1
     for (int j = 0; j < nc; j++) {
         const long long ch_h = (long long)(c0 + j) * HV + h;
-        if (j + 1 < nc) kt_folded_load(dnx, A, ch_h + HV, v0, ks, key0, lane);
+        if (j + 1 < nc) kt_folded_load(dnx, A, ch_h + HV, v0, key0, lane);
         const float dl = __builtin_expf(din.gl);
         unsigned short *hh = (unsigned short *)A.ws_h + ch_h * kDV * kDK + (long long)v0 * kDK + key0;
 #pragma unroll
@@ -1110,21 +1101,6 @@ KT_DEV void kt_state_folded(kt_state_smem &sm, kt_acc (&s)[kKT], const kt_gdn_pr
 #pragma unroll
             for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(part[kt % kSums], p[kt], din.c[kt][m]);
             kt_sum_parts(s[m], part);
-        }
-        unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
-#pragma unroll
-        for (int o = 0; o < kOwn; o++) {
-            const int tt = ks + kKS * o;
-            if (kTT % kKS != 0 && tt >= kTT) continue;
-            kt_acc part[kSums], sw;
-#pragma unroll
-            for (int q = 0; q < kSums; q++) kt_acc_zero(part[q]);
-#pragma unroll
-            for (int kt = 0; kt < kDK / 16; kt++) kt_pv_mma<kt_elem>(part[kt % kSums], p[kt], din.w[kt][o]);
-            kt_sum_parts(sw, part);
-#pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(sw, i, kt_acc_word_f(din.u[o], i) - kt_acc_get(sw, i));
-            kt_acc_store(vo + 16 * tt, kBT, sw, lane);
         }
         if (j + 1 < nc) din = dnx;
     }
@@ -1173,7 +1149,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 
     /* PF >= 1: the next chunk's inputs in flight in registers, refilled as soon as they are
      * stored (PF 2: the tiles kAhead + 1 chunks on; u^T and G_last a chunk on in un, gn) */
-    if constexpr (kFolded) kt_state_folded(sm, s, A, h, c0, nc, v0, key0, vt, ks, lane);
+    if constexpr (kFolded) kt_state_folded(sm, s, A, h, c0, nc, v0, key0, vt, lane);
     kt_state_in in;
     kt_state_frags din, dnx;   /* PF 3, 4: this chunk's; PF 4: the next chunk's, in flight */
     kt_acc_words un[kOwn];
@@ -1352,8 +1328,9 @@ struct alignas(16) kt_out_smem {
     unsigned short q[kBT][kLK];
     unsigned short kh[kBT > kNC ? kBT : kNC][kLK];   /* k, then a round's h^T rows */
     unsigned short p[kBT][kLT];              /* (q k^T) decay, causal, rounded */
-    unsigned short vn[kNC][kLT];             /* a round's vn^T rows */
+    unsigned short vn[kNC][kLT];             /* a round's vn^T rows (PF 5: u^T's, then vn^T's in place) */
     float g[kBT];
+    unsigned short w[kFolded ? kBT : 1][kLK];   /* PF 5: w, for vn = u - w S */
 };
 } /* namespace */
 
@@ -1373,6 +1350,7 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
 
     kt_copy_tile<kBT, kDK, kNO, true>(&sm.q[0][0], kLK, (unsigned short *)A.ws_q + ch_k * kBT * kDK, tid);
     kt_copy_tile<kBT, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_k + ch_k * kBT * kDK, tid);
+    if constexpr (kFolded) kt_copy_tile<kBT, kDK, kNO, true>(&sm.w[0][0], kLK, (unsigned short *)A.ws_w + ch_h * kBT * kDK, tid);
     for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
     kt_barrier();
 
@@ -1396,8 +1374,25 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
 #pragma unroll
     for (int cg = 0; cg < kDV / kNC; cg++) {
         kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK, tid);
-        kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT, (unsigned short *)A.ws_vn + (ch_h * kDV + cg * kNC) * kBT, tid);
+        kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT,
+                                          (unsigned short *)(kFolded ? A.ws_u : A.ws_vn) + (ch_h * kDV + cg * kNC) * kBT, tid);
         kt_barrier();
+        if constexpr (kFolded) {   /* vn^T = u^T - h w^T in place, a strip of 16 value rows a warp at a time */
+#pragma unroll 1
+            for (int vs = wv; vs < kNC / 16; vs += kBT / 16)
+#pragma unroll
+                for (int t = 0; t < kBT / 16; t++) {
+                    kt_acc a;
+                    kt_acc_zero(a);
+                    kt_tile_mma<kDK>(a, &sm.kh[16 * vs][0], kLK, &sm.w[16 * t][0], kLK, lane);
+#pragma unroll
+                    for (int i = 0; i < kt_acc_elems; i++) {
+                        unsigned short &x = sm.vn[16 * vs + kt_acc_row(lane, i)][16 * t + kt_acc_col(lane, i)];
+                        x = kt_bits(kt_to_float(kt_elem{x}) - kt_acc_get(a, i));
+                    }
+                }
+            kt_barrier();
+        }
 #pragma unroll
         for (int tj = 0; tj < kNC / 16; tj++) {
             kt_acc &a = o[cg * (kNC / 16) + tj];

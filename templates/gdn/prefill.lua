@@ -29,6 +29,7 @@ local function lds(p)
     state = ops + 1024 + (ks > 1 and p.BV / 16 or 1) * 2 * (p.DK / 16) * 1024
   end
   local out = p.BT * lk * 2 + math.max(p.BT, 64) * lk * 2 + p.BT * lt * 2 + 64 * lt * 2 + p.BT * 4
+              + (p.PF == 5 and p.BT or 1) * lk * 2   -- PF 5: w
   return pad16(prep), pad16(wy), pad16(state), pad16(out)
 end
 

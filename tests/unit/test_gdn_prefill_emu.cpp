@@ -111,8 +111,8 @@ static const variant variants[] = {
     VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
     VARIANT_ROW(pg, 64, 0, 16, 8, 3, "bt64 vk0 bv16 nw8 pf3 (8 key splits, 4 owning none; fragments, each reloaded once used)"),
     VARIANT_ROW(ph, 32, 1, 32, 4, 4, "bt32 vk1 bv32 nw4 pf4 (2 value tiles, 2 key splits, 3 chunks; fragments, the next chunk's in a second set)"),
-    VARIANT_ROW(pi, 64, 0, 16, 8, 5, "bt64 vk0 bv16 nw8 pf5 (the step one product: kd folded into C and B)"),
-    VARIANT_ROW(pj, 16, 1, 16, 8, 5, "bt16 vk1 bv16 nw8 pf5 (folded, one token tile: one warp owns vn)"),
+    VARIANT_ROW(pi, 64, 0, 16, 8, 5, "bt64 vk0 bv16 nw8 pf5 (the step one product: kd folded into C and B, vn made by out)"),
+    VARIANT_ROW(pj, 16, 1, 16, 8, 5, "bt16 vk1 bv16 nw8 pf5 (folded, one token tile)"),
 };
 
 enum { H = 1, HV = 2, DK = 128, DV = 128, KW = 4, CDIM = 2 * H * DK + HV * DV, SLOTS = 8, LCOL = KW - 1 + 8 };

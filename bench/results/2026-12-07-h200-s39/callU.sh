@@ -1,19 +1,20 @@
 #!/bin/sh
-# Thirty-ninth session, device call U (~3 minutes, any card): PF 5 with its two chains as four
-# interleaved sums (out/s39/x39h.ktdb.xz) against call T's PF 5 (x39f) and main's PF 4 (x38g), the
-# same rounds; then Nsight on x39h's state pass and _wy (warp states, the state pass's SASS with
-# stall samples). Carry out/lib out/device out/s39. $OUT/u1.tgz.
+# Thirty-ninth session, device call U (~3 minutes, any card; not run: the session's device time ran
+# out): PF 5 (vn made by out: out/s39/x39k.ktdb.xz) against PF 4 (x38g), the same rounds, each
+# launch's time; then Nsight on PF 5's state pass, _wy and _out (warp states, the state pass's SASS
+# with stall samples). Build both here first: `PFS=5 sh bench/narrow_prefill.sh x39k.ktdb` and
+# `PFS=4 ... x38g.ktdb` (bf16 VK 0 BT 64 BV 16 NW 8), each xz'd into out/s39. Carry out/lib
+# out/device out/s39. $OUT/u1.tgz.
 set -u
 . tests/device/env.sh
 call_begin ${N:-u1}
 nvidia-smi --query-gpu=name --format=csv,noheader
-for d in x39h x39f x38g; do xz -dc out/s39/$d.ktdb.xz > $W/$d.ktdb; done
-prefill_ab x39h x38g "1x16384/8,1x16384/16"
-prefill_ab x39h x39f "1x16384/8"
+for d in x39k x38g; do xz -dc out/s39/$d.ktdb.xz > $W/$d.ktdb; done
+prefill_ab x39k x38g "${ROWS:-1x16384/8,1x65536/8,1x16384/16,8x2048/8}"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 export KT_GDNP_PARTS=1
-B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x39h.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
-for k in pf5 _wy; do
+B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x39k.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
+for k in pf5 _wy _out; do
     timeout 60 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
         --section InstructionStats --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
         --page details -k regex:"$k\$" -c 1 $B > $R/ncu$k.txt 2>&1; echo "ncu $k rc=$? $(el)"
