@@ -84,6 +84,15 @@ KT_DEV void kt_barrier(void)
 #endif
 }
 
+/* the wave's LDS writes seen by its other lanes' reads after it: a wave's LDS operations run in
+ * order, so only the compiler must keep them so */
+KT_DEV void kt_wave_sync(void)
+{
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+    __builtin_amdgcn_wave_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+
 /* Butterfly shuffle through ds_bpermute (byte addresses); lane ^ mask stays inside the wave. */
 KT_DEV float kt_shfl_xor(float v, int mask)
 {

@@ -89,6 +89,8 @@ KT_DEV int kt_grid_blocks_y(void) { return (int)gridDim.y; }
 KT_DEV int kt_lane_id(void) { return (int)threadIdx.x & 31; }
 KT_DEV int kt_wave_id(void) { return (int)threadIdx.x >> 5; }
 KT_DEV void kt_barrier(void) { __syncthreads(); }
+/* the wave's LDS writes seen by its other lanes' reads after it */
+KT_DEV void kt_wave_sync(void) { __syncwarp(); }
 KT_DEV float kt_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xFFFFFFFFu, v, mask); }
 /* 2^x, fp32 (ex2.approx: relative error below 2^-22; -inf gives +0), for softmax. */
 KT_DEV float kt_exp2(float x)

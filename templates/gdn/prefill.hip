@@ -175,6 +175,31 @@ KT_DEV void kt_frag_ldg(kt_frag_b &f, const unsigned char *p)
 }
 #endif
 
+/* PF 3-5's fragment tiles stored 16 bytes a lane: NT accumulator tiles, each [k][n] (rows and
+ * columns as the score maps give them where Score, else as the accumulator's), times scale, rounded
+ * into the warp's own 16 rows of scratch (ld), read back as V's fragments (kt_load_v, whose map
+ * kt_v_slot inverts) and stored lane after lane, tile t at dst + t x kFragTile. Scattered 2 bytes
+ * an element into their slots, a warp's store touched 16 sectors for 64 bytes. */
+template <int NT, bool Score>
+KT_DEV void kt_frags_stg(unsigned short *scratch, int ld, const kt_acc *c, float scale, unsigned char *dst, int lane)
+{
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) {
+            const int k = Score ? kt_s_q(lane, i) : kt_acc_row(lane, i), n = Score ? kt_s_n(lane, i) : kt_acc_col(lane, i);
+            scratch[k * ld + 16 * t + n] = kt_bits(scale * kt_acc_get(c[t], i));
+        }
+    kt_wave_sync();
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        kt_frag_b f;
+        kt_load_v(f, scratch + 16 * t, ld, lane);
+        kt_frag_stg(dst + (long long)t * kFragTile + lane * (int)sizeof(kt_frag_b), f);
+    }
+    kt_wave_sync();   /* every lane's reads before the scratch's next writes */
+}
+
 /* rows x cols 16-bit elements between a dense global array (row length cols) and an LDS tile
  * (row length ld), 16 bytes a move */
 template <int Rows, int Cols, int Threads, bool ToLds>
@@ -460,7 +485,7 @@ static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
  * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile.
  * A warp a strip of 16 rows of T by every token tile (kt_strip_mma: 5 LDS matrix loads a k step
  * at BT 64 where a tile a warp took 8) */
-template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
+template <int N, bool Frags = false> KT_DEV void kt_x_product_t(kt_wy_smem &sm, unsigned short *dst, int wv, int lane)
 {
     constexpr int kR = kBT / 16;
 #pragma unroll 1
@@ -469,14 +494,13 @@ template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem
 #pragma unroll
         for (int ti = 0; ti < kR; ti++) kt_acc_zero(c[ti]);
         kt_strip_mma<kBT, kR>(c, &sm.u.t[16 * tj][0], kLT, &sm.xb[0][0], kLT, lane);
+        if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3, 4), staged in the strip's own rows of T */
+            kt_frags_stg<kR, false>(&sm.u.t[16 * tj][0], kLT, c, 1.0f, (unsigned char *)(dst + tj * kR * 256), lane);
+            continue;
+        }
 #pragma unroll
         for (int ti = 0; ti < kR; ti++) {
-            if constexpr (Frags) {   /* w^T as the state pass's fragments (PF 3, 4) */
-                unsigned short *t = dst + (tj * kR + ti) * 256;
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++)
-                    t[kt_v_slot(kt_acc_row(lane, i), kt_acc_col(lane, i))] = kt_bits(kt_acc_get(c[ti], i));
-            } else if constexpr (kColPairs) {
+            if constexpr (kColPairs) {
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i += 2)
                     *(unsigned *)(dst + (16 * tj + kt_acc_row(lane, i)) * kBT + 16 * ti + kt_acc_col(lane, i)) =
@@ -497,7 +521,7 @@ template <int N, bool Frags = false> KT_DEV void kt_x_product_t(const kt_wy_smem
  * The strip is made in the score orientation (kt_score_mma), so that it feeds the fold as P
  * straight from its registers, as FlashAttention's scores feed P V. */
 template <int N, bool W>
-KT_DEV void kt_x_product_folded(const kt_wy_smem &sm, unsigned short *dst, unsigned short *fold, int wv, int lane)
+KT_DEV void kt_x_product_folded(kt_wy_smem &sm, unsigned short *dst, unsigned short *fold, int wv, int lane)
 {
     constexpr int kR = kBT / 16, kN = kDK / 16;
     const float gl = sm.g[kBT - 1];
@@ -539,30 +563,36 @@ KT_DEV void kt_x_product_folded(const kt_wy_smem &sm, unsigned short *dst, unsig
                 kt_acc_set(c[ti], i, kt_acc_get(c[ti], i) * kt_exp_fast(gl - sm.g[16 * ti + kt_s_n(lane, i)]));
             kt_p_frag<kt_elem>(p[ti], c[ti]);
         }
+        /* kR tiles of F a pass: -C's staged in the strip's own rows of T (dead once its product is done) */
 #pragma unroll 1
-        for (int n = 0; n < kN; n++) {
-            kt_acc o;
-            kt_acc_zero(o);
+        for (int n0 = 0; n0 < kN; n0 += kR) {
+            kt_acc o[kR];
 #pragma unroll
-            for (int ti = 0; ti < kR; ti++) {
-                kt_frag_b f;
-                kt_load_v(f, &sm.x[16 * ti][16 * n], kLK, lane);
-                kt_pv_mma<kt_elem>(o, p[ti], f);
+            for (int n = 0; n < kR; n++) {
+                kt_acc_zero(o[n]);
+#pragma unroll
+                for (int ti = 0; ti < kR; ti++) {
+                    kt_frag_b f;
+                    kt_load_v(f, &sm.x[16 * ti][16 * (n0 + n)], kLK, lane);
+                    kt_pv_mma<kt_elem>(o[n], p[ti], f);
+                }
             }
             if constexpr (W) {
-                unsigned short *t = fold + (tj * kN + n) * 256;
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++)
-                    t[kt_v_slot(kt_s_q(lane, i), kt_s_n(lane, i))] = kt_bits(-kt_acc_get(o, i));
-            } else if constexpr (kAccPairs) {
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i += 2)
-                    *(unsigned *)(fold + (16 * tj + kt_s_q(lane, i)) * kDK + 16 * n + kt_s_n(lane, i)) =
-                        kt_round2<kt_elem>(kt_acc_get(o, i), kt_acc_get(o, i + 1));
+                kt_frags_stg<kR, true>(&sm.u.t[16 * tj][0], kLT, o, -1.0f, (unsigned char *)(fold + (tj * kN + n0) * 256), lane);
             } else {
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++)
-                    fold[(16 * tj + kt_s_q(lane, i)) * kDK + 16 * n + kt_s_n(lane, i)] = kt_bits(kt_acc_get(o, i));
+                for (int n = 0; n < kR; n++) {
+                    if constexpr (kAccPairs) {
+#pragma unroll
+                        for (int i = 0; i < kt_acc_elems; i += 2)
+                            *(unsigned *)(fold + (16 * tj + kt_s_q(lane, i)) * kDK + 16 * (n0 + n) + kt_s_n(lane, i)) =
+                                kt_round2<kt_elem>(kt_acc_get(o[n], i), kt_acc_get(o[n], i + 1));
+                    } else {
+#pragma unroll
+                        for (int i = 0; i < kt_acc_elems; i++)
+                            fold[(16 * tj + kt_s_q(lane, i)) * kDK + 16 * (n0 + n) + kt_s_n(lane, i)] = kt_bits(kt_acc_get(o[n], i));
+                    }
+                }
             }
         }
     }

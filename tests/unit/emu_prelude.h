@@ -44,6 +44,7 @@ KT_DEV int kt_grid_blocks_x(void) { return kt_emu_cur->gx; }
 KT_DEV int kt_lane_id(void) { return kt_emu_tid % KT_WAVE; }
 KT_DEV int kt_wave_id(void) { return kt_emu_tid / KT_WAVE; }
 KT_DEV void kt_barrier(void) { pthread_barrier_wait(&kt_emu_cur->block); }
+KT_DEV void kt_wave_sync(void) { pthread_barrier_wait(&kt_emu_cur->waves[kt_wave_id()]); }
 /* every lane of the wave takes part, as the templates call it (wave-uniform control flow) */
 KT_DEV float kt_shfl_xor(float v, int mask)
 {
