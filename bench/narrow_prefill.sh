@@ -14,10 +14,23 @@ sed -e "s/{ \"dtype\", { \"bf16\", \"fp16\" } }/{ \"dtype\", { ${DTYPES:-\"bf16\
     -e "s/{ \"BV\", { 16, 32, 64 } }/{ \"BV\", { ${BVS:-16} } }/" \
     -e "s/{ \"NW\", { 1, 2, 4, 8 } }/{ \"NW\", { ${NWS:-8} } }/" \
     -e "s/{ \"PF\", { 0, 1, 2, 3, 4, 5 } }/{ \"PF\", { ${PFS:-4} } }/" templates/gdn/prefill.lua > "$x"
-for axis in dtype VK BT BV NW PF; do
-    grep -q "{ \"$axis\", {" "$x" || { echo "narrow_prefill: axis $axis not found in prefill.lua" >&2; exit 1; }
+# a value the recipe's own list lacks would build a form the recipe never offers
+within() {   # within NAME "VALUES" "LIST"
+    for v in $(echo "$2" | tr ',' ' '); do
+        case " $(echo "$3" | tr ',' ' ') " in *" $v "*) ;; *) echo "narrow_prefill: $1 $v is not in the recipe's {$3}" >&2; exit 1 ;; esac
+    done
+}
+within dtype "${DTYPES:-\"bf16\"}" '"bf16", "fp16"'
+within VK "${VKS:-0}" "0, 1"
+within BT "${BTS:-64}" "16, 32, 64"
+within BV "${BVS:-16}" "16, 32, 64"
+within NW "${NWS:-8}" "1, 2, 4, 8"
+within PF "${PFS:-4}" "0, 1, 2, 3, 4, 5"
+# every axis narrowed, or prefill.lua's lists changed under the sed: say which
+for want in "dtype\", { ${DTYPES:-\"bf16\"} }" "VK\", { ${VKS:-0} }" "BT\", { ${BTS:-64} }" "BV\", { ${BVS:-16} }" \
+            "NW\", { ${NWS:-8} }" "PF\", { ${PFS:-4} }"; do
+    grep -qF "{ \"$want }" "$x" || { echo "narrow_prefill: prefill.lua's axis \"$want\" not narrowed (its list changed?)" >&2; exit 1; }
 done
-cmp -s "$x" templates/gdn/prefill.lua && { echo "narrow_prefill: prefill.lua's axes changed: the sed matched none" >&2; exit 1; }
 rm -f "$db"
 out/bin/kt gen --recipe "$x" --target "${TGT:-sm_90a}" --db "$db" -j 2 --quiet
 sqlite3 "$db" "select name, status, vgpr, spills from kernel"

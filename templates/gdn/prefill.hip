@@ -104,32 +104,12 @@ template <int K> KT_DEV void kt_tile_mma(kt_acc &c, const unsigned short *a, int
     kt_strip_mma<K, 1>(&c, a, lda, w, ldw, lane);
 }
 
-/* PF 3 and 4's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
+/* PF 3-5's workspace tiles: a 16 x 16 operand tile as its lanes' fragments, lane after lane, each
  * fragment's registers as they are (512 bytes a tile on every target but gfx11, whose replicated
- * operands the recipe keeps off PF 3 and 4) */
+ * operands the recipe keeps off PF 3-5) */
 constexpr int kFragTile = KT_WAVE * (int)sizeof(kt_frag_b);
 static_assert(!kFrags || kFragTile == 512, "PF 3-5: a fragment tile in a dense tile's bytes");
 
-/* PF 3, 4: where V's fragment (kt_load_v, arch/prefill_ops.h) holds row k, column n of a 16 x 16
- * [k][n] tile: its slot lane x elements + element, the inverse of the operand's map (checked below
- * over every slot), so that _wy stores each accumulator element straight into its fragment slot */
-#if defined(KT_ARCH_SM90_H)
-KT_LAYOUT_FN int kt_v_k(int lane, int e) { return kt_frag_b_k(lane, e); }
-KT_LAYOUT_FN int kt_v_n(int lane, int e) { return kt_frag_b_n(lane, e); }
-KT_LAYOUT_FN int kt_v_slot(int k, int n) { return (4 * (n % 8) + (k % 8) / 2) * kt_frag_ab_elems + k % 2 + 2 * (k / 8) + 4 * (n / 8); }
-#else
-KT_LAYOUT_FN int kt_v_k(int lane, int e) { return kt_pv_key(lane, e); }
-KT_LAYOUT_FN int kt_v_n(int lane, int e) { return kt_frag_a_row(lane, e); }
-KT_LAYOUT_FN int kt_v_slot(int k, int n) { return (n + 16 * (k / kt_frag_ab_elems)) * kt_frag_ab_elems + k % kt_frag_ab_elems; }
-#endif
-constexpr bool kt_v_slots_invert()
-{
-    for (int l = 0; l < kt_frag_lanes; l++)
-        for (int e = 0; e < kt_frag_ab_elems; e++)
-            if (kt_v_slot(kt_v_k(l, e), kt_v_n(l, e)) != l * kt_frag_ab_elems + e) return false;
-    return true;
-}
-static_assert(!kFrags || kt_v_slots_invert(), "PF 3-5: V's slot map inverts its operand's");
 #if defined(KT_ARCH_SM90_H) && !defined(KT_EMU_PRELUDE_H)
 /* its own four registers: a struct copy of them went through memory (sm_90a's _wy spilled) */
 KT_DEV void kt_frag_stg(unsigned char *p, const kt_frag_b &f) { kt_sts16(p, kt_v16_make(f.r[0], f.r[1], f.r[2], f.r[3])); }
@@ -177,9 +157,10 @@ KT_DEV void kt_frag_ldg(kt_frag_b &f, const unsigned char *p)
 
 /* PF 3-5's fragment tiles stored 16 bytes a lane: NT accumulator tiles, each [k][n] (rows and
  * columns as the score maps give them where Score, else as the accumulator's), times scale, rounded
- * into the warp's own 16 rows of scratch (ld), read back as V's fragments (kt_load_v, whose map
- * kt_v_slot inverts) and stored lane after lane, tile t at dst + t x kFragTile. Scattered 2 bytes
- * an element into their slots, a warp's store touched 16 sectors for 64 bytes. */
+ * into the warp's own 16 rows of scratch (ld), read back as V's fragments (kt_load_v, as
+ * kt_k_frag reads k) and stored lane after lane, tile t at dst + t x kFragTile, where the state pass
+ * loads them whole (kt_frag_ldg). Scattered 2 bytes an element into their slots, a warp's store
+ * touched 16 sectors for 64 bytes. */
 template <int NT, bool Score>
 KT_DEV void kt_frags_stg(unsigned short *scratch, int ld, const kt_acc *c, float scale, unsigned char *dst, int lane)
 {
