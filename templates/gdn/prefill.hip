@@ -461,6 +461,19 @@ constexpr bool kColPairs = kt_pairs_adjacent<kt_acc_row, kt_acc_col>();
 constexpr bool kAccPairs = kt_pairs_adjacent<kt_s_q, kt_s_n>();   /* the state's (and the scores') orientation */
 static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
+/* a tile in the state's (and the scores') orientation, rounded, to p[q * ld + n] */
+KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
+{
+    if constexpr (kAccPairs) {
+#pragma unroll
+        for (int j = 0; j < kt_acc_elems; j += 2)
+            *(unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j)) = kt_round2<kt_elem>(kt_acc_get(c, j), kt_acc_get(c, j + 1));
+    } else {
+#pragma unroll
+        for (int i = 0; i < kt_acc_elems; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c, i));
+    }
+}
+
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
  * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows); Frags (PF 3, 4's
  * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile.
@@ -529,15 +542,8 @@ KT_DEV void kt_x_product_folded(kt_wy_smem &sm, unsigned short *dst, unsigned sh
 #pragma unroll
                 for (int i = 0; i < kt_acc_elems; i++)
                     dst[(16 * ti + kt_s_n(lane, i)) * kDK + 16 * tj + kt_s_q(lane, i)] = kt_bits(kt_acc_get(c[ti], i));
-            } else if constexpr (kAccPairs) {
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i += 2)
-                    *(unsigned *)(dst + (16 * tj + kt_s_q(lane, i)) * kBT + 16 * ti + kt_s_n(lane, i)) =
-                        kt_round2<kt_elem>(kt_acc_get(c[ti], i), kt_acc_get(c[ti], i + 1));
             } else {
-#pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++)
-                    dst[(16 * tj + kt_s_q(lane, i)) * kBT + 16 * ti + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c[ti], i));
+                kt_acc_store(dst + 16 * tj * kBT + 16 * ti, kBT, c[ti], lane);
             }
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++)
@@ -562,18 +568,7 @@ KT_DEV void kt_x_product_folded(kt_wy_smem &sm, unsigned short *dst, unsigned sh
                 kt_frags_stg<kR, true>(&sm.u.t[16 * tj][0], kLT, o, -1.0f, (unsigned char *)(fold + (tj * kN + n0) * 256), lane);
             } else {
 #pragma unroll
-                for (int n = 0; n < kR; n++) {
-                    if constexpr (kAccPairs) {
-#pragma unroll
-                        for (int i = 0; i < kt_acc_elems; i += 2)
-                            *(unsigned *)(fold + (16 * tj + kt_s_q(lane, i)) * kDK + 16 * (n0 + n) + kt_s_n(lane, i)) =
-                                kt_round2<kt_elem>(kt_acc_get(o[n], i), kt_acc_get(o[n], i + 1));
-                    } else {
-#pragma unroll
-                        for (int i = 0; i < kt_acc_elems; i++)
-                            fold[(16 * tj + kt_s_q(lane, i)) * kDK + 16 * (n0 + n) + kt_s_n(lane, i)] = kt_bits(kt_acc_get(o[n], i));
-                    }
-                }
+                for (int n = 0; n < kR; n++) kt_acc_store(fold + 16 * tj * kDK + 16 * (n0 + n), kDK, o[n], lane);
             }
         }
     }
@@ -902,19 +897,6 @@ struct kt_state_smem {                       /* aligned as its members (gfx11's 
 /* the ssm state's element (key, value column) in the head (VK) */
 KT_DEV long long kt_s_at(int key, int v) { return KT_VK ? (long long)v * kDK + key : (long long)key * kDV + v; }
 
-
-/* a tile in the accumulators' orientation, rounded, to p[q * ld + n] */
-KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
-{
-    if constexpr (kAccPairs) {
-#pragma unroll
-        for (int j = 0; j < kt_acc_elems; j += 2)
-            *(unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j)) = kt_round2<kt_elem>(kt_acc_get(c, j), kt_acc_get(c, j + 1));
-    } else {
-#pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c, i));
-    }
-}
 
 /* the 16-bit elements p[q * ld + n] at a tile's accumulator places, two a word (element 2j low) */
 struct kt_acc_words { unsigned w[kt_acc_elems / 2]; };

@@ -5,7 +5,7 @@
 -- inputs' loads (0 when needed, 1 a chunk ahead, 2 as 1 with w^T and kd also stored to LDS
 -- ahead, in two buffers, 3 w^T and k as the products' fragments straight into registers, 4 as 3 with
 -- the next chunk's in a second set of registers, 5 as 4 with the chunk's step one product: kd folded
--- into its operands C = w^T kd and B = u^T kd, which _wy writes). The kernels (prep launched on wave-64 targets only:
+-- into its operands C = w^T kd and B = u^T kd, which _wy writes, and vn made by out). The kernels (prep launched on wave-64 targets only:
 -- elsewhere wy does its work) take their LDS at launch; each must fit the target (kt_gdn_prefill_lds in the descriptor
 -- is the same arithmetic).
 
@@ -73,13 +73,9 @@ return {
     if p.PF >= 1 and p.PF <= 2 and p.BT * p.DK / 8 > 8 * p.NW * t.wave_size then return false, "PF: more than 8 pieces of w^T a thread in flight" end
     -- PF 3, 4: a warp's fragments of its key tiles x the token tiles, w^T's and k's, in registers
     if (p.PF == 3 or p.PF == 4) and (p.DK / 16 / (p.NW / (p.BV / 16))) * (p.BT / 16) > 8 then return false, "PF 3, 4: more than 8 tiles of w^T a warp in flight" end
-    -- PF 5: a warp's fragments of -C (every key tile by its own) and of w^T (every key tile by its
-    -- token tiles), the next chunk's in a second set
-    if p.PF == 5 then
-      local ks = p.NW / (p.BV / 16)
-      if (p.DK / 16) * (p.DK / 16 / ks + math.ceil(p.BT / 16 / ks)) > 16 then
-        return false, "PF 5: more than 16 fragments of -C and w^T a warp in flight"
-      end
+    -- PF 5: a warp's fragments of -C (every key tile by its own), the next chunk's in a second set
+    if p.PF == 5 and (p.DK / 16) * (p.DK / 16 / (p.NW / (p.BV / 16))) > 8 then
+      return false, "PF 5: more than 8 fragments of -C a warp in flight"
     end
     if p.PF >= 3 and t.mma == "wmma-gfx11" then return false, "PF 3-5: gfx11's replicated fragments are twice a tile's bytes" end
     local prep, wy, state, out = lds(p)
