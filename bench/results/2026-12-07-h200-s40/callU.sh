@@ -1,0 +1,24 @@
+#!/bin/sh
+# Fortieth session, device call U (~5 minutes, any card): s39's call U (its header: x39k PF 5 at
+# ee9cb8a, x39m PF 4 at ee9cb8a, x39n PF 4 at 7e7c837, each bf16 VK 0 BT 64 BV 16 NW 8, built by
+# bench/narrow_prefill.sh into out/s39), and Nsight's source counters on PF 4's _wy and state pass (x39m): where
+# its stalls sit, line by line, for the next change there. Carry out/lib out/device out/s39.
+# $OUT/u1.tgz.
+set -u
+sh bench/results/2026-12-07-h200-s39/callU.sh
+. tests/device/env.sh
+call_begin u2
+for d in x39m; do xz -dc out/s39/$d.ktdb.xz > $W/$d.ktdb; done
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+export KT_GDNP_PARTS=1
+B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x39m.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
+timeout 90 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats --section SourceCounters \
+    --page source --print-source sass -k regex:"_wy\$" -c 1 $B > $R/ncu-sasswy4.txt 2>&1; echo "ncu sass wy pf4 rc=$? $(el)"
+timeout 90 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats --section InstructionStats --section SourceCounters \
+    --page source --print-source sass -k regex:"pf4\$" -c 1 $B > $R/ncu-sasspf4.txt 2>&1; echo "ncu sass pf4 rc=$? $(el)"
+timeout 60 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+    --section MemoryWorkloadAnalysis --section Occupancy --page details -k regex:"_wy\$" -c 1 $B > $R/ncu-wy4.txt 2>&1
+echo "ncu wy pf4 rc=$? $(el)"
+grep -E "Duration|Executed Ipc A|Warp Cycles Per Issued|Achieved Occ|Memory Throughput|DRAM Throughput|Stall" $R/ncu-wy4.txt | head -12
+gzip -9 $R/*.txt
+call_end u2

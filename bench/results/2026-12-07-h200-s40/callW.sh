@@ -1,0 +1,27 @@
+#!/bin/sh
+# Fortieth session, device calls W (H200 only: the sweep's timings are the H200's to take; on any
+# other card it stops at once): the tp 4 sweep resumed from s39's call S (out/s40/sweep.ktdb.xz,
+# built here by callV.sh's steps: GEMMs done, 55 of 288 attn_decode). The database lives at
+# out/live/q.ktdb on the device machine, which keeps it between calls while it stays warm, so that
+# the next call resumes without a round trip; each call also returns it (db_return), so a machine
+# lost between calls loses nothing (restore_code.sh, then carry it as out/s40/sweep.ktdb.xz).
+# ONLY=gdn_decode,gdn_prefill first, then ONLY unset. Carry out/bin out/lib out/device out/s40.
+# $OUT/w1.tgz (N), the database beside.
+set -u
+. tests/device/env.sh
+call_begin ${N:-w1}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "gpu: $gpu"
+case "$gpu" in
+*H200*)
+    mkdir -p out/live
+    [ -s out/live/q.ktdb ] && echo "resuming the machine's own out/live/q.ktdb" ||
+        xz -dc ${DBX:-out/s40/sweep.ktdb.xz} > out/live/q.ktdb
+    DB=out/live/q.ktdb
+    model_sweep sweep.log ${SWEEP_TIMEOUT:-530} --modelpath models/qwen3-next-80b-a3b --tp 4 --resume \
+        --budget-min ${BUDGET:-7.8} ${ONLY:+--only $ONLY}
+    grep -E "refused|wrong|failed" $R/sweep.log | head -8 | cut -c1-200
+    db_return ;;
+*) echo "not an H200: no sweep" ;;
+esac
+call_end ${N:-w1}
