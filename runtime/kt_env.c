@@ -32,6 +32,7 @@ static const kt_env_knob kt_env_table[] = {
     {"KT_GDN_STATE",         "k-last",               "the GDN state layout the serving vLLM allocates: `k-last` [HV, V, K] (vLLM since #33291) or `kv` [HV, K, V] (earlier vLLM, fla)"},
     /* measurement (runtime/op_gdn_prefill.c) */
     {"KT_GDNP_PARTS",        "unset",                "measurement: the GDN prefill's parts (out beside the state pass) in place of the law's; `1` none"},
+    {"KT_GDNP_WY_PARTS",     "unset",                "measurement: `0` keeps the GDN prefill's wy whole ahead of its parts (the plan before wy had parts)"},
     /* bench (bench/cublas_dl.c) */
     {"KT_CUBLAS",            "search",               "bench_gemm: the libcublas to dlopen"},
     /* make run (Makefile) */

@@ -32,7 +32,7 @@
 #define KT_OP_MAX_DIMS 10
 #define KT_OP_MAX_PARAMS 16
 #define KT_OP_MAX_DTYPES 4
-#define KT_OP_MAX_LAUNCHES 20
+#define KT_OP_MAX_LAUNCHES 26
 #define KT_OP_MAX_WORKSPACES 2
 #define KT_OP_MAX_BUFFERS 8
 #define KT_OP_NAME_LEN KT_KERNEL_NAME_MAX   /* kernel names: build/kernel_name.h */

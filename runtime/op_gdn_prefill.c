@@ -111,15 +111,17 @@ static const char *gdnp_misfit(const kt_variant *v, const kt_problem *p, int uni
 }
 
 /* The plan's parts (abi). Where the state pass's blocks (dv / BV x hv x seqs, about one a unit:
- * their registers fill it) leave at least half the compute units idle, out of part j runs there
- * beside the state pass of part j + 1 (on lane 1, ahead), so that only the last part's out stays
- * behind the serial pass; with fewer idle units out's blocks would hold units the next part's
- * state pass waits for. Each part costs two launches and a cross-stream wait, hence parts of at
- * least GDNP_PART_CHUNKS chunks of the mean sequence, at most GDNP_MAX_PARTS. KT_GDNP_PARTS (a
- * measurement knob) sets the count instead. */
+ * their registers fill it) leave at least half the compute units idle, wy runs a part at a time,
+ * the state pass of part j (on lane 1, ahead) as soon as wy's part j is done, beside wy's later
+ * parts, and out of part j beside the state pass of part j + 1, so that only wy's first part and
+ * the last part's out stay outside the serial pass; with fewer idle units the launches beside it
+ * would hold units the next part's state pass waits for. Each part costs three launches and two
+ * cross-stream waits, hence parts of at least GDNP_PART_CHUNKS chunks of the mean sequence, at most
+ * GDNP_MAX_PARTS. KT_GDNP_PARTS (a measurement knob) sets the count instead; KT_GDNP_WY_PARTS=0
+ * (another) keeps wy whole ahead of the parts, the plan before wy had parts. */
 #define GDNP_PART_CHUNKS 32
 #define GDNP_MAX_PARTS 8
-_Static_assert(2 + 2 * GDNP_MAX_PARTS <= KT_OP_MAX_LAUNCHES, "prep, wy and two launches a part");
+_Static_assert(1 + 3 * GDNP_MAX_PARTS <= KT_OP_MAX_LAUNCHES, "prep and three launches a part");
 
 int kt_gdn_prefill_parts(long long tokens, long long seqs, long long dv, long long hv, int bt, int bv, int units)
 {
@@ -145,9 +147,9 @@ static void gdnp_part_range(long long chunks, int part, int parts, int *begin, i
 }
 
 /* wy (chunks x key heads; on wave-64 targets and at BT 16 prep first, the same grid:
- * prefill.hip's kFusedPrep), then a part at a time the state pass (dv / BV x value heads x
- * sequences; lane 1 where there are parts) and out (its part's chunks x value heads), each with its
- * LDS at launch */
+ * prefill.hip's kFusedPrep), a part at a time where there are parts; then a part at a time the
+ * state pass (dv / BV x value heads x sequences; lane 1 where there are parts, each part after
+ * wy's) and out (its part's chunks x value heads), each with its LDS at launch */
 static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size, int units,
                          kt_op_launch out[KT_OP_MAX_LAUNCHES])
 {
@@ -158,7 +160,9 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
     const long long chunks = kt_gdn_prefill_chunks(DIM(p, TOKENS), DIM(p, SEQS), PAR(v, BT));
     const int parts = kt_gdn_prefill_parts(DIM(p, TOKENS), DIM(p, SEQS), DIM(p, DV), DIM(p, HV), PAR(v, BT),
                                            PAR(v, BV), units);
-    const int prep = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)), n = 1 + prep + 2 * parts;
+    const char *knob = kt_env_get("KT_GDNP_WY_PARTS");
+    const int wy_parts = parts > 1 && !(knob && strcmp(knob, "0") == 0) ? parts : 1;
+    const int prep = kt_gdn_prefill_runs_prep(wave_size, PAR(v, BT)), n = prep + wy_parts + 2 * parts;
     kt_op_launch *l = out;
     memset(out, 0, (size_t)n * sizeof *out);
     if (prep) {
@@ -166,10 +170,15 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
         l->dims = (kt_launch_dims){{(unsigned)chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[0]};
         l++;
     }
-    l->suffix = "_wy";
-    l->dims = (kt_launch_dims){{(unsigned)chunks, (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
     const int wy = (int)(l - out);
-    l++;
+    for (int j = 0; j < wy_parts; j++) {
+        int b = 0, e = (int)chunks;
+        if (wy_parts > 1) gdnp_part_range(chunks, j, parts, &b, &e);
+        l->suffix = "_wy";
+        l->dims = (kt_launch_dims){{(unsigned)(e - b), (unsigned)DIM(p, HK), 1}, {(unsigned)(4 * wave_size), 1, 1}, (unsigned)lds[1]};
+        if (wy_parts > 1) l->part = j, l->parts = parts;
+        l++;
+    }
     for (int j = 0; j < parts; j++) {
         int b, e;
         gdnp_part_range(chunks, j, parts, &b, &e);
@@ -177,7 +186,8 @@ static int gdnp_launches(const kt_variant *v, const kt_problem *p, int wave_size
         l->dims = (kt_launch_dims){{(unsigned)(DIM(p, DV) / PAR(v, BV)), (unsigned)DIM(p, HV), (unsigned)DIM(p, SEQS)},
                                    {(unsigned)(PAR(v, NW) * wave_size), 1, 1}, (unsigned)lds[2]};
         l->lane = parts > 1;
-        l->after = parts > 1 && j == 0 ? wy + 1 : 0;   /* forks after wy */
+        /* forks after wy (whole), or waits for wy's own part */
+        l->after = parts == 1 ? 0 : wy_parts > 1 ? wy + j + 1 : j == 0 ? wy + 1 : 0;
         l->part = j, l->parts = parts;
         const int state = (int)(l - out);
         l++;
@@ -287,11 +297,16 @@ static void gdnp_bind(void *args, const kt_variant *v, const kt_problem *p, int 
     a->ws_b = r[9];
 }
 
-/* a part's launch (state, out) covers its chunks; the others (prep, wy) all of them */
+/* a part's launch (wy, state, out) covers its chunks; the others (prep, a whole wy) all of them */
 static void gdnp_bind_launch(void *args, const kt_op_launch *l)
 {
     kt_gdn_prefill_args *a = args;
-    if (l->parts > 1) gdnp_part_range(a->chunks, l->part, l->parts, &a->chunk_begin, &a->chunk_end);
+    if (l->parts > 1) {
+        gdnp_part_range(a->chunks, l->part, l->parts, &a->chunk_begin, &a->chunk_end);
+    } else {
+        a->chunk_begin = 0;
+        a->chunk_end = a->chunks;
+    }
 }
 
 /* ---- the law ----

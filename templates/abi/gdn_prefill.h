@@ -27,9 +27,10 @@
  * Chunks are numbered over the whole batch, sequence after sequence; the grid's chunk count is an
  * upper bound (tokens / BT + batch) and a block past the batch's real chunks returns. Where the
  * state pass leaves compute units idle (few sequences) the runtime cuts the chunks into parts:
- * the state pass of part j (on a second stream, ahead) then out of part j beside the state pass of
- * part j + 1; a part's state pass starts from the slot's state where the sequence began before it
- * and leaves the state it reached there.
+ * wy part after part, the state pass of part j (on a second stream, ahead) as soon as wy's part j
+ * is done, beside wy's later parts, then out of part j beside the state pass of part j + 1; a
+ * part's state pass starts from the slot's state where the sequence began before it and leaves the
+ * state it reached there.
  *
  * Workspace (bound by the runtime, op_gdn_prefill.c's layout, `chunks` = the bound above):
  *   q, k    [chunks][H][BT][dk] dtype   normalized (q scaled)
@@ -72,9 +73,10 @@ typedef struct kt_gdn_prefill_args {
 
     /* ---- set by the runtime's bind (runtime/op_gdn_prefill.c), not by the caller ---- */
     int chunks;                     /* the grid's chunk bound */
-    int chunk_begin, chunk_end;     /* the chunks [begin, end) this launch of state / out covers
-                                       (the plan's parts: the state pass over a part while out
-                                       runs the part before beside it); wy: all of them */
+    int chunk_begin, chunk_end;     /* the chunks [begin, end) this launch covers (the plan's
+                                       parts: prep and wy a part at a time, the state pass over a
+                                       part while out runs the part before beside it); all of them
+                                       where there are no parts */
     void *ws_q, *ws_k, *ws_w, *ws_u, *ws_vn, *ws_h, *ws_kd;
     float *ws_g;
     void *ws_c, *ws_b;              /* PF 5's folded operands (below); NULL elsewhere */

@@ -651,9 +651,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _prep), kNP)(kt_gdn_prefill_args A)
     kt_conv_smem &sm = *(kt_conv_smem *)sm_raw;
     if (!kt_dynamic_shared_fits(sizeof(kt_conv_smem))) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
-    const int c = kt_block_id_x(), hk = kt_block_id_y();
+    const int c = A.chunk_begin + kt_block_id_x(), hk = kt_block_id_y();   /* this launch's part */
     kt_chunk ch;
-    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
+    if (c >= A.chunk_end || !kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
     const int slot = A.state_indices[ch.seq];
     if (slot < 0) return;
     const bool init = !A.has_initial_state || A.has_initial_state[ch.seq] != 0;
@@ -690,9 +690,9 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
     kt_wy_smem &sm = *(kt_wy_smem *)sm_raw;
     if (!kt_dynamic_shared_fits(sizeof(kt_wy_smem))) return;
     const int tid = kt_thread_id(), lane = kt_lane_id(), wv = kt_wave_id();
-    const int c = kt_block_id_x(), hk = kt_block_id_y();
+    const int c = A.chunk_begin + kt_block_id_x(), hk = kt_block_id_y();   /* this launch's part */
     kt_chunk ch;
-    if (!kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
+    if (c >= A.chunk_end || !kt_find_chunk(A.query_start_loc, A.batch, c, ch)) return;
     const int slot = A.state_indices[ch.seq];
     if (slot < 0) return;
     const bool init = !A.has_initial_state || A.has_initial_state[ch.seq] != 0;

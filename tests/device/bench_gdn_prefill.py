@@ -4,7 +4,7 @@ through libktrt, graph-timed, against a plain PyTorch implementation of the same
 floor the issue names), with a copy of the call's input bytes as the run's control.
 
     python3 tests/device/bench_gdn_prefill.py --db FILE [--lib out/lib/libktrt.so]
-        [--rows 1x4096/8,1x16384/8,...] [--rounds 7] [--launches 3] [--ab DB2 | --ab-parts N] [--fla DIR]
+        [--rows 1x4096/8,1x16384/8,...] [--rounds 7] [--launches 3] [--ab DB2 | --ab-parts N | --ab-env NAME=VALUE] [--fla DIR]
 
 A row SxT/HV: S sequences of T tokens each, HV value heads (key heads HV/2), dk = dv = 128, conv 4,
 the gated norm on, bf16, the state [.., K, V] fp32, every sequence continuing its slot's state.
@@ -18,7 +18,7 @@ Columns: ms a call, tokens/s, ours / the bar where the issue sets one,
 torch's ms and torch / ours. --ab DB2: a second runtime on DB2 (its law's pick), checked against
 torch's like ours and timed in the same rounds: its ms and its time over ours, printed under the
 row. --ab-parts N: the same, for ours with the plan cut into N parts (KT_GDNP_PARTS; 1: none) against
-the law's count. --fla DIR: flash-linear-attention's chunked gated delta rule (Triton; DIR holds its fla/ source)
+the law's count; --ab-env NAME=VALUE, for ours with a plan knob set (KT_GDNP_WY_PARTS=0: wy whole). --fla DIR: flash-linear-attention's chunked gated delta rule (Triton; DIR holds its fla/ source)
 from the same states, its output through our gated norm held to torch's, timed in the same rounds
 (without the conv and the norm: a floor on the peer; peer_fla.py). With $OUT set, writes
 $OUT/bench_gdn_prefill.tsv."""
@@ -234,23 +234,24 @@ def row(kt, kt_ab, fla, a, S, n, hv, gen, stream):
             "fla_timed": hows.get("fla", ""), "err_fla": err_fla}, None
 
 
-class PartsKtrt:
-    """ours with KT_GDNP_PARTS=n while it chooses and launches (graphs keep the plan they captured):
-    the plan's parts against the law's count, on the same kernels, in the same rounds"""
+class EnvKtrt:
+    """ours with the environment variable NAME set to VALUE while it chooses and launches (graphs
+    keep the plan they captured): a plan knob against the default, on the same kernels, in the same
+    rounds"""
 
-    def __init__(self, kt, n):
-        self.kt, self.n = kt, str(n)
+    def __init__(self, kt, name, value):
+        self.kt, self.name, self.value = kt, name, str(value)
 
     def _with(self, f, *args, **kw):
-        old = os.environ.get("KT_GDNP_PARTS")
-        os.environ["KT_GDNP_PARTS"] = self.n
+        old = os.environ.get(self.name)
+        os.environ[self.name] = self.value
         try:
             return f(*args, **kw)
         finally:
             if old is None:
-                del os.environ["KT_GDNP_PARTS"]
+                del os.environ[self.name]
             else:
-                os.environ["KT_GDNP_PARTS"] = old
+                os.environ[self.name] = old
 
     def choose(self, *args, **kw):
         return self._with(self.kt.choose, *args, **kw)
@@ -271,12 +272,17 @@ def main():
     ap.add_argument("--ab", default="", help="a second database, timed beside --db's in the same rounds")
     ap.add_argument("--ab-parts", type=int, default=0, help="as --ab, ours with KT_GDNP_PARTS=N (1: the state pass "
                     "and out in turn) against the law's parts")
+    ap.add_argument("--ab-env", default="", help="as --ab, ours with NAME=VALUE in the environment (a plan's "
+                    "measurement knob, e.g. KT_GDNP_WY_PARTS=0) against the default")
     ap.add_argument("--fla", default="", help="a folder holding fla/ (flash-linear-attention's source): "
                     "its chunked gated delta rule timed in the same rounds (peer_fla.py says what it covers)")
     a = ap.parse_args()
     check_header(header_fields)
     kt = Ktrt(a.lib, a.db, a.workspace_mb << 20, 1)
-    kt_ab = Ktrt(a.lib, a.ab, a.workspace_mb << 20, 1) if a.ab else PartsKtrt(kt, a.ab_parts) if a.ab_parts else None
+    if a.ab_env and "=" not in a.ab_env:
+        sys.exit("bench_gdn_prefill: --ab-env %r: expected NAME=VALUE" % a.ab_env)
+    kt_ab = (Ktrt(a.lib, a.ab, a.workspace_mb << 20, 1) if a.ab else EnvKtrt(kt, "KT_GDNP_PARTS", a.ab_parts) if a.ab_parts
+             else EnvKtrt(kt, *a.ab_env.split("=", 1)) if a.ab_env else None)
     fla = peer_fla.load(a.fla) if a.fla else None
     stream = torch.cuda.Stream()
     gen = torch.Generator(device="cuda")

@@ -237,9 +237,8 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
         kt_emu_dyn_bytes = v.lds_prep;
         kt_emu_run(v.prep, A, chunks, H, 1, 4 * KT_WAVE);
     }
-    kt_emu_dyn_bytes = v.lds_wy;
-    kt_emu_run(v.wy, A, chunks, H, 1, 4 * KT_WAVE);
-    /* the runtime's bind_launch: part j's chunks [cut[j], cut[j + 1]); out of part j after the state
+    /* the runtime's bind_launch: part j's chunks [cut[j], cut[j + 1]); wy of part j just before its
+     * state pass (the device may run wy's later parts beside it), out of part j after the state
      * pass of part j + 1 (the device may run it as late as that: out must need nothing that pass
      * overwrites). split: three parts, cut one chunk into the sequence without an initial state
      * (its resume must read the slot, not zeros) and one chunk into the longest (one launch a part,
@@ -255,6 +254,8 @@ static void run(const variant &v, int norm, int ds_layout, int odd, int split)
         if (j < parts) {
             A.chunk_begin = cut[j];
             A.chunk_end = cut[j + 1];
+            kt_emu_dyn_bytes = v.lds_wy;
+            kt_emu_run(v.wy, A, A.chunk_end - A.chunk_begin, H, 1, 4 * KT_WAVE);
             kt_emu_dyn_bytes = v.lds_state;
             kt_emu_run(v.state, A, DV / v.bv, HV, BATCH, v.nw * KT_WAVE);
         }

@@ -235,9 +235,9 @@ static void test_parts(void)
         kt_op_launch l[KT_OP_MAX_LAUNCHES];
         const int nl = op->launches(&v, &p, wave, 132, l), pre = wave == 64;
         char err[200];
-        KT_CHECK_INT(nl, 1 + pre + 16);
+        KT_CHECK_INT(nl, pre + 8 + 16);
         KT_CHECK_INT(kt_op_plan_check(l, nl, err, sizeof err), KT_OK);
-        KT_CHECK(strcmp(l[pre].suffix, "_wy") == 0 && l[pre].lane == 0);
+        KT_CHECK(!pre || (strcmp(l[0].suffix, "_prep") == 0 && l[0].parts == 0));   /* prep whole */
         kt_gdn_prefill_args a;
         memset(&a, 0, sizeof a);
         a.tokens = 16384, a.batch = 1;
@@ -245,20 +245,38 @@ static void test_parts(void)
         KT_CHECK(a.chunk_begin == 0 && a.chunk_end == a.chunks && a.chunks == 257);
         int next = 0;
         for (int j = 0; j < 8; j++) {
-            const kt_op_launch *st = &l[1 + pre + 2 * j], *o = st + 1;
+            const kt_op_launch *wy = &l[pre + j], *st = &l[pre + 8 + 2 * j], *o = st + 1;
+            KT_CHECK(strcmp(wy->suffix, "_wy") == 0 && wy->lane == 0 && wy->after == 0 && wy->part == j && wy->parts == 8);
             KT_CHECK(strcmp(st->suffix, "") == 0 && st->lane == 1 && st->part == j && st->parts == 8);
-            KT_CHECK_INT(st->after, j == 0 ? 1 + pre : 0);   /* forks after wy */
-            KT_CHECK(strcmp(o->suffix, "_out") == 0 && o->lane == 0 && o->after == 2 + pre + 2 * j && o->part == j);
+            KT_CHECK_INT(st->after, pre + j + 1);   /* after wy's own part */
+            KT_CHECK(strcmp(o->suffix, "_out") == 0 && o->lane == 0 && o->after == pre + 8 + 2 * j + 1 && o->part == j);
             kt_gdn_prefill_args b = a;
             op->bind_launch(&b, o);
             KT_CHECK_INT(b.chunk_begin, next);   /* the parts tile the chunks, in order */
             KT_CHECK_INT((int)o->dims.grid[0], b.chunk_end - b.chunk_begin);
-            kt_gdn_prefill_args c = a;
+            kt_gdn_prefill_args c = a, d = a;
             op->bind_launch(&c, st);
             KT_CHECK(c.chunk_begin == b.chunk_begin && c.chunk_end == b.chunk_end);
+            op->bind_launch(&d, wy);
+            KT_CHECK(d.chunk_begin == b.chunk_begin && d.chunk_end == b.chunk_end);
+            KT_CHECK_INT((int)wy->dims.grid[0], d.chunk_end - d.chunk_begin);
             next = b.chunk_end;
         }
         KT_CHECK_INT(next, 257);
+        if (pre) {   /* a whole launch after a part's: the whole range again */
+            kt_gdn_prefill_args e = a;
+            op->bind_launch(&e, &l[pre + 3]);
+            op->bind_launch(&e, &l[0]);
+            KT_CHECK(e.chunk_begin == 0 && e.chunk_end == 257);
+        }
+        /* KT_GDNP_WY_PARTS=0: wy whole, the state pass forking after it (the plan before) */
+        setenv("KT_GDNP_WY_PARTS", "0", 1);
+        const int n0 = op->launches(&v, &p, wave, 132, l);
+        unsetenv("KT_GDNP_WY_PARTS");
+        KT_CHECK_INT(n0, 1 + pre + 16);
+        KT_CHECK_INT(kt_op_plan_check(l, n0, err, sizeof err), KT_OK);
+        KT_CHECK(strcmp(l[pre].suffix, "_wy") == 0 && l[pre].parts == 0 && (int)l[pre].dims.grid[0] == 257);
+        for (int j = 0; j < 8; j++) KT_CHECK_INT(l[1 + pre + 2 * j].after, j == 0 ? 1 + pre : 0);
     }
     /* no parts: the three launches of old, all on the caller's stream */
     kt_problem q = prob(4, 8, 16384, 8);
