@@ -217,7 +217,9 @@ template <class Args> struct kt_emu_launch {
                 l.b.bx = n % l.gx; l.b.by = n / l.gx % l.gy; l.b.bz = n / (l.gx * l.gy);
                 l.b.xchg.assign((size_t)l.b.threads, 0.0f);
                 l.b.mma.assign((size_t)(l.b.threads / KT_WAVE) * 512, 0.0f);
-                l.b.dyn.assign((kt_emu_dyn_bytes + 15) / 16, kt_emu_v16{});
+                /* NaN in every 16- and 32-bit view: a read of LDS the block never wrote poisons
+                 * what it feeds, as the device's leftovers may */
+                l.b.dyn.assign((kt_emu_dyn_bytes + 15) / 16, kt_emu_v16{{~0u, ~0u, ~0u, ~0u}});
             }
             pthread_barrier_wait(&l.step);
             l.kernel(l.args);
