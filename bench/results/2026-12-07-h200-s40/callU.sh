@@ -3,8 +3,11 @@
 # ee9cb8a, x39m PF 4 at ee9cb8a, x39n PF 4 at 7e7c837, each bf16 VK 0 BT 64 BV 16 NW 8, built by
 # bench/narrow_prefill.sh into out/s39; run with KT_GDNP_WY_PARTS=0, their _wy predating wy's parts),
 # wy's parts against wy whole (x40a in out/s40), and Nsight's source counters on PF 4's _wy and state pass (x39m): where
-# its stalls sit, line by line, for the next change there. Carry out/lib out/device out/s39 out/s40 (x40a.ktdb.xz only).
-# $OUT/u1.tgz.
+# its stalls sit, line by line, for the next change there. Carry out/lib out/device out/s39 out/s40 (x40a, x40b: the branch s40-mma-inverse's _wy).
+# $OUT/u1.tgz. out/ is not in git: build the databases here first (bench/narrow_prefill.sh, defaults
+# bf16 VK 0 BT 64 BV 16 NW 8; xz -9 each into the folder named):
+#   out/s39: x39k `PFS=5` and x39m `PFS=4` at ee9cb8a, x39n `PFS=4` at 7e7c837 (git worktree each);
+#   out/s40: x40a `PFS=4` at main (c3473c0 or later), x40b `PFS=4` in a worktree of s40-mma-inverse.
 set -u
 # s39's databases predate wy's parts (their _wy ignores chunk_begin): the plan of their day
 KT_GDNP_WY_PARTS=0 sh bench/results/2026-12-07-h200-s39/callU.sh
@@ -18,6 +21,10 @@ timeout 120 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x40a.ktdb
 echo "wy parts / whole rc=$? $(el)"
 grep -E "^[0-9]+x|--ab" $R/ab-wyparts.log | cut -c1-110
 grep -E "kernel" $R/ab-wyparts.log | sed 's/kt_gdn_prefill_[a-z0-9]*_vk[01]_dk[0-9]*_dv[0-9]*_//' | cut -c1-90
+# _wy's inverse on the matrix units (x40b, branch s40-mma-inverse: sm_90a only so far, gfx11/12 spill
+# SGPRs) against main's substitution (x40a), the same plan, the same rounds
+xz -dc out/s40/x40b.ktdb.xz > $W/x40b.ktdb
+prefill_ab x40b x40a "1x16384/8,1x65536/8,1x16384/16,8x2048/8"
 call_end u3
 call_begin u2
 for d in x39m; do xz -dc out/s39/$d.ktdb.xz > $W/$d.ktdb; done
