@@ -66,6 +66,21 @@ model_sweep() {
     echo "$log rc=$? $(el)"
     grep -E "^sweep|^coverage" "$R/$log" | cut -c1-200
 }
+# qwen3_tp4_sweep: the issue's sweep (Qwen3-Next-80B-A3B, tp 4, resumed) on $DB where the card is
+# an H200 (its timings are the H200's to take), else nothing; ONLY, BUDGET and SWEEP_TIMEOUT as
+# model_sweep's; the database returned after.
+qwen3_tp4_sweep() {
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    echo "gpu: $gpu"
+    case "$gpu" in
+    *H200*)
+        model_sweep sweep.log ${SWEEP_TIMEOUT:-530} --modelpath models/qwen3-next-80b-a3b --tp 4 --resume \
+            --budget-min ${BUDGET:-7.8} ${ONLY:+--only $ONLY}
+        grep -E "refused|wrong|failed" $R/sweep.log | head -8 | cut -c1-200
+        db_return ;;
+    *) echo "not an H200: no sweep" ;;
+    esac
+}
 db_return() {
     out/bin/kt dump --db "$DB" > "$R/dump.txt" 2>&1
     echo "dump rc=$? $(el)"

@@ -21,6 +21,11 @@ timeout 120 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x40a.ktdb
 echo "wy parts / whole rc=$? $(el)"
 grep -E "^[0-9]+x|--ab" $R/ab-wyparts.log | cut -c1-110
 grep -E "kernel" $R/ab-wyparts.log | sed 's/kt_gdn_prefill_[a-z0-9]*_vk[01]_dk[0-9]*_dv[0-9]*_//' | cut -c1-90
+# with wy in parts, 4 parts against the law's 8 (a smaller first wy part against fewer waits)
+timeout 100 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x40a.ktdb --ab-env KT_GDNP_PARTS=4 --profile \
+    --rounds 7 --rows 1x16384/8,1x65536/8 > $R/ab-parts4.log 2>&1
+echo "8 parts / 4 rc=$? $(el)"
+grep -E "^[0-9]+x|--ab" $R/ab-parts4.log | cut -c1-110
 # _wy's inverse on the matrix units (x40b, branch s40-mma-inverse: sm_90a only so far, gfx11/12 spill
 # SGPRs) against main's substitution (x40a), the same plan, the same rounds
 xz -dc out/s40/x40b.ktdb.xz > $W/x40b.ktdb
