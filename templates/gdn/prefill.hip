@@ -181,17 +181,56 @@ KT_DEV void kt_frags_stg(unsigned short *scratch, int ld, const kt_acc *c, float
     kt_wave_sync();   /* every lane's reads before the scratch's next writes */
 }
 
-/* rows x cols 16-bit elements between a dense global array (row length cols) and an LDS tile
- * (row length ld), 16 bytes a move */
+/* rows x cols 16-bit elements of a dense global array (row length cols), a thread's share in
+ * registers, 16 bytes a move: kt_tile_ldg issues them all, kt_tile_sts stores them to an LDS tile
+ * (row length ld). A copy's loads all before its first store, and two tiles' loads before either's
+ * stores, wait one round trip where a pair of moves at a time waited one a pair (_out's copies
+ * were its chain: 20 round trips a block) */
+template <int Rows, int Cols, int Threads> struct kt_tile_regs {
+    static constexpr int kPer = Cols / 8, kN = Rows * kPer, kIt = (kN + Threads - 1) / Threads;
+    kt_v16 v[kIt];
+};
+template <int Rows, int Cols, int Threads>
+KT_DEV void kt_tile_ldg(kt_tile_regs<Rows, Cols, Threads> &t, const unsigned short *g, int tid)
+{
+    using T = kt_tile_regs<Rows, Cols, Threads>;
+#pragma unroll
+    for (int k = 0; k < T::kIt; k++) {
+        const int e = tid + k * Threads;
+        if (T::kN % Threads == 0 || e < T::kN) t.v[k] = kt_ldg16(g + (long long)(e / T::kPer) * Cols + 8 * (e % T::kPer));
+    }
+}
+template <int Rows, int Cols, int Threads>
+KT_DEV void kt_tile_sts(unsigned short *lds, int ld, const kt_tile_regs<Rows, Cols, Threads> &t, int tid)
+{
+    using T = kt_tile_regs<Rows, Cols, Threads>;
+#pragma unroll
+    for (int k = 0; k < T::kIt; k++) {
+        const int e = tid + k * Threads;
+        if (T::kN % Threads == 0 || e < T::kN) kt_sts16(lds + (e / T::kPer) * ld + 8 * (e % T::kPer), t.v[k]);
+    }
+}
+/* the same copy in one call (ToLds; in row bands of at most 8 moves a thread, 32 registers), or
+ * from an LDS tile back to the global array */
 template <int Rows, int Cols, int Threads, bool ToLds>
 KT_DEV void kt_copy_tile(unsigned short *lds, int ld, unsigned short *g, int tid)
 {
-    constexpr int kPer = Cols / 8;
+    if constexpr (ToLds) {
+        constexpr int kBand = Rows * (Cols / 8) <= 8 * Threads ? Rows : 8 * Threads / (Cols / 8);
+        static_assert(Rows % kBand == 0, "whole bands");
+#pragma unroll 1
+        for (int r0 = 0; r0 < Rows; r0 += kBand) {
+            kt_tile_regs<kBand, Cols, Threads> t;
+            kt_tile_ldg(t, g + (long long)r0 * Cols, tid);
+            kt_tile_sts(lds + r0 * ld, ld, t, tid);
+        }
+    } else {
+        constexpr int kPer = Cols / 8;
 #pragma unroll 2
-    for (int e = tid; e < Rows * kPer; e += Threads) {
-        const int r = e / kPer, q = e % kPer;
-        if constexpr (ToLds) kt_sts16(lds + r * ld + 8 * q, kt_ldg16(g + (long long)r * Cols + 8 * q));
-        else kt_sts16(g + (long long)r * Cols + 8 * q, *(const kt_v16 *)(lds + r * ld + 8 * q));
+        for (int e = tid; e < Rows * kPer; e += Threads) {
+            const int r = e / kPer, q = e % kPer;
+            kt_sts16(g + (long long)r * Cols + 8 * q, *(const kt_v16 *)(lds + r * ld + 8 * q));
+        }
     }
 }
 
@@ -1341,8 +1380,13 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H, hk = h / R;
     const long long ch_h = (long long)c * HV + h, ch_k = (long long)c * H + hk;
 
-    kt_copy_tile<kBT, kDK, kNO, true>(&sm.q[0][0], kLK, (unsigned short *)A.ws_q + ch_k * kBT * kDK, tid);
-    kt_copy_tile<kBT, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_k + ch_k * kBT * kDK, tid);
+    {   /* q's and k's loads together: one round trip */
+        kt_tile_regs<kBT, kDK, kNO> tq, tk;
+        kt_tile_ldg(tq, (const unsigned short *)A.ws_q + ch_k * kBT * kDK, tid);
+        kt_tile_ldg(tk, (const unsigned short *)A.ws_k + ch_k * kBT * kDK, tid);
+        kt_tile_sts(&sm.q[0][0], kLK, tq, tid);
+        kt_tile_sts(&sm.kh[0][0], kLK, tk, tid);
+    }
     if constexpr (kFolded) kt_copy_tile<kBT, kDK, kNO, true>(&sm.w[0][0], kLK, (unsigned short *)A.ws_w + ch_h * kBT * kDK, tid);
     for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
     kt_barrier();
@@ -1366,9 +1410,20 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     kt_acc o[kDV / 16];
 #pragma unroll
     for (int cg = 0; cg < kDV / kNC; cg++) {
-        kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK, tid);
-        kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT,
-                                          (unsigned short *)(kFolded ? A.ws_u : A.ws_vn) + (ch_h * kDV + cg * kNC) * kBT, tid);
+        unsigned short *hg = (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK,
+                       *vg = (unsigned short *)(kFolded ? A.ws_u : A.ws_vn) + (ch_h * kDV + cg * kNC) * kBT;
+        if constexpr (kt_tile_regs<kNC, kDK, kNO>::kIt + kt_tile_regs<kNC, kBT, kNO>::kIt <= 12) {
+            /* the round's h^T and vn^T rows in one round trip (BT 64: 12 moves a thread) */
+            kt_tile_regs<kNC, kDK, kNO> th;
+            kt_tile_regs<kNC, kBT, kNO> tv;
+            kt_tile_ldg(th, hg, tid);
+            kt_tile_ldg(tv, vg, tid);
+            kt_tile_sts(&sm.kh[0][0], kLK, th, tid);
+            kt_tile_sts(&sm.vn[0][0], kLT, tv, tid);
+        } else {   /* fewer threads: a band at a time, 32 registers */
+            kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, hg, tid);
+            kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT, vg, tid);
+        }
         kt_barrier();
         if constexpr (kFolded) {   /* vn^T = u^T - h w^T in place, a strip of 16 value rows a warp at a time */
 #pragma unroll 1

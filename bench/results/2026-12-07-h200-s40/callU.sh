@@ -3,11 +3,12 @@
 # ee9cb8a, x39m PF 4 at ee9cb8a, x39n PF 4 at 7e7c837, each bf16 VK 0 BT 64 BV 16 NW 8, built by
 # bench/narrow_prefill.sh into out/s39; run with KT_GDNP_WY_PARTS=0, their _wy predating wy's parts),
 # wy's parts against wy whole (x40a in out/s40), and Nsight's source counters on PF 4's _wy and state pass (x39m): where
-# its stalls sit, line by line, for the next change there. Carry out/lib out/device out/s39 out/s40 (x40a, x40b: the branch s40-mma-inverse's _wy).
+# its stalls sit, line by line, for the next change there. Carry out/lib out/device out/s39 out/s40 (x40a, x40b, x40c).
 # $OUT/u1.tgz. out/ is not in git: build the databases here first (bench/narrow_prefill.sh, defaults
 # bf16 VK 0 BT 64 BV 16 NW 8; xz -9 each into the folder named):
 #   out/s39: x39k `PFS=5` and x39m `PFS=4` at ee9cb8a, x39n `PFS=4` at 7e7c837 (git worktree each);
-#   out/s40: x40a `PFS=4` at main (c3473c0 or later), x40b `PFS=4` in a worktree of s40-mma-inverse.
+#   out/s40: x40a `PFS=4` at c3473c0 (a worktree), x40b `PFS=4` in a worktree of s40-mma-inverse,
+#            x40c `PFS=4` at main (out's one-round-trip copies).
 set -u
 # s39's databases predate wy's parts (their _wy ignores chunk_begin): the plan of their day
 KT_GDNP_WY_PARTS=0 sh bench/results/2026-12-07-h200-s39/callU.sh
@@ -30,6 +31,10 @@ grep -E "^[0-9]+x|--ab" $R/ab-parts4.log | cut -c1-110
 # SGPRs) against main's substitution (x40a), the same plan, the same rounds
 xz -dc out/s40/x40b.ktdb.xz > $W/x40b.ktdb
 prefill_ab x40b x40a "1x16384/8,1x65536/8,1x16384/16,8x2048/8"
+# out's copies, each tile's loads before its stores and q's with k's, h's with vn's (x40c, main
+# after c3473c0's successor) against the pair-at-a-time copies (x40a), the same plan
+xz -dc out/s40/x40c.ktdb.xz > $W/x40c.ktdb
+prefill_ab x40c x40a "1x16384/8,1x65536/8,1x16384/16,8x2048/8"
 call_end u3
 call_begin u2
 for d in x39m; do xz -dc out/s39/$d.ktdb.xz > $W/$d.ktdb; done
