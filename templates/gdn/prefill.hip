@@ -210,27 +210,30 @@ KT_DEV void kt_tile_sts(unsigned short *lds, int ld, const kt_tile_regs<Rows, Co
         if (T::kN % Threads == 0 || e < T::kN) kt_sts16(lds + (e / T::kPer) * ld + 8 * (e % T::kPer), t.v[k]);
     }
 }
-/* the same copy in one call (ToLds; in row bands of at most 8 moves a thread, 32 registers), or
- * from an LDS tile back to the global array */
+/* rows x cols between the global array and an LDS tile (ToLds) or back, a pair of moves a thread
+ * at a time (8 registers: the state pass's few-warp forms hold their state beside them) */
 template <int Rows, int Cols, int Threads, bool ToLds>
 KT_DEV void kt_copy_tile(unsigned short *lds, int ld, unsigned short *g, int tid)
 {
-    if constexpr (ToLds) {
-        constexpr int kBand = Rows * (Cols / 8) <= 8 * Threads ? Rows : 8 * Threads / (Cols / 8);
-        static_assert(Rows % kBand == 0, "whole bands");
-#pragma unroll 1
-        for (int r0 = 0; r0 < Rows; r0 += kBand) {
-            kt_tile_regs<kBand, Cols, Threads> t;
-            kt_tile_ldg(t, g + (long long)r0 * Cols, tid);
-            kt_tile_sts(lds + r0 * ld, ld, t, tid);
-        }
-    } else {
-        constexpr int kPer = Cols / 8;
+    constexpr int kPer = Cols / 8;
 #pragma unroll 2
-        for (int e = tid; e < Rows * kPer; e += Threads) {
-            const int r = e / kPer, q = e % kPer;
-            kt_sts16(g + (long long)r * Cols + 8 * q, *(const kt_v16 *)(lds + r * ld + 8 * q));
-        }
+    for (int e = tid; e < Rows * kPer; e += Threads) {
+        const int r = e / kPer, q = e % kPer;
+        if constexpr (ToLds) kt_sts16(lds + r * ld + 8 * q, kt_ldg16(g + (long long)r * Cols + 8 * q));
+        else kt_sts16(g + (long long)r * Cols + 8 * q, *(const kt_v16 *)(lds + r * ld + 8 * q));
+    }
+}
+/* to LDS in row bands of 8 moves a thread (32 registers), each band's loads before its stores */
+template <int Rows, int Cols, int Threads>
+KT_DEV void kt_copy_tile_banded(unsigned short *lds, int ld, const unsigned short *g, int tid)
+{
+    constexpr int kBand = Rows * (Cols / 8) <= 8 * Threads ? Rows : 8 * Threads / (Cols / 8);
+    static_assert(Rows % kBand == 0, "whole bands");
+#pragma unroll 1
+    for (int r0 = 0; r0 < Rows; r0 += kBand) {
+        kt_tile_regs<kBand, Cols, Threads> t;
+        kt_tile_ldg(t, g + (long long)r0 * Cols, tid);
+        kt_tile_sts(lds + r0 * ld, ld, t, tid);
     }
 }
 
@@ -1420,9 +1423,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
             kt_tile_ldg(tv, vg, tid);
             kt_tile_sts(&sm.kh[0][0], kLK, th, tid);
             kt_tile_sts(&sm.vn[0][0], kLT, tv, tid);
-        } else {   /* fewer threads: a band at a time, 32 registers */
-            kt_copy_tile<kNC, kDK, kNO, true>(&sm.kh[0][0], kLK, hg, tid);
-            kt_copy_tile<kNC, kBT, kNO, true>(&sm.vn[0][0], kLT, vg, tid);
+        } else {   /* fewer threads: a band of 8 moves a thread at a time, 32 registers */
+            kt_copy_tile_banded<kNC, kDK, kNO>(&sm.kh[0][0], kLK, hg, tid);
+            kt_copy_tile_banded<kNC, kBT, kNO>(&sm.vn[0][0], kLT, vg, tid);
         }
         kt_barrier();
         if constexpr (kFolded) {   /* vn^T = u^T - h w^T in place, a strip of 16 value rows a warp at a time */
