@@ -236,6 +236,24 @@ KT_DEV void kt_copy_tile_banded(unsigned short *lds, int ld, const unsigned shor
         kt_tile_sts(lds + r0 * ld, ld, t, tid);
     }
 }
+/* two tiles to LDS: both tiles' loads before either's stores (one round trip) where that is at most
+ * MaxMoves moves a thread (4 registers each), else each tile by bands */
+template <int R1, int C1, int R2, int C2, int Threads, int MaxMoves>
+KT_DEV void kt_copy_tile_pair(unsigned short *l1, int ld1, const unsigned short *g1, unsigned short *l2, int ld2,
+                              const unsigned short *g2, int tid)
+{
+    if constexpr (kt_tile_regs<R1, C1, Threads>::kIt + kt_tile_regs<R2, C2, Threads>::kIt <= MaxMoves) {
+        kt_tile_regs<R1, C1, Threads> t1;
+        kt_tile_regs<R2, C2, Threads> t2;
+        kt_tile_ldg(t1, g1, tid);
+        kt_tile_ldg(t2, g2, tid);
+        kt_tile_sts(l1, ld1, t1, tid);
+        kt_tile_sts(l2, ld2, t2, tid);
+    } else {
+        kt_copy_tile_banded<R1, C1, Threads>(l1, ld1, g1, tid);
+        kt_copy_tile_banded<R2, C2, Threads>(l2, ld2, g2, tid);
+    }
+}
 
 /* Chunk c of the batch: sequence i's chunk j is c = query_start_loc[i] / BT + i + j, one-to-one
  * and below tokens / BT + batch whatever the lengths, so a block finds its own by a binary search
@@ -1383,13 +1401,9 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H, hk = h / R;
     const long long ch_h = (long long)c * HV + h, ch_k = (long long)c * H + hk;
 
-    {   /* q's and k's loads together: one round trip */
-        kt_tile_regs<kBT, kDK, kNO> tq, tk;
-        kt_tile_ldg(tq, (const unsigned short *)A.ws_q + ch_k * kBT * kDK, tid);
-        kt_tile_ldg(tk, (const unsigned short *)A.ws_k + ch_k * kBT * kDK, tid);
-        kt_tile_sts(&sm.q[0][0], kLK, tq, tid);
-        kt_tile_sts(&sm.kh[0][0], kLK, tk, tid);
-    }
+    /* q's and k's loads together (16 moves a thread at most, before any accumulator is live) */
+    kt_copy_tile_pair<kBT, kDK, kBT, kDK, kNO, 16>(&sm.q[0][0], kLK, (const unsigned short *)A.ws_q + ch_k * kBT * kDK,
+                                                   &sm.kh[0][0], kLK, (const unsigned short *)A.ws_k + ch_k * kBT * kDK, tid);
     if constexpr (kFolded) kt_copy_tile<kBT, kDK, kNO, true>(&sm.w[0][0], kLK, (unsigned short *)A.ws_w + ch_h * kBT * kDK, tid);
     for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
     kt_barrier();
@@ -1413,20 +1427,11 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     kt_acc o[kDV / 16];
 #pragma unroll
     for (int cg = 0; cg < kDV / kNC; cg++) {
-        unsigned short *hg = (unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK,
-                       *vg = (unsigned short *)(kFolded ? A.ws_u : A.ws_vn) + (ch_h * kDV + cg * kNC) * kBT;
-        if constexpr (kt_tile_regs<kNC, kDK, kNO>::kIt + kt_tile_regs<kNC, kBT, kNO>::kIt <= 12) {
-            /* the round's h^T and vn^T rows in one round trip (BT 64: 12 moves a thread) */
-            kt_tile_regs<kNC, kDK, kNO> th;
-            kt_tile_regs<kNC, kBT, kNO> tv;
-            kt_tile_ldg(th, hg, tid);
-            kt_tile_ldg(tv, vg, tid);
-            kt_tile_sts(&sm.kh[0][0], kLK, th, tid);
-            kt_tile_sts(&sm.vn[0][0], kLT, tv, tid);
-        } else {   /* fewer threads: a band of 8 moves a thread at a time, 32 registers */
-            kt_copy_tile_banded<kNC, kDK, kNO>(&sm.kh[0][0], kLK, hg, tid);
-            kt_copy_tile_banded<kNC, kBT, kNO>(&sm.vn[0][0], kLT, vg, tid);
-        }
+        /* the round's h^T and vn^T rows together where 12 moves a thread hold them (BT 64; o's
+         * accumulators are live beside them) */
+        kt_copy_tile_pair<kNC, kDK, kNC, kBT, kNO, 12>(
+            &sm.kh[0][0], kLK, (const unsigned short *)A.ws_h + (ch_h * kDV + cg * kNC) * kDK, &sm.vn[0][0], kLT,
+            (const unsigned short *)(kFolded ? A.ws_u : A.ws_vn) + (ch_h * kDV + cg * kNC) * kBT, tid);
         kt_barrier();
         if constexpr (kFolded) {   /* vn^T = u^T - h w^T in place, a strip of 16 value rows a warp at a time */
 #pragma unroll 1
