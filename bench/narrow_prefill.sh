@@ -8,27 +8,28 @@ cd "$(dirname "$0")/.."
 db=$1
 x=templates/gdn/_narrow.lua
 trap 'rm -f "$x"' EXIT INT TERM
-sed -e "s/{ \"dtype\", { \"bf16\", \"fp16\" } }/{ \"dtype\", { ${DTYPES:-\"bf16\"} } }/" \
-    -e "s/{ \"VK\", { 0, 1 } }/{ \"VK\", { ${VKS:-0} } }/" \
-    -e "s/{ \"BT\", { 16, 32, 64 } }/{ \"BT\", { ${BTS:-64} } }/" \
-    -e "s/{ \"BV\", { 16, 32, 64 } }/{ \"BV\", { ${BVS:-16} } }/" \
-    -e "s/{ \"NW\", { 1, 2, 4, 8 } }/{ \"NW\", { ${NWS:-8} } }/" \
-    -e "s/{ \"PF\", { 0, 1, 2, 3, 4, 5 } }/{ \"PF\", { ${PFS:-4} } }/" templates/gdn/prefill.lua > "$x"
+: "${DTYPES:=\"bf16\"}" "${VKS:=0}" "${BTS:=64}" "${BVS:=16}" "${NWS:=8}" "${PFS:=4}"
+sed -e "s/{ \"dtype\", { \"bf16\", \"fp16\" } }/{ \"dtype\", { $DTYPES } }/" \
+    -e "s/{ \"VK\", { 0, 1 } }/{ \"VK\", { $VKS } }/" \
+    -e "s/{ \"BT\", { 16, 32, 64 } }/{ \"BT\", { $BTS } }/" \
+    -e "s/{ \"BV\", { 16, 32, 64 } }/{ \"BV\", { $BVS } }/" \
+    -e "s/{ \"NW\", { 1, 2, 4, 8 } }/{ \"NW\", { $NWS } }/" \
+    -e "s/{ \"PF\", { 0, 1, 2, 3, 4, 5 } }/{ \"PF\", { $PFS } }/" templates/gdn/prefill.lua > "$x"
 # a value the recipe's own list lacks would build a form the recipe never offers
 within() {   # within NAME "VALUES" "LIST"
     for v in $(echo "$2" | tr ',' ' '); do
         case " $(echo "$3" | tr ',' ' ') " in *" $v "*) ;; *) echo "narrow_prefill: $1 $v is not in the recipe's {$3}" >&2; exit 1 ;; esac
     done
 }
-within dtype "${DTYPES:-\"bf16\"}" '"bf16", "fp16"'
-within VK "${VKS:-0}" "0, 1"
-within BT "${BTS:-64}" "16, 32, 64"
-within BV "${BVS:-16}" "16, 32, 64"
-within NW "${NWS:-8}" "1, 2, 4, 8"
-within PF "${PFS:-4}" "0, 1, 2, 3, 4, 5"
+within dtype "$DTYPES" '"bf16", "fp16"'
+within VK "$VKS" "0, 1"
+within BT "$BTS" "16, 32, 64"
+within BV "$BVS" "16, 32, 64"
+within NW "$NWS" "1, 2, 4, 8"
+within PF "$PFS" "0, 1, 2, 3, 4, 5"
 # every axis narrowed, or prefill.lua's lists changed under the sed: say which
-for want in "dtype\", { ${DTYPES:-\"bf16\"} }" "VK\", { ${VKS:-0} }" "BT\", { ${BTS:-64} }" "BV\", { ${BVS:-16} }" \
-            "NW\", { ${NWS:-8} }" "PF\", { ${PFS:-4} }"; do
+for want in "dtype\", { $DTYPES }" "VK\", { $VKS }" "BT\", { $BTS }" "BV\", { $BVS }" \
+            "NW\", { $NWS }" "PF\", { $PFS }"; do
     grep -qF "{ \"$want }" "$x" || { echo "narrow_prefill: prefill.lua's axis \"$want\" not narrowed (its list changed?)" >&2; exit 1; }
 done
 rm -f "$db"
