@@ -521,16 +521,31 @@ constexpr bool kColPairs = kt_pairs_adjacent<kt_acc_row, kt_acc_col>();
 constexpr bool kAccPairs = kt_pairs_adjacent<kt_s_q, kt_s_n>();   /* the state's (and the scores') orientation */
 static_assert(kt_acc_elems % 2 == 0, "accumulator elements in pairs");
 
-/* a tile in the state's (and the scores') orientation, rounded, to p[q * ld + n] */
-KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane)
+/* a tile in the state's (and the scores') orientation, rounded, to p[q * ld + n]: its N
+ * accumulator elements from e0 (e0 and N even), or all of them */
+template <int N> KT_DEV void kt_acc_store_elems(unsigned short *p, int ld, const kt_acc &c, int e0, int lane)
 {
     if constexpr (kAccPairs) {
 #pragma unroll
-        for (int j = 0; j < kt_acc_elems; j += 2)
+        for (int j = e0; j < e0 + N; j += 2)
             *(unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j)) = kt_round2<kt_elem>(kt_acc_get(c, j), kt_acc_get(c, j + 1));
     } else {
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c, i));
+        for (int i = e0; i < e0 + N; i++) p[kt_s_q(lane, i) * ld + kt_s_n(lane, i)] = kt_bits(kt_acc_get(c, i));
+    }
+}
+KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane) { kt_acc_store_elems<kt_acc_elems>(p, ld, c, 0, lane); }
+
+/* N 32-bit words to p (LDS; 4 N bytes aligned): one store of 8 or 16 bytes where N is 2 or 4 */
+template <int N> KT_DEV void kt_sts_words(unsigned char *p, const unsigned (&w)[N])
+{
+    if constexpr (N == 4) {
+        kt_sts16(p, kt_v16_make(w[0], w[1], w[2], w[3]));
+    } else if constexpr (N == 2) {
+        *(unsigned long long *)p = w[0] | (unsigned long long)w[1] << 32;
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; i++) ((unsigned *)p)[i] = w[i];
     }
 }
 
@@ -939,9 +954,26 @@ constexpr int kVW = kBV / 16;                /* value tiles a block */
 constexpr int kKS = KT_NW / kVW;             /* warps splitting a value tile's keys */
 constexpr int kKT = kDK / 16 / (kKS > 0 ? kKS : 1);   /* key tiles a warp */
 constexpr int kTT = kBT / 16;                /* token tiles a chunk */
-constexpr int kOwn = (kTT + kKS - 1) / kKS;  /* token tiles a warp owns (tt % KS == ks), at most */
 static_assert(KT_NW % kVW == 0 && kKS >= 1 && (kDK / 16) % kKS == 0,
               "NW: a multiple of BV / 16 whose key split divides dk / 16");
+/* The exchange's unit: kGrp accumulator elements of a token tile, summed by one warp (unit % KS's):
+ * 4 (one 16-byte partial a lane) where a lane's P elements are its accumulator's own, rounded in
+ * place (kt_p_frag), so that an owner can write its unit's share of the P fragment; at BT 64, KS 8
+ * every warp sums one unit, where whole tiles left half the warps idle and the others two units'
+ * loads and sums on the chunk's chain. A whole tile where P takes other lanes' elements (gfx11's
+ * replicated operands), where a tile is 4 elements a lane (wave 64), or where one warp sums it all. */
+constexpr bool kt_p_in_place()
+{
+    for (int l = 0; l < kt_frag_lanes; l++)
+        for (int e = 0; e < kt_frag_ab_elems; e++)
+            if (kt_p_src_lane(l, e) != l || kt_p_src_elem(l, e) != e) return false;
+    return kt_frag_ab_elems == kt_acc_elems;
+}
+constexpr int kGrp = kKS > 1 && kt_p_in_place() && kt_acc_elems % 4 == 0 ? 4 : kt_acc_elems;
+constexpr int kGroups = kt_acc_elems / kGrp; /* units a token tile */
+constexpr int kUnits = kTT * kGroups;
+constexpr int kOwn = (kUnits + kKS - 1) / kKS;   /* units a warp owns, at most */
+static_assert(kGrp % 4 == 0, "a unit whole 16-byte partials");
 constexpr bool kStaged = KT_PF == 2;         /* w^T and kd stored to LDS ahead */
 constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
@@ -958,19 +990,24 @@ struct kt_state_smem {                       /* aligned as its members (gfx11's 
 KT_DEV long long kt_s_at(int key, int v) { return KT_VK ? (long long)v * kDK + key : (long long)key * kDV + v; }
 
 
-/* the 16-bit elements p[q * ld + n] at a tile's accumulator places, two a word (element 2j low) */
-struct kt_acc_words { unsigned w[kt_acc_elems / 2]; };
-KT_DEV void kt_acc_load(kt_acc_words &d, const unsigned short *p, int ld, int lane)
+/* the 16-bit elements p[q * ld + n] at N of a tile's accumulator places from element e0, two a
+ * word (element e0 + 2j low) */
+template <int N> struct kt_words { unsigned w[N / 2]; };
+using kt_acc_words = kt_words<kt_acc_elems>;
+using kt_unit_words = kt_words<kGrp>;
+template <int N> KT_DEV void kt_words_load(kt_words<N> &d, const unsigned short *p, int ld, int e0, int lane)
 {
 #pragma unroll
-    for (int j = 0; j < kt_acc_elems; j += 2) {
+    for (int j = 0; j < N; j += 2) {
+        const int e = e0 + j;
         if constexpr (kAccPairs)
-            d.w[j / 2] = *(const unsigned *)(p + kt_s_q(lane, j) * ld + kt_s_n(lane, j));
+            d.w[j / 2] = *(const unsigned *)(p + kt_s_q(lane, e) * ld + kt_s_n(lane, e));
         else
-            d.w[j / 2] = p[kt_s_q(lane, j) * ld + kt_s_n(lane, j)] | (unsigned)p[kt_s_q(lane, j + 1) * ld + kt_s_n(lane, j + 1)] << 16;
+            d.w[j / 2] = p[kt_s_q(lane, e) * ld + kt_s_n(lane, e)] | (unsigned)p[kt_s_q(lane, e + 1) * ld + kt_s_n(lane, e + 1)] << 16;
     }
 }
-KT_DEV float kt_acc_word_f(const kt_acc_words &d, int i)
+KT_DEV void kt_acc_load(kt_acc_words &d, const unsigned short *p, int ld, int lane) { kt_words_load(d, p, ld, 0, lane); }
+template <int N> KT_DEV float kt_acc_word_f(const kt_words<N> &d, int i)
 {
     return kt_to_float(kt_elem{(unsigned short)(i % 2 ? d.w[i / 2] >> 16 : d.w[i / 2] & 0xffffu)});
 }
@@ -982,20 +1019,20 @@ constexpr int kPer = (kPieces + kNS - 1) / kNS;
  * (piece e of each dense tile is thread e % threads'), u^T of the warp's own token tiles, G_last. */
 struct kt_state_in {
     kt_v16 wt[kPer], kd[kPer];
-    kt_acc_words u[kOwn];
+    kt_unit_words u[kOwn];
     float gl;
 };
 
-KT_DEV void kt_state_u(kt_acc_words (&u)[kOwn], float &gl, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks,
+KT_DEV void kt_state_u(kt_unit_words (&u)[kOwn], float &gl, const kt_gdn_prefill_args &A, long long ch_h, int v0, int ks,
                        int lane)
 {
     const unsigned short *uc = (const unsigned short *)A.ws_u + ch_h * kDV * kBT + (long long)v0 * kBT;
-    /* tile ks + KS o into u[o]: one load a word, never predicated off beside the others (loads
+    /* unit ks + KS o into u[o]: one load a word, never predicated off beside the others (loads
      * predicated by owner into one register waited on each other: a memory latency a chunk) */
 #pragma unroll
     for (int o = 0; o < kOwn; o++) {
-        const int tt = ks + kKS * o;
-        if (kTT % kKS == 0 || tt < kTT) kt_acc_load(u[o], uc + 16 * tt, kBT, lane);
+        const int un = ks + kKS * o;
+        if (kUnits % kKS == 0 || un < kUnits) kt_words_load(u[o], uc + 16 * (un / kGroups), kBT, kGrp * (un % kGroups), lane);
     }
     gl = A.ws_g[ch_h * kBT + kBT - 1];
 }
@@ -1038,8 +1075,8 @@ KT_DEV void kt_state_stage(kt_state_smem &sm, int b, const kt_state_in &in, int 
  * at each accumulator place of those tiles (the decay of vn's P) */
 struct kt_state_frags {
     kt_frag_b w[kKT][kTT], k[kTT][kKT];
-    kt_acc_words u[kOwn];
-    float gl, g[kOwn][kt_acc_elems];
+    kt_unit_words u[kOwn];
+    float gl, g[kOwn][kGrp];
 };
 /* PF 3: each part reloaded for the next chunk as soon as this chunk is done with it (one set of
  * registers). PF 4: all of the next chunk's parts loaded at the chunk's top into a second set,
@@ -1069,10 +1106,10 @@ KT_DEV void kt_state_frags_u(kt_state_frags &in, const kt_gdn_prefill_args &A, l
     const float *g = A.ws_g + ch_h * kBT;
 #pragma unroll
     for (int o = 0; o < kOwn; o++) {
-        const int tt = ks + kKS * o;
+        const int un = ks + kKS * o;
 #pragma unroll
-        for (int i = 0; i < kt_acc_elems; i++)
-            if (kTT % kKS == 0 || tt < kTT) in.g[o][i] = g[16 * tt + kt_s_n(lane, i)];
+        for (int i = 0; i < kGrp; i++)
+            if (kUnits % kKS == 0 || un < kUnits) in.g[o][i] = g[16 * (un / kGroups) + kt_s_n(lane, kGrp * (un % kGroups) + i)];
     }
 }
 
@@ -1205,7 +1242,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     if constexpr (kFolded) kt_state_folded(sm, s, A, h, c0, nc, v0, key0, vt, lane);
     kt_state_in in;
     kt_state_frags din, dnx;   /* PF 3, 4: this chunk's; PF 4: the next chunk's, in flight */
-    kt_acc_words un[kOwn];
+    kt_unit_words un[kOwn];
     float gn = 0.0f;
     const long long hkv = h / (HV / A.num_k_heads);   /* the key head (PF 3 and 4's k) */
     if constexpr (kDirect) {
@@ -1227,7 +1264,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     for (int j = 0; !kFolded && j < nc; j++) {   /* PF 5: kt_state_folded ran them */
         const int buf = kStaged ? j & 1 : 0;
         const long long ch_h = (long long)(c0 + j) * HV + h;
-        kt_acc_words u[kOwn];
+        kt_unit_words u[kOwn];
         float gl;
         if constexpr (kDirect) {
             if (kTwoSets && j + 1 < nc) {
@@ -1243,7 +1280,7 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
 #pragma unroll
             for (int o = 0; o < kOwn; o++)
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) din.g[o][i] = kt_exp_fast(gl - din.g[o][i]);
+                for (int i = 0; i < kGrp; i++) din.g[o][i] = kt_exp_fast(gl - din.g[o][i]);
         } else if constexpr (kStaged) {
 #pragma unroll
             for (int o = 0; o < kOwn; o++) u[o] = un[o];
@@ -1286,63 +1323,71 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         }
         if constexpr (kDirect && !kTwoSets)   /* w^T's registers free: the next chunk's in flight */
             if (j + 1 < nc) kt_state_frags_w(din, A, ch_h + HV, key0, lane);
-        if constexpr (kKS > 1) {   /* the partials of the tiles other warps own */
+        if constexpr (kKS > 1) {   /* the partials of the units other warps own */
 #pragma unroll
-            for (int tt = 0; tt < kTT; tt++) {
-                if (tt % kKS == ks) continue;
+            for (int un = 0; un < kUnits; un++) {
+                if (un % kKS == ks) continue;
 #pragma unroll
-                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                for (int f = 0; f < kGrp / 4; f++) {
+                    const int tt = un / kGroups, e0 = kGrp * (un % kGroups) + 4 * f;
                     kt_f4 x;
 #pragma unroll
-                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], 4 * g + e);
-                    sm.red[wv][tt][g][lane] = x;
+                    for (int e = 0; e < 4; e++) x.x[e] = kt_acc_get(vn[tt], e0 + e);
+                    sm.red[wv][tt][e0 / 4][lane] = x;
                 }
             }
             kt_barrier();
             if constexpr (kStaged) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
         }
-        /* the warp's own tiles: the partials summed in split order, vn = u - them, out's copy,
-         * and the update's operand (shared where other warps need it) */
+        /* the warp's own units: the partials summed in split order, vn = u - them, out's copy, and
+         * the update's operand (its share of the P fragment shared where other warps need it) */
         unsigned short *vo = (unsigned short *)A.ws_vn + ch_h * kDV * kBT + (long long)v0 * kBT;
         kt_frag_a pv[kTT];
 #pragma unroll
-        for (int tt = 0; tt < kTT; tt++) {   /* every index static: a register array indexed by the warp spills */
-            if (tt % kKS != ks) continue;
-            const int o = tt / kKS;
+        for (int un = 0; un < kUnits; un++) {   /* every index static: a register array indexed by the warp spills */
+            if (un % kKS != ks) continue;
+            const int o = un / kKS, tt = un / kGroups, e0 = kGrp * (un % kGroups);
             kt_acc a = vn[tt];
             if constexpr (kKS > 1) {
 #pragma unroll
-                for (int g = 0; g < kt_acc_elems / 4; g++) {
+                for (int f = e0 / 4; f < (e0 + kGrp) / 4; f++) {
                     kt_f4 x[kKS];
 #pragma unroll
                     for (int q = 0; q < kKS; q++)
-                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][g][lane];
+                        if (q != ks) x[q] = sm.red[vt + kVW * q][tt][f][lane];
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
-                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * g + e) : x[0].x[e];
+                        float sum = ks == 0 ? kt_acc_get(vn[tt], 4 * f + e) : x[0].x[e];
 #pragma unroll
-                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * g + e) : x[q].x[e];
-                        kt_acc_set(a, 4 * g + e, sum);
+                        for (int q = 1; q < kKS; q++) sum += q == ks ? kt_acc_get(vn[tt], 4 * f + e) : x[q].x[e];
+                        kt_acc_set(a, 4 * f + e, sum);
                     }
                 }
             }
 #pragma unroll
-            for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_word_f(u[o], i) - kt_acc_get(a, i));
-            kt_acc_store(vo + 16 * tt, kBT, a, lane);
+            for (int i = 0; i < kGrp; i++) kt_acc_set(a, e0 + i, kt_acc_word_f(u[o], i) - kt_acc_get(a, e0 + i));
+            kt_acc_store_elems<kGrp>(vo + 16 * tt, kBT, a, e0, lane);
             if constexpr (kDirect) {   /* kd's decay, on vn's P */
 #pragma unroll
-                for (int i = 0; i < kt_acc_elems; i++) kt_acc_set(a, i, kt_acc_get(a, i) * din.g[o][i]);
+                for (int i = 0; i < kGrp; i++) kt_acc_set(a, e0 + i, kt_acc_get(a, e0 + i) * din.g[o][i]);
             }
-            kt_p_frag<kt_elem>(pv[tt], a);
-            if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
+            if constexpr (kGroups == 1) {
+                kt_p_frag<kt_elem>(pv[tt], a);
+                if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
+            } else {   /* P's elements e0 .. e0 + kGrp - 1 are these, rounded (kGrp's condition) */
+                unsigned w[kGrp / 2];
+#pragma unroll
+                for (int i = 0; i < kGrp; i += 2) w[i / 2] = kt_round2<kt_elem>(kt_acc_get(a, e0 + i), kt_acc_get(a, e0 + i + 1));
+                kt_sts_words<kGrp / 2>((unsigned char *)&sm.pv[vt][tt][lane] + 2 * e0, w);
+            }
         }
         if constexpr (kDirect && !kTwoSets)   /* u's and G's registers free: the next chunk's in flight */
             if (j + 1 < nc) kt_state_frags_u(din, A, ch_h + HV, v0, ks, lane);
         if constexpr (kKS > 1) {
             kt_barrier();
 #pragma unroll
-            for (int tt = 0; tt < kTT; tt++)
-                if (tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
+            for (int tt = 0; tt < kTT; tt++)   /* where units split tiles, every tile from LDS */
+                if (kGroups > 1 || tt % kKS != ks) pv[tt] = sm.pv[vt][tt][lane];
         }
 
         /* S^T = e^{G_last} S^T + vn^T kd */

@@ -87,6 +87,14 @@ namespace ph {
 #define KT_PF 4
 #include "gdn_prefill_emu_variant.inc"
 }
+namespace pk {
+#define KT_BT 64
+#define KT_VK 1
+#define KT_BV 16
+#define KT_NW 8
+#define KT_PF 4
+#include "gdn_prefill_emu_variant.inc"
+}
 namespace pi {
 #define KT_BT 64
 #define KT_VK 0
@@ -107,10 +115,11 @@ namespace pj {
 static const variant variants[] = {
     VARIANT_ROW(pa, 64, 0, 32, 4, 1, "bt64 vk0 bv32 nw4 pf1 (2 key splits, 2 token tiles each)"),
     VARIANT_ROW(pc, 16, 0, 16, 1, 0, "bt16 vk0 bv16 nw1 pf0"),
-    VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 6 owning none; LDS a chunk ahead)"),
+    VARIANT_ROW(pd, 32, 1, 16, 8, 2, "bt32 vk1 bv16 nw8 pf2 (8 key splits, 2 token tiles: 4 units or 2 owned; LDS a chunk ahead)"),
     VARIANT_ROW(pe, 16, 0, 32, 2, 2, "bt16 vk0 bv32 nw2 pf2 (no key split: LDS two chunks ahead)"),
-    VARIANT_ROW(pg, 64, 0, 16, 8, 3, "bt64 vk0 bv16 nw8 pf3 (8 key splits, 4 owning none; fragments, each reloaded once used)"),
+    VARIANT_ROW(pg, 64, 0, 16, 8, 3, "bt64 vk0 bv16 nw8 pf3 (8 key splits, a unit each or 4 owning none; fragments, each reloaded once used)"),
     VARIANT_ROW(ph, 32, 1, 32, 4, 4, "bt32 vk1 bv32 nw4 pf4 (2 value tiles, 2 key splits, 3 chunks; fragments, the next chunk's in a second set)"),
+    VARIANT_ROW(pk, 64, 1, 16, 8, 4, "bt64 vk1 bv16 nw8 pf4 (K-last: 8 key splits, a unit each or 4 owning none; the next chunk's in a second set)"),
     VARIANT_ROW(pi, 64, 0, 16, 8, 5, "bt64 vk0 bv16 nw8 pf5 (the step one product: kd folded into C and B, vn made by out)"),
     VARIANT_ROW(pj, 16, 1, 16, 8, 5, "bt16 vk1 bv16 nw8 pf5 (folded, one token tile)"),
 };
