@@ -817,18 +817,27 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         }
         kt_barrier();
 
-        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal */
+        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal: only the tiles on or below it,
+         * rows ti and kKT - 1 - ti dealt together (kKT + 1 tiles a pair), 3/3/2/2 a warp at BT 64
+         * where the square's tiles gave warp 0 four products and warp 3 one; then the blocks above
+         * it zeroed, 16 bytes a store (X's zeros there: the inverse rounds the whole square) */
+        static_assert(kKT == 1 || kKT % 2 == 0, "row pairs");
 #pragma unroll 1
-        for (int tile = wv; tile < kKT * kKT; tile += 4) {
-            const int ti = tile / kKT, tj = tile % kKT;
+        for (int tile = wv; tile < kKT * (kKT + 1) / 2; tile += 4) {
+            const int p = tile / (kKT + 1), q = tile % (kKT + 1);
+            const int ti = q <= p ? p : kKT - 1 - p, tj = q <= p ? q : q - p - 1;
             kt_acc kk;
             kt_acc_zero(kk);
-            if (ti >= tj) kt_tile_mma<kDK>(kk, &sm.x[16 * ti][0], kLK, &sm.x[16 * tj][0], kLK, lane);
+            kt_tile_mma<kDK>(kk, &sm.x[16 * ti][0], kLK, &sm.x[16 * tj][0], kLK, lane);
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) {
                 const int r = 16 * ti + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
                 sm.a[r][s] = s < r ? sm.beta[r] * kt_exp_fast(sm.g[r] - sm.g[s]) * kt_acc_get(kk, i) : 0.0f;
             }
+        }
+        for (int e = tid; e < kBT * kBT / 4; e += kNP) {
+            const int r = e / (kBT / 4), c = 4 * (e % (kBT / 4));
+            if (c / 16 > r / 16) *(kt_f4 *)&sm.a[r][c] = kt_f4{{0.0f, 0.0f, 0.0f, 0.0f}};
         }
         kt_barrier();
         kt_tril_inverse(sm, tid);
