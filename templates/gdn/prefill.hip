@@ -66,6 +66,17 @@ constexpr bool kt_rows_by_span()
 static_assert(kt_rows_by_span(), "a row's lanes are the low bits of the lane id");
 constexpr int kRowSpan = kt_row_span();
 
+/* Tile t of the N (N + 1) / 2 on or below the diagonal of an N x N grid of tiles, rows i and
+ * N - 1 - i dealt together (N + 1 tiles a pair), so that dealing t round the warps evens their
+ * products (3/3/2/2 at N = 4) */
+template <int N> KT_DEV void kt_lower_tile(int t, int &ti, int &tj)
+{
+    static_assert(N == 1 || N % 2 == 0, "row pairs");
+    const int p = t / (N + 1), q = t % (N + 1);
+    ti = q <= p ? p : N - 1 - p;
+    tj = q <= p ? q : q - p - 1;
+}
+
 /* kKUnroll: k steps of a product unrolled: AMD's scheduler hoists every unrolled step's LDS loads
  * ahead of its first WMMA (64 VGPRs for dk 128), so there two at a time.
  * kRowGroup: rows of a channel loaded at once by the conv (a round trip a group): AMD holds the
@@ -817,15 +828,14 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         }
         kt_barrier();
 
-        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal: only the tiles on or below it,
-         * rows ti and kKT - 1 - ti dealt together (kKT + 1 tiles a pair), 3/3/2/2 a warp at BT 64
-         * where the square's tiles gave warp 0 four products and warp 3 one; then the blocks above
-         * it zeroed, 16 bytes a store (X's zeros there: the inverse rounds the whole square) */
-        static_assert(kKT == 1 || kKT % 2 == 0, "row pairs");
+        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal: only the tiles on or below it
+         * (kt_lower_tile: 3/3/2/2 a warp at BT 64, where the square's tiles gave warp 0 four
+         * products and warp 3 one); then the blocks above it zeroed, 16 bytes a store (X's zeros
+         * there: the inverse rounds the whole square) */
 #pragma unroll 1
         for (int tile = wv; tile < kKT * (kKT + 1) / 2; tile += 4) {
-            const int p = tile / (kKT + 1), q = tile % (kKT + 1);
-            const int ti = q <= p ? p : kKT - 1 - p, tj = q <= p ? q : q - p - 1;
+            int ti, tj;
+            kt_lower_tile<kKT>(tile, ti, tj);
             kt_acc kk;
             kt_acc_zero(kk);
             kt_tile_mma<kDK>(kk, &sm.x[16 * ti][0], kLK, &sm.x[16 * tj][0], kLK, lane);
@@ -1462,20 +1472,27 @@ KT_KERNEL(KT_CAT(KT_KERNEL_NAME, _out), kNO)(kt_gdn_prefill_args A)
     for (int r = tid; r < kBT; r += kNO) sm.g[r] = A.ws_g[ch_h * kBT + r];
     kt_barrier();
 
-    /* P = (q k^T) e^{G_r - G_s}, s <= r: the warp's 16 rows */
-    const int r0 = 16 * wv;
-#pragma unroll
-    for (int tj = 0; tj < kBT / 16; tj++) {
+    /* P = (q k^T) e^{G_r - G_s}, s <= r: the tiles on or below the diagonal dealt as _wy deals
+     * A's (a warp's own row strip took it 1 to 4 products at BT 64), the blocks above zeroed */
+#pragma unroll 1
+    for (int tile = wv; tile < kTT * (kTT + 1) / 2; tile += kTT) {
+        int ti, tj;
+        kt_lower_tile<kTT>(tile, ti, tj);
         kt_acc a;
         kt_acc_zero(a);
-        if (tj <= wv) kt_tile_mma<kDK>(a, &sm.q[r0][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
+        kt_tile_mma<kDK>(a, &sm.q[16 * ti][0], kLK, &sm.kh[16 * tj][0], kLK, lane);
 #pragma unroll
         for (int i = 0; i < kt_acc_elems; i++) {
-            const int r = r0 + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
+            const int r = 16 * ti + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
             sm.p[r][s] = kt_bits(s <= r ? kt_acc_get(a, i) * kt_exp_fast(sm.g[r] - sm.g[s]) : 0.0f);
         }
     }
+    for (int e = tid; e < kBT * kBT / 8; e += kNO) {   /* 8 elements a store */
+        const int r = e / (kBT / 8), c = 8 * (e % (kBT / 8));
+        if (c / 16 > r / 16) kt_sts16(&sm.p[r][c], kt_v16_make(0u, 0u, 0u, 0u));
+    }
     kt_barrier();
+    const int r0 = 16 * wv;
 
     /* o = e^{G_r} q h + P vn, kNC columns a round */
     kt_acc o[kDV / 16];
