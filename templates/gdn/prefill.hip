@@ -1279,8 +1279,10 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     } else if constexpr (KT_PF && !kFolded) {
         kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
     }
-#pragma unroll 1
-    for (int j = 0; !kFolded && j < nc; j++) {   /* PF 5: kt_state_folded ran them */
+    /* chunk j with this chunk's fragments in din and (PF 4) the next chunk's loaded into dnx. PF 4
+     * runs chunks in pairs with the sets' roles swapped, where one body copied the next set into
+     * this one at every chunk's end (a register move a fragment word: ~40 a chunk) */
+    auto chunk = [&](int j, kt_state_frags &din, kt_state_frags &dnx) {
         const int buf = kStaged ? j & 1 : 0;
         const long long ch_h = (long long)(c0 + j) * HV + h;
         kt_unit_words u[kOwn];
@@ -1426,10 +1428,18 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         }
         if constexpr (kDirect && !kTwoSets)
             if (j + 1 < nc) kt_state_frags_k(din, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
-        if constexpr (kTwoSets)
-            if (j + 1 < nc) din = dnx;
         if constexpr (!kDirect && (!kStaged || kKS == 1)) kt_barrier();
         if constexpr (kStaged && kKS == 1) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
+    };
+    if constexpr (kTwoSets) {
+#pragma unroll 1
+        for (int j = 0; j < nc; j += 2) {
+            chunk(j, din, dnx);
+            if (j + 1 < nc) chunk(j + 1, dnx, din);
+        }
+    } else {
+#pragma unroll 1
+        for (int j = 0; !kFolded && j < nc; j++) chunk(j, din, dnx);   /* PF 5: kt_state_folded ran them */
     }
 #pragma unroll
     for (int m = 0; m < kKT; m++)
