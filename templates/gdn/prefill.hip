@@ -785,13 +785,6 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
     const int H = A.num_k_heads, HV = A.num_v_heads, R = HV / H;
     const unsigned short *cs = (const unsigned short *)A.conv_state + (long long)slot * A.conv_slot_stride;
 
-    /* the gates' inputs of the block's first value head, in flight under the conv; each later
-     * head's loaded a head ahead (each head's waited a global round trip at its top) */
-    const long long grow = (long long)(ch.t0 + ch.pos0 + tid) * A.ab_stride;
-    kt_gdn_gate_in gin{0, 0, 0.0f, 0.0f};
-    if (tid < ch.n) gin = {((const unsigned short *)A.a)[grow + hk * R], ((const unsigned short *)A.b)[grow + hk * R],
-                           A.A_log[hk * R], A.dt_bias[hk * R]};
-
     /* q and k (k stays in sm.x for A and w); unfused, _prep did them: k from the workspace */
     if constexpr (kFusedPrep)
         kt_conv_qk(A, cs, ch, init, c, hk, sm.x, tid, lane, wv);
@@ -809,13 +802,11 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
          * g, which the state pass and out read back */
         if (tid < kBT) {
             float g = 0.0f, be = 0.0f;
-            if (tid < ch.n) kt_gdn_gates_of(gin, g, be);
+            if (tid < ch.n)
+                kt_gdn_gates(A.a, A.b, A.A_log, A.dt_bias, (long long)(ch.t0 + ch.pos0 + tid) * A.ab_stride, h, g, be);
             sm.g[tid] = g;
             sm.beta[tid] = be;
         }
-        if (tid < ch.n && rr + 1 < R)
-            gin = {((const unsigned short *)A.a)[grow + h + 1], ((const unsigned short *)A.b)[grow + h + 1], A.A_log[h + 1],
-                   A.dt_bias[h + 1]};
         kt_barrier();
         /* a row's running sum, the additions in the order of one thread's loop over the rows */
         float run = 0.0f;
