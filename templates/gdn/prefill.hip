@@ -993,6 +993,10 @@ constexpr int kGroups = kt_acc_elems / kGrp; /* units a token tile */
 constexpr int kUnits = kTT * kGroups;
 constexpr int kOwn = (kUnits + kKS - 1) / kKS;   /* units a warp owns, at most */
 static_assert(kGrp % 4 == 0, "a unit whole 16-byte partials");
+/* PF 4's chunks in pairs, the two sets' roles swapped (no copy of the next set, ~40 register moves
+ * a chunk at KS 8), where a set holds at most 4 fragments of each operand: with 8 (KS 2 at BT 32)
+ * the body's two copies spilled on sm_90a */
+constexpr bool kPairs = kTwoSets && kKT * kTT <= 4;
 constexpr bool kStaged = KT_PF == 2;         /* w^T and kd stored to LDS ahead */
 constexpr int kBufs = kStaged ? 2 : 1;
 constexpr int kAhead = kKS > 1 ? 1 : 2;      /* chunks the store runs ahead (PF 2) */
@@ -1279,9 +1283,9 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
     } else if constexpr (KT_PF && !kFolded) {
         kt_state_load(in, A, (long long)c0 * HV + h, v0, ks, tid, lane);
     }
-    /* chunk j with this chunk's fragments in din and (PF 4) the next chunk's loaded into dnx. PF 4
-     * runs chunks in pairs with the sets' roles swapped, where one body copied the next set into
-     * this one at every chunk's end (a register move a fragment word: ~40 a chunk) */
+    /* chunk j with this chunk's fragments in din and (PF 4) the next chunk's loaded into dnx, then
+     * copied into din at its end; where a set is small (kPairs), chunks in pairs with the sets'
+     * roles swapped instead, and no copy */
     auto chunk = [&](int j, kt_state_frags &din, kt_state_frags &dnx) {
         const int buf = kStaged ? j & 1 : 0;
         const long long ch_h = (long long)(c0 + j) * HV + h;
@@ -1429,9 +1433,11 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
         if constexpr (kDirect && !kTwoSets)
             if (j + 1 < nc) kt_state_frags_k(din, A, (long long)(c0 + j + 1) * A.num_k_heads + hkv, key0, lane);
         if constexpr (!kDirect && (!kStaged || kKS == 1)) kt_barrier();
+        if constexpr (kTwoSets && !kPairs)
+            if (j + 1 < nc) din = dnx;
         if constexpr (kStaged && kKS == 1) kt_state_stage_next(sm, in, A, ch_h, j, nc, tid);
     };
-    if constexpr (kTwoSets) {
+    if constexpr (kPairs) {
 #pragma unroll 1
         for (int j = 0; j < nc; j += 2) {
             chunk(j, din, dnx);
