@@ -4,8 +4,8 @@
 # first (bench/narrow_prefill.sh at its defaults: bf16 VK 0 BT 64 BV 16 NW 8 PF 4; xz -9 each):
 # out/s41/x41a at 187f38b (the state pass's exchange by units), x41b at 37a5db9 (_wy's A dealt
 # 3/3/2/2), x41c at the commit after (_out's P dealt the same way), x41d at the one after that (PF
-# 4's chunks in pairs, no copy of the next set), x41e at the one after that (_wy's gate inputs a
-# value head ahead); out/s40/x40a (c3473c0), x40b (branch
+# 4's chunks in pairs, no copy of the next set; the same code as main's after kPairs);
+# out/s40/x40a (c3473c0), x40b (branch
 # s40-mma-inverse), x40c (3f5d13b: main before this session) as s40's call U says.
 # $OUT/a1.tgz, $OUT/a2.tgz.
 set -u
@@ -14,14 +14,14 @@ PART=${PART:-a1}
 if [ "$PART" = a1 ]; then
 call_begin a1
 xz -dc out/s40/x40c.ktdb.xz > $W/x40c.ktdb
-for d in x41a x41e; do xz -dc out/s41/$d.ktdb.xz > $W/$d.ktdb; done
-# the session's five changes together (x41e) against main before them (x40c), the same plan
-prefill_ab x41e x40c "1x16384/8,1x65536/8,1x16384/16,8x2048/8"
+for d in x41a x41d; do xz -dc out/s41/$d.ktdb.xz > $W/$d.ktdb; done
+# the session's four changes together (x41d) against main before them (x40c), the same plan
+prefill_ab x41d x40c "1x16384/8,1x65536/8,1x16384/16,8x2048/8"
 # the exchange by units alone (x41a) against whole tiles (x40c)
 prefill_ab x41a x40c "1x16384/8,1x16384/16"
-# Nsight's SASS source counters (stall samples a line) on x41e's state pass, one part
+# Nsight's SASS source counters (stall samples a line) on x41d's state pass, one part
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x41e.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
+B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x41d.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
 KT_GDNP_PARTS=1 KT_GDNP_WY_PARTS=0 timeout 100 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats \
     --section InstructionStats --section SourceCounters --page source --print-source sass -k regex:"pf4\$" -c 1 $B \
     > $R/ncu-sass-state.txt 2>&1; echo "ncu sass state rc=$? $(el)"
@@ -31,24 +31,23 @@ exit 0
 fi
 call_begin a2
 for d in x40a x40b x40c; do xz -dc out/s40/$d.ktdb.xz > $W/$d.ktdb; done
-for d in x41a x41b x41c x41d x41e; do xz -dc out/s41/$d.ktdb.xz > $W/$d.ktdb; done
+for d in x41a x41b x41c x41d; do xz -dc out/s41/$d.ktdb.xz > $W/$d.ktdb; done
 # _wy's A dealt 3/3/2/2 (x41b) against 4/3/2/1 (x41a); _out's P the same (x41c against x41b); PF
-# 4's chunks in pairs (x41d against x41c); _wy's gate inputs a head ahead (x41e against x41d)
+# 4's chunks in pairs (x41d against x41c)
 prefill_ab x41b x41a "1x16384/16,8x2048/8"
 prefill_ab x41c x41b "1x16384/16,8x2048/8"
 prefill_ab x41d x41c "1x16384/8,1x16384/16"
-prefill_ab x41e x41d "1x16384/16,8x2048/8"
 # out's copies in one round trip (x40c) against a pair of moves at a time (x40a); _wy's inverse
 # on the matrix units (x40b) against the substitution (x40a)
 prefill_ab x40c x40a "8x2048/8"
 prefill_ab x40b x40a "1x16384/16"
-# wy a part at a time (the plan now) against wy whole first (KT_GDNP_WY_PARTS=0), x41e's kernels
-timeout 60 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x41e.ktdb --ab-env KT_GDNP_WY_PARTS=0 --profile \
+# wy a part at a time (the plan now) against wy whole first (KT_GDNP_WY_PARTS=0), x41d's kernels
+timeout 60 python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x41d.ktdb --ab-env KT_GDNP_WY_PARTS=0 --profile \
     --rounds 7 --rows 1x16384/8,1x4096/8 > $R/ab-wyparts.log 2>&1
 echo "wy parts / whole rc=$? $(el)"
 grep -E "^[0-9]+x|--ab" $R/ab-wyparts.log | cut -c1-110
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x41e.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
+B="python3 tests/device/bench_gdn_prefill.py --lib $L --db $W/x41d.ktdb --rows 1x16384/8 --rounds 1 --launches 1"
 KT_GDNP_PARTS=1 KT_GDNP_WY_PARTS=0 timeout 100 $NCU --clock-control none --section SpeedOfLight --section WarpStateStats \
     --section SourceCounters --page source --print-source sass -k regex:"_wy\$" -c 1 $B \
     > $R/ncu-sass-wy.txt 2>&1; echo "ncu sass wy rc=$? $(el)"
