@@ -1,13 +1,12 @@
 #!/bin/sh
 # Forty-first session, device call A (PART=a1, ~5 minutes, any card) and call B (PART=a2, ~5
 # minutes); PART=a0 (~1.5 minutes) is a1's first A/B alone. Carry out/lib out/device out/s40
-# out/s41. out/ is not in git: build the databases first (bench/narrow_prefill.sh at its defaults: bf16 VK 0 BT 64 BV 16 NW 8 PF 4; xz -9 each):
-# out/s41/x41a at 187f38b (the state pass's exchange by units), x41b at 37a5db9 (_wy's A dealt
-# 3/3/2/2), x41c at the commit after (_out's P dealt the same way), x41d at the one after that (PF
-# 4's chunks in pairs, no copy of the next set; the same code as main's after kPairs);
-# out/s40/x40a (c3473c0), x40b (branch
-# s40-mma-inverse), x40c (3f5d13b: main before this session) as s40's call U says.
-# $OUT/a1.tgz, $OUT/a2.tgz.
+# out/s41. out/ is not in git: build the databases first (bench/narrow_prefill.sh at its
+# defaults: bf16 VK 0 BT 64 BV 16 NW 8 PF 4; xz -9 each): out/s41/x41a at 187f38b (the state
+# pass's exchange by units), x41b at 37a5db9 (_wy's A dealt 3/3/2/2), x41c at 550157f (_out's P
+# dealt the same way), x41d at 0f00364 (PF 4's chunks in pairs, no copy of the next set; the same
+# code as main's after kPairs); out/s40/x40a (c3473c0), x40b (branch s40-mma-inverse), x40c
+# (3f5d13b: main before this session) as s40's call U says. $OUT/a0.tgz, a1.tgz, a2.tgz.
 set -u
 . tests/device/env.sh
 PART=${PART:-a1}
