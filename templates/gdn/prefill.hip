@@ -828,24 +828,26 @@ KT_KERNEL_MIN_BLOCKS(KT_CAT(KT_KERNEL_NAME, _wy), kNP, kt_wy_blocks<kt_elem>::n)
         }
         kt_barrier();
 
-        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal: only the tiles on or below it
-         * (kt_lower_tile: 3/3/2/2 a warp at BT 64, where the square's tiles gave warp 0 four
-         * products and warp 3 one); then the blocks above it zeroed, 16 bytes a store (X's zeros
-         * there: the inverse rounds the whole square) */
+        /* A = beta_r e^{G_r - G_s} k_r . k_s below the diagonal. At BT 64 (kDeal) only the tiles on
+         * or below it, dealt 3/3/2/2 a warp (kt_lower_tile; the square's tiles gave warp 0 four
+         * products and warp 3 one), then the blocks above zeroed, 16 bytes a store (X's zeros
+         * there: the inverse rounds the whole square); below it the square's tiles, which fall
+         * 1/0/1/1 at BT 32 already (dealt, fp16's _wy spilled there on sm_90a) */
+        constexpr bool kDeal = kKT >= 4;
 #pragma unroll 1
-        for (int tile = wv; tile < kKT * (kKT + 1) / 2; tile += 4) {
-            int ti, tj;
-            kt_lower_tile<kKT>(tile, ti, tj);
+        for (int tile = wv; tile < (kDeal ? kKT * (kKT + 1) / 2 : kKT * kKT); tile += 4) {
+            int ti = tile / kKT, tj = tile % kKT;
+            if constexpr (kDeal) kt_lower_tile<kKT>(tile, ti, tj);
             kt_acc kk;
             kt_acc_zero(kk);
-            kt_tile_mma<kDK>(kk, &sm.x[16 * ti][0], kLK, &sm.x[16 * tj][0], kLK, lane);
+            if (kDeal || ti >= tj) kt_tile_mma<kDK>(kk, &sm.x[16 * ti][0], kLK, &sm.x[16 * tj][0], kLK, lane);
 #pragma unroll
             for (int i = 0; i < kt_acc_elems; i++) {
                 const int r = 16 * ti + kt_acc_row(lane, i), s = 16 * tj + kt_acc_col(lane, i);
                 sm.a[r][s] = s < r ? sm.beta[r] * kt_exp_fast(sm.g[r] - sm.g[s]) * kt_acc_get(kk, i) : 0.0f;
             }
         }
-        for (int e = tid; e < kBT * kBT / 4; e += kNP) {
+        for (int e = tid; kDeal && e < kBT * kBT / 4; e += kNP) {
             const int r = e / (kBT / 4), c = 4 * (e % (kBT / 4));
             if (c / 16 > r / 16) *(kt_f4 *)&sm.a[r][c] = kt_f4{{0.0f, 0.0f, 0.0f, 0.0f}};
         }
