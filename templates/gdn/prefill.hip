@@ -547,19 +547,6 @@ template <int N> KT_DEV void kt_acc_store_elems(unsigned short *p, int ld, const
 }
 KT_DEV void kt_acc_store(unsigned short *p, int ld, const kt_acc &c, int lane) { kt_acc_store_elems<kt_acc_elems>(p, ld, c, 0, lane); }
 
-/* N 32-bit words to p (LDS; 4 N bytes aligned): one store of 8 or 16 bytes where N is 2 or 4 */
-template <int N> KT_DEV void kt_sts_words(unsigned char *p, const unsigned (&w)[N])
-{
-    if constexpr (N == 4) {
-        kt_sts16(p, kt_v16_make(w[0], w[1], w[2], w[3]));
-    } else if constexpr (N == 2) {
-        *(unsigned long long *)p = w[0] | (unsigned long long)w[1] << 32;
-    } else {
-#pragma unroll
-        for (int i = 0; i < N; i++) ((unsigned *)p)[i] = w[i];
-    }
-}
-
 /* dst [N][BT] = (X T^T)^T = T X^T, T = sm.u.t's first N rows ([n][BT]), rounded: the state
  * pass's operands are w^T and u^T (the workspace's tiles: 4-byte aligned, even rows); Frags (PF 3, 4's
  * w^T): the state pass's fragments instead, tile (key tile, token tile) at 256 elements a tile.
@@ -994,7 +981,7 @@ constexpr int kGrp = kKS > 1 && kt_p_in_place() && kt_acc_elems % 4 == 0 ? 4 : k
 constexpr int kGroups = kt_acc_elems / kGrp; /* units a token tile */
 constexpr int kUnits = kTT * kGroups;
 constexpr int kOwn = (kUnits + kKS - 1) / kKS;   /* units a warp owns, at most */
-static_assert(kGrp % 4 == 0, "a unit whole 16-byte partials");
+static_assert(kGrp % 4 == 0 && (kGroups == 1 || kGrp == 4), "a unit whole 16-byte partials; 4 elements where units split tiles");
 /* PF 4's chunks in pairs, the two sets' roles swapped (no copy of the next set, ~40 register moves
  * a chunk at KS 8), where a set holds at most 4 fragments of each operand: with 8 (KS 2 at BT 32)
  * the body's two copies spilled on sm_90a */
@@ -1401,11 +1388,10 @@ KT_KERNEL(KT_KERNEL_NAME, kNS)(kt_gdn_prefill_args A)
             if constexpr (kGroups == 1) {
                 kt_p_frag<kt_elem>(pv[tt], a);
                 if constexpr (kKS > 1) sm.pv[vt][tt][lane] = pv[tt];
-            } else {   /* P's elements e0 .. e0 + kGrp - 1 are these, rounded (kGrp's condition) */
-                unsigned w[kGrp / 2];
-#pragma unroll
-                for (int i = 0; i < kGrp; i += 2) w[i / 2] = kt_round2<kt_elem>(kt_acc_get(a, e0 + i), kt_acc_get(a, e0 + i + 1));
-                kt_sts_words<kGrp / 2>((unsigned char *)&sm.pv[vt][tt][lane] + 2 * e0, w);
+            } else {   /* P's elements e0 .. e0 + 3 are these, rounded (kGrp's condition): one 8-byte store */
+                const unsigned lo = kt_round2<kt_elem>(kt_acc_get(a, e0), kt_acc_get(a, e0 + 1)),
+                               hi = kt_round2<kt_elem>(kt_acc_get(a, e0 + 2), kt_acc_get(a, e0 + 3));
+                *(unsigned long long *)((unsigned char *)&sm.pv[vt][tt][lane] + 2 * e0) = lo | (unsigned long long)hi << 32;
             }
         }
         if constexpr (kDirect && !kTwoSets)   /* u's and G's registers free: the next chunk's in flight */
